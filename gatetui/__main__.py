@@ -1,0 +1,3 @@
+from gatetui.cli import entry
+
+entry()

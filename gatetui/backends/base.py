@@ -1,0 +1,87 @@
+"""The narrow interface between the gate and the machines it runs on.
+
+A backend opens a fresh workspace holding head's tree; a workspace runs a
+command with a time limit while streaming its output, takes files written
+over it, and forks into copies that each run their own installed code. The
+gate does not know which backend it drives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+OutputSink = Callable[[str], None]
+TreeExporter = Callable[[Path], None]
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    exit_code: int | None  # None when the command was killed
+    wall_seconds: float
+    cpu_seconds: float = 0.0
+    peak_rss_bytes: int = 0
+    timed_out: bool = False
+    signal: int | None = None
+    output_tail: str = ""  # the last part of the output, capped
+    dropped_bytes: int = 0  # output beyond the cap: counted, not kept
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    def describe_end(self) -> str:
+        """How the command ended, in words for a check's detail."""
+        if self.timed_out:
+            return f"stopped at its time limit after {self.wall_seconds:.0f} s"
+        if self.signal is not None:
+            return f"killed by signal {self.signal}"
+        return f"exit code {self.exit_code}"
+
+
+class Workspace(Protocol):
+    label: str
+
+    @property
+    def path(self) -> str:
+        """The tree's path as its commands see it (the same for every copy)."""
+        ...
+
+    async def run(
+        self,
+        command: str,
+        *,
+        timeout: float,
+        on_output: OutputSink,
+        env: Mapping[str, str] | None = None,
+        network: bool = True,
+    ) -> CommandResult: ...
+
+    def report_path(self, name: str) -> str:
+        """Where a command should write a report, as the command sees it."""
+        ...
+
+    async def read_report(self, name: str) -> bytes | None: ...
+
+    async def write_files(self, files: Mapping[str, bytes | None]) -> None:
+        """Write (bytes) or delete (None) files, paths relative to the tree."""
+        ...
+
+    async def fork(self, count: int) -> list[Workspace]:
+        """Copies of this (installed) workspace, each running its own code."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class Backend(Protocol):
+    name: str
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Protections this backend does not enforce here, said plainly."""
+        ...
+
+    async def open(self, export: TreeExporter, label: str) -> Workspace: ...

@@ -1,0 +1,237 @@
+"""The local fallback: the gate on this machine, in private directories.
+
+Each gate run gets a 0700 run directory holding a fresh export of head
+(`ws`), a HOME and TMPDIR of its own and a reports folder. Commands see an
+allowlisted environment only. Side-by-side copies of an installed workspace
+must each run their own code although a venv and an editable install hold
+absolute paths, so every copy is shown at the original's path in a private
+mount namespace: as an overlay over the installed tree (a fork costs nothing,
+and each copy's writes stay its own), or as a full copy bind-mounted there
+where overlays are refused. Where no mount namespace is allowed at all, the
+copies are swapped into place under a lock, one at a time (slower, still
+correct, and said so in the run's notes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+
+from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Workspace
+from gatetui.backends.process import run_process
+from gatetui.errors import BackendError
+
+ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SOURCE_DATE_EPOCH")
+ENV_ALLOW_PREFIXES = ("PIP_", "NPM_CONFIG_", "npm_config_", "UV_INDEX", "UV_DEFAULT_INDEX")
+ENV_NEVER = ("RUNTIME_API_KEY", "PIP_PROXY", "NPM_CONFIG__AUTH", "npm_config__auth")
+BIND_SCRIPT = 'mount --bind "$0" "$1" && cd "$1" && exec /bin/sh -c "$2"'
+OVERLAY_SCRIPT = (
+    'mount -t overlay overlay -o "lowerdir=$1,upperdir=$0/up,workdir=$0/wk" "$1" '
+    '&& cd "$1" && exec /bin/sh -c "$2"'
+)
+UNSHARE = ["unshare", "--mount", "--propagation", "private"]
+FORK_MODES = ("overlay", "bind", "swap")
+
+
+def scrubbed_env(home: Path, tmp: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Only what installs and tests need: never the supervisor's secrets."""
+    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW or k.startswith(ENV_ALLOW_PREFIXES)}
+    for key in ENV_NEVER:
+        env.pop(key, None)
+    env.setdefault("PATH", os.defpath)
+    env.setdefault("LANG", "C.UTF-8")
+    env.update(HOME=str(home), TMPDIR=str(tmp), PYTHONUNBUFFERED="1", NO_COLOR="1")
+    env.update(extra or {})
+    return env
+
+
+class LocalBackend:
+    name = "local"
+
+    def __init__(self, work_root: Path | None = None, fork_mode: str | None = None):
+        self.work_root = work_root
+        self._forced_mode = fork_mode
+
+    @cached_property
+    def fork_mode(self) -> str:
+        """How copies get the original's path: "overlay", "bind" or "swap"."""
+        return self._forced_mode or probe_fork_mode()
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        notes = [
+            "local backend: install and tests run as the supervisor's own user "
+            "(log hiding through a separate uid is not enforced yet)",
+            "local backend: the test runs have the network (no network namespace yet)",
+        ]
+        if self.fork_mode == "swap":
+            notes.append("no mount namespace here: the side-by-side runs take turns")
+        return tuple(notes)
+
+    async def open(self, export: TreeExporter, label: str) -> LocalWorkspace:
+        if shutil.which("sh") is None:
+            raise BackendError("local backend cannot start: no /bin/sh on PATH")
+        root = Path(tempfile.mkdtemp(prefix=f"gatetui-{label}-", dir=self.work_root))
+        root.chmod(0o700)
+        try:
+            for sub in ("home", "tmp", "reports"):
+                (root / sub).mkdir()
+            await asyncio.to_thread(export, root / "ws")
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        mode = await asyncio.to_thread(lambda: self.fork_mode)
+        return LocalWorkspace(root, root / "ws", "install", mode, asyncio.Lock())
+
+
+def probe_fork_mode() -> str:
+    """Try an overlay, then a bind mount, in a throwaway mount namespace."""
+    scratch = Path(tempfile.mkdtemp(prefix="gatetui-probe-"))
+    try:
+        for sub in ("lower", "layer/up", "layer/wk"):
+            (scratch / sub).mkdir(parents=True)
+        for mode, script in (("overlay", OVERLAY_SCRIPT), ("bind", BIND_SCRIPT)):
+            first = scratch / ("layer" if mode == "overlay" else "layer/up")
+            argv = [*UNSHARE, "--", "/bin/sh", "-c", script, str(first), str(scratch / "lower"), "true"]
+            try:
+                done = subprocess.run(argv, capture_output=True, timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if done.returncode == 0:
+                return mode
+        return "swap"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+class LocalWorkspace:
+    """One tree at the run's canonical path `ws`.
+
+    The original holds the installed export; a copy is either an overlay
+    layer (`source` holds `up/` and `wk/`) or a full copy (`source` is the
+    tree), and is shown at `ws` only inside its own commands' namespace.
+    """
+
+    def __init__(self, root: Path, source: Path, label: str, mode: str, lock: asyncio.Lock):
+        self.root = root
+        self.canonical = root / "ws"
+        self.source = source
+        self.label = label
+        self.mode = mode
+        self._lock = lock  # shared by a family of copies: swap mode runs one at a time
+        self._forks = 0
+
+    @property
+    def path(self) -> str:
+        return str(self.canonical)
+
+    @property
+    def is_original(self) -> bool:
+        return self.source == self.canonical
+
+    @property
+    def files_root(self) -> Path:
+        """Where this workspace's own files are written before a command runs."""
+        return self.source / "up" if self.mode == "overlay" and not self.is_original else self.source
+
+    def report_path(self, name: str) -> str:
+        return str(self.root / "reports" / f"{self.label}-{name}")
+
+    async def read_report(self, name: str) -> bytes | None:
+        path = Path(self.report_path(name))
+        return await asyncio.to_thread(lambda: path.read_bytes() if path.is_file() else None)
+
+    async def run(
+        self,
+        command: str,
+        *,
+        timeout: float,
+        on_output: OutputSink,
+        env: Mapping[str, str] | None = None,
+        network: bool = True,
+    ) -> CommandResult:
+        full_env = scrubbed_env(self.root / "home", self.root / "tmp", env)
+        if self.mode == "swap":
+            async with self._lock:  # the original's path holds one tree at a time
+                return await self._run_swapped(command, full_env, timeout, on_output)
+        if self.is_original:
+            return await self._run_here(command, full_env, timeout, on_output)
+        script = OVERLAY_SCRIPT if self.mode == "overlay" else BIND_SCRIPT
+        argv = [*UNSHARE, "--", "/bin/sh", "-c", script, str(self.source), str(self.canonical), command]
+        return await run_process(argv, cwd=str(self.root), env=full_env, timeout=timeout,
+                                 on_output=on_output)
+
+    async def _run_here(self, command: str, env: dict[str, str], timeout: float,
+                        on_output: OutputSink) -> CommandResult:
+        return await run_process(["/bin/sh", "-c", command], cwd=str(self.canonical),
+                                 env=env, timeout=timeout, on_output=on_output)
+
+    async def _run_swapped(self, command: str, env: dict[str, str], timeout: float,
+                           on_output: OutputSink) -> CommandResult:
+        if self.is_original:
+            return await self._run_here(command, env, timeout, on_output)
+        parked = self.root / "ws.parked"
+        self.canonical.rename(parked)
+        self.source.rename(self.canonical)
+        try:
+            return await self._run_here(command, env, timeout, on_output)
+        finally:
+            self.canonical.rename(self.source)
+            parked.rename(self.canonical)
+
+    async def write_files(self, files: Mapping[str, bytes | None]) -> None:
+        whiteouts = self.mode == "overlay" and not self.is_original
+        await asyncio.to_thread(_write_files, self.files_root, files, whiteouts)
+
+    async def fork(self, count: int) -> list[Workspace]:
+        """Copies made side by side; an overlay layer costs two empty folders."""
+        made: list[tuple[Path, str]] = []
+        for _ in range(count):
+            self._forks += 1
+            made.append((self.root / f"copy-{self._forks}", f"{self.label}-copy{self._forks}"))
+        if self.mode == "overlay":
+            for dest, _ in made:
+                (dest / "up").mkdir(parents=True)
+                (dest / "wk").mkdir()
+        else:
+            await asyncio.gather(*(_copy_tree(self.source, dest) for dest, _ in made))
+        return [LocalWorkspace(self.root, dest, label, self.mode, self._lock) for dest, label in made]
+
+    async def close(self) -> None:
+        target = self.root if self.is_original else self.source
+        await asyncio.to_thread(shutil.rmtree, target, True)
+
+
+async def _copy_tree(source: Path, dest: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        "cp", "-a", "--reflink=auto", str(source), str(dest),
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await proc.communicate()
+    if proc.returncode != 0:
+        raise BackendError(f"local backend could not copy the workspace: {err.decode().strip()}")
+
+
+def _write_files(root: Path, files: Mapping[str, bytes | None], whiteouts: bool) -> None:
+    """Write or delete files under root; in an overlay layer a deletion is a
+    whiteout (a 0/0 character device), which hides the lower file."""
+    for rel, data in files.items():
+        target = root / rel
+        if ".." in Path(rel).parts or Path(rel).is_absolute():
+            raise BackendError(f"refusing to write outside the workspace: {rel}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if data is not None:
+            target.unlink(missing_ok=True)
+            target.write_bytes(data)
+        elif whiteouts:
+            target.unlink(missing_ok=True)
+            os.mknod(target, stat.S_IFCHR | 0o600, os.makedev(0, 0))
+        else:
+            target.unlink(missing_ok=True)

@@ -1,0 +1,145 @@
+"""Turn what the runs produced into check results. Pure: no I/O.
+
+Each function takes the evidence of one check (the diff scan, the reports
+of the head's runs and of the base-tests run) and says pass or fail with a
+detail that names the file and test, so an agent can act on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from gatetui.backends.base import CommandResult
+from gatetui.gate import junit
+from gatetui.gate.checks import CheckId, CheckResult, Status
+from gatetui.gate.diffscan import DiffScan
+
+LIST_MAX = 5
+
+
+def listing(items: Sequence[str], limit: int = LIST_MAX) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """One run of the suite: how the command ended and what it reported."""
+
+    name: str  # "run 1", "old tests"
+    result: CommandResult
+    report: junit.Report | None
+    report_problem: str = ""  # why there is no report
+
+    @property
+    def passed(self) -> bool:
+        return self.result.ok and self.report is not None and self.report.passed_all
+
+    def failure(self) -> str:
+        """Why this run did not pass, in one phrase."""
+        if self.result.timed_out:
+            return f"{self.name} {self.result.describe_end()}"
+        if self.report is None:
+            return f"{self.name} wrote no test report ({self.report_problem}; {self.result.describe_end()})"
+        failed = [t.id for t in self.report.failed()]
+        if failed:
+            return f"{self.name}: {listing(failed)} failed"
+        if not self.report.passed_all:
+            return f"{self.name} ran no test that passed ({len(self.report.tests)} collected)"
+        return f"{self.name} ended with {self.result.describe_end()} although every test passed"
+
+
+def diff_tests_kept(scan: DiffScan) -> CheckResult | None:
+    """The first half: a net loss of test definitions fails at once."""
+    removed, added = len(scan.removed), len(scan.added)
+    if added >= removed:
+        return None
+    names = [f"{d.path}::{d.name}" for d in scan.removed]
+    return CheckResult(CheckId.TESTS_KEPT, Status.FAIL, f"{removed} removed, {added} added: {listing(names)}")
+
+
+def diff_no_new_skips(scan: DiffScan) -> CheckResult | None:
+    if not scan.markers:
+        return None
+    first = scan.markers[0]
+    more = f" (+{len(scan.markers) - 1} more)" if len(scan.markers) > 1 else ""
+    return CheckResult(CheckId.NO_NEW_SKIPS, Status.FAIL, f"+ {first.text} at {first.path}:{first.line}{more}")
+
+
+def judge_runs(runs: Sequence[SuiteRun]) -> CheckResult:
+    failing = [r for r in runs if not r.passed]
+    reports = [r.report for r in runs if r.report is not None]
+    flaky = junit.flaky(reports)
+    if not failing:
+        return CheckResult(CheckId.RUNS, Status.PASS, f"{len(runs)} of {len(runs)} runs passed")
+    detail = f"{len(runs) - len(failing)} of {len(runs)} passed"
+    if flaky:
+        detail += f": flaky {listing(flaky)}"
+    return CheckResult(CheckId.RUNS, Status.FAIL, f"{detail}; {failing[0].failure()}")
+
+
+def judge_old_tests(run: SuiteRun, sealed_changed: Sequence[str], judge_changed: Sequence[str]) -> CheckResult:
+    notes = []
+    if sealed_changed:
+        notes.append(f"sealed files changed at head: {listing(sealed_changed)}")
+    if judge_changed:
+        notes.append(f"head changed how it is judged (ignored, base's used): {listing(judge_changed)}")
+    tail = "; ".join(notes)
+    if run.passed:
+        return CheckResult(CheckId.OLD_TESTS, Status.PASS, tail)
+    if run.report is not None and run.report.failed():
+        what = f"{listing([t.id for t in run.report.failed()])} fails under base's tests"
+    else:
+        what = run.failure()
+    return CheckResult(CheckId.OLD_TESTS, Status.FAIL, "; ".join([what, *notes]))
+
+
+def second_halves(
+    first_kept: CheckResult | None,
+    first_skips: CheckResult | None,
+    base: SuiteRun | None,
+    heads: Sequence[SuiteRun],
+    still_defined: Callable[[str], bool],
+) -> tuple[CheckResult, CheckResult]:
+    """Compare base's tests run on head's code with head's own runs.
+
+    A base test missing from every head run was removed from the suite
+    (`tests_kept`); one that passed under base's tests and is skipped,
+    xfailed, or dropped from the run while still defined (deselected) was
+    dodged (`no_new_skips`). Without reports on both sides there is nothing
+    to compare, and the diff's answer stands.
+    """
+    head_reports = [h.report for h in heads if h.report is not None]
+    if base is None or base.report is None or not head_reports:
+        why = "runs not compared: no report to compare"
+        return (
+            first_kept or CheckResult(CheckId.TESTS_KEPT, Status.PASS, why),
+            first_skips or CheckResult(CheckId.NO_NEW_SKIPS, Status.PASS, why),
+        )
+    gone = junit.missing(base.report, head_reports)
+    passed_at_base = {i for i, t in base.report.tests.items() if t.outcome is junit.Outcome.PASSED}
+    dodged = sorted(set(junit.newly_skipped(base.report, head_reports))
+                    | {i for i in gone if i in passed_at_base and still_defined(i)})
+    return (
+        first_kept or _kept(gone),
+        first_skips or _skips(dodged),
+    )
+
+
+def _kept(gone: list[str]) -> CheckResult:
+    if not gone:
+        return CheckResult(CheckId.TESTS_KEPT, Status.PASS, "every base test ran at head")
+    return CheckResult(
+        CheckId.TESTS_KEPT, Status.FAIL,
+        f"{len(gone)} base test{'s' if len(gone) > 1 else ''} missing from head's runs: {listing(gone)}",
+    )
+
+
+def _skips(dodged: list[str]) -> CheckResult:
+    if not dodged:
+        return CheckResult(CheckId.NO_NEW_SKIPS, Status.PASS, "no base test newly skipped")
+    return CheckResult(
+        CheckId.NO_NEW_SKIPS, Status.FAIL,
+        f"passes under base's tests, skipped or deselected at head: {listing(dodged)}",
+    )

@@ -1,0 +1,523 @@
+"""Per-test outcomes from the JUnit XML that a project's test runner writes.
+
+The gate runs a suite several times (on base and on head) and compares what
+happened to each test, so every test needs an id that is the same in every
+run of the same suite.  Three runners are understood:
+
+* pytest with ``-o junit_family=xunit1``:
+  ``tests/test_x.py::TestC::test_a[1]`` (pytest's own node id);
+* vitest's ``junit`` reporter: ``test/x.test.ts::describe > it``;
+* node's ``--test-reporter=junit``: ``test/x.test.mjs::describe > it`` when
+  node records the file (node >= 24), else ``describe > it``.
+
+A failure to import or collect a whole file is reported by its file path.
+
+The XML is written by code under test, so it is untrusted.  Whatever bytes
+arrive, `parse_junit` either returns a `Report` or raises `ReportError` with
+a one-line message: size is capped, DTDs are refused before parsing (so no
+entity can expand), nesting depth and element count are capped while
+streaming, and no other exception escapes.
+"""
+
+from __future__ import annotations
+
+import codecs
+import math
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+
+__all__ = [
+    "Outcome",
+    "Report",
+    "ReportError",
+    "TestResult",
+    "flaky",
+    "missing",
+    "newly_skipped",
+    "parse_junit",
+]
+
+DEFAULT_MAX_BYTES = 64 * 2**20
+MAX_DEPTH = 256  # node nests a <testsuite> per describe; real suites stay far below
+MAX_ELEMENTS = 1_000_000  # ~3 per test (case, failure, output): ~300k tests, parsed in a few seconds
+MESSAGE_LIMIT = 500
+_CHUNK = 1 << 16
+
+
+class Outcome(str, Enum):
+    """What happened to one test in one run."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+    XFAILED = "xfailed"
+    XPASSED = "xpassed"
+
+
+# When one id appears more than once (pytest writes a second <testcase> for a
+# teardown error; node 20 cannot tell two files' same-named tests apart), the
+# gate must not hide trouble, so the entry that is least evidence the test is
+# fine wins: errors and failures first, then tests that never really passed.
+_SEVERITY = {
+    Outcome.PASSED: 0,
+    Outcome.XPASSED: 1,
+    Outcome.XFAILED: 2,
+    Outcome.SKIPPED: 3,
+    Outcome.FAILED: 4,
+    Outcome.ERROR: 5,
+}
+
+# The three classes that flakiness is judged on: an xpass is a pass and an
+# xfail is a skip as far as "did this test behave the same way" goes.
+_VERDICT = {
+    Outcome.PASSED: "pass",
+    Outcome.XPASSED: "pass",
+    Outcome.FAILED: "fail",
+    Outcome.ERROR: "fail",
+    Outcome.SKIPPED: "skip",
+    Outcome.XFAILED: "skip",
+}
+
+
+class ReportError(Exception):
+    """The report cannot be read; the message is one line, fit for a user."""
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One test's outcome in one run."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    id: str
+    outcome: Outcome
+    message: str = ""
+    file: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Report:
+    """All tests of one run, by id; read-only so runs can be shared freely."""
+
+    tests: Mapping[str, TestResult] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tests", MappingProxyType(dict(self.tests)))
+
+    @classmethod
+    def from_results(cls, results: Iterable[TestResult]) -> Report:
+        """Build a report, keeping the worst result of any repeated id."""
+        merged: dict[str, TestResult] = {}
+        for result in results:
+            kept = merged.get(result.id)
+            if kept is None or _SEVERITY[result.outcome] > _SEVERITY[kept.outcome]:
+                merged[result.id] = result
+        return cls(merged)
+
+    def count(self, outcome: Outcome) -> int:
+        """How many tests ended with `outcome`."""
+        return sum(1 for result in self.tests.values() if result.outcome == outcome)
+
+    def failed(self) -> list[TestResult]:
+        """Failed and errored tests, in report order."""
+        bad = (Outcome.FAILED, Outcome.ERROR)
+        return [result for result in self.tests.values() if result.outcome in bad]
+
+    @property
+    def passed_all(self) -> bool:
+        """True when something really passed and nothing failed.
+
+        A run where every test was skipped or xfailed proves nothing, so it
+        does not count as passing.
+        """
+        if self.failed():
+            return False
+        return any(_VERDICT[r.outcome] == "pass" for r in self.tests.values())
+
+
+# ---------------------------------------------------------------- comparisons
+
+
+def flaky(runs: Sequence[Report]) -> list[str]:
+    """Ids that passed, failed or skipped differently across the runs they ran in."""
+    seen: dict[str, set[str]] = {}
+    for run in runs:
+        for test_id, result in run.tests.items():
+            seen.setdefault(test_id, set()).add(_VERDICT[result.outcome])
+    return sorted(test_id for test_id, verdicts in seen.items() if len(verdicts) > 1)
+
+
+def missing(base: Report, heads: Sequence[Report]) -> list[str]:
+    """Ids that base ran and no head run reported at all (deleted or renamed tests)."""
+    present: set[str] = set()
+    for head in heads:
+        present.update(head.tests)
+    return sorted(test_id for test_id in base.tests if test_id not in present)
+
+
+def newly_skipped(base: Report, heads: Sequence[Report]) -> list[str]:
+    """Ids that passed on base but were skipped or xfailed in some head run.
+
+    Skipping a test is the cheapest way to make a red suite green, so the gate
+    flags it even when it happens in only one of several head runs.
+    """
+    dodged = (Outcome.SKIPPED, Outcome.XFAILED)
+    found: set[str] = set()
+    for head in heads:
+        for test_id, result in head.tests.items():
+            was = base.tests.get(test_id)
+            if result.outcome in dodged and was is not None and was.outcome == Outcome.PASSED:
+                found.add(test_id)
+    return sorted(found)
+
+
+# -------------------------------------------------------------------- parsing
+
+
+def parse_junit(
+    data: bytes | str,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    *,
+    root: str | None = None,
+) -> Report:
+    """Read one JUnit XML report.
+
+    `root` is the absolute path of the project the suite ran in; absolute
+    paths under it (node >= 24 writes them) become relative, so that ids
+    match between checkouts in different directories.  A report without
+    testcases is an empty `Report`, not an error.
+    """
+    text = _as_text(data, max_bytes)
+    if _DTD.search(text):
+        raise ReportError("report declares entities (DOCTYPE/ENTITY), refused")
+    target = _Target(root)
+    parser = ET.XMLParser(target=target)
+    try:
+        _feed(parser, text, target)
+        parser.close()
+    except ET.ParseError as exc:
+        raise ReportError(f"JUnit report is not XML: {_one_line(str(exc))}") from None
+    except UnicodeError as exc:
+        raise ReportError(f"JUnit report is not valid text: {_one_line(str(exc))}") from None
+    return Report.from_results(target.results)
+
+
+_DTD = re.compile(r"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
+_DECLARED = re.compile(rb"""^<\?xml[^>]{0,200}?encoding\s*=\s*["']([A-Za-z][\w.:-]{0,39})["']""")
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16 LE, whose BOM is its prefix
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+# "<?" or "<" followed by a character, without a BOM (XML 1.0 appendix F).
+_UNMARKED = (
+    (b"\x00\x00\x00<", "utf-32-be"),
+    (b"<\x00\x00\x00", "utf-32-le"),
+    (b"\x00<\x00?", "utf-16-be"),
+    (b"<\x00?\x00", "utf-16-le"),
+)
+_ALLOWED_CODECS = ("utf-8", "utf-16", "utf-32", "ascii", "latin-1", "iso8859-", "cp125")
+
+
+def _as_text(data: bytes | str, max_bytes: int) -> str:
+    """The report as text, so the DTD check sees exactly what the parser will.
+
+    Searching raw bytes for "<!DOCTYPE" would miss a UTF-16 document; decoding
+    first (and handing the parser the same str) closes that gap.
+    """
+    if isinstance(data, str):
+        if len(data) > max_bytes:  # each char is at least one UTF-8 byte
+            raise ReportError(f"JUnit report is over the {max_bytes}-byte limit")
+        try:
+            size = len(data.encode("utf-8"))
+        except UnicodeError:
+            raise ReportError("JUnit report is not valid text: lone surrogate") from None
+        if size > max_bytes:
+            raise ReportError(f"JUnit report is {size} bytes, over the {max_bytes}-byte limit")
+        return data
+    raw = bytes(data)
+    if len(raw) > max_bytes:
+        raise ReportError(f"JUnit report is {len(raw)} bytes, over the {max_bytes}-byte limit")
+    encoding = _encoding_of(raw)
+    try:
+        return raw.decode(encoding)
+    except UnicodeError as exc:
+        raise ReportError(f"JUnit report is not valid {encoding}: {_one_line(str(exc))}") from None
+
+
+def _encoding_of(raw: bytes) -> str:
+    """The encoding XML's own rules give `raw`: a BOM, a declaration, else UTF-8."""
+    for mark, name in _BOMS:
+        if raw.startswith(mark):
+            return name
+    for prefix, name in _UNMARKED:
+        if raw.startswith(prefix):
+            return name
+    declared = _DECLARED.match(raw)
+    if declared is None:
+        return "utf-8-sig"
+    label = declared.group(1).decode("ascii")
+    try:
+        name = codecs.lookup(label).name
+    except LookupError:
+        raise ReportError(f"JUnit report declares unknown encoding {label!r}") from None
+    if not name.startswith(_ALLOWED_CODECS):
+        raise ReportError(f"JUnit report declares unsupported encoding {label!r}")
+    return "utf-8-sig" if name == "utf-8" else name
+
+
+def _feed(parser: ET.XMLParser, text: str, target: _Target) -> None:
+    """Feed `text` in chunks, so a limit hit early stops the parse early.
+
+    expat re-reads an unfinished token on every feed, so a token longer than
+    one chunk (a 50 MB attribute) would cost quadratic time; the chunk
+    doubles whenever a feed produced no callback, keeping that linear.
+    """
+    size, offset = _CHUNK, 0
+    while offset < len(text):
+        before = target.callbacks
+        parser.feed(text[offset : offset + size])
+        offset += size
+        size = _CHUNK if target.callbacks != before else size * 2
+
+
+def _local(tag: str) -> str:
+    """A tag without its namespace."""
+    return tag.rsplit("}", 1)[-1]
+
+
+def _one_line(text: str) -> str:
+    """Collapse whitespace, so error messages stay on one line."""
+    return " ".join(text.split())[:MESSAGE_LIMIT]
+
+
+@dataclass
+class _Suite:
+    """An open <testsuite>; node nests one per describe."""
+
+    name: str
+
+
+@dataclass
+class _Case:
+    """An open <testcase>, with the worst outcome its children have shown."""
+
+    attrib: dict[str, str]
+    suites: list[str]
+    outcome: Outcome = Outcome.PASSED
+    message: str = ""
+
+
+@dataclass
+class _Detail:
+    """An open <failure>, <error> or <skipped> inside a testcase."""
+
+    outcome: Outcome
+    message: str
+    text: list[str] = field(default_factory=list)
+    size: int = 0
+
+
+_Frame = _Suite | _Case | _Detail | None
+
+
+class _Target:
+    """ElementTree parser target that keeps only what the report needs.
+
+    No element tree is built, so memory follows the nesting depth, not the
+    document size; depth and element count are capped because the shape of
+    the document is chosen by whoever wrote it.
+    """
+
+    def __init__(self, root: str | None) -> None:
+        self.root = root
+        self.results: list[TestResult] = []
+        self.frames: list[_Frame] = []
+        self.callbacks = 0
+        self.elements = 0
+        self.flavour = ""
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        self.callbacks += 1
+        self.elements += 1
+        if self.elements > MAX_ELEMENTS:
+            raise ReportError(f"JUnit report has more than {MAX_ELEMENTS} elements")
+        if len(self.frames) >= MAX_DEPTH:
+            raise ReportError(f"JUnit report nests deeper than {MAX_DEPTH} elements")
+        name = _local(tag)
+        if not self.frames:
+            self._check_root(name, attrib)
+        self.frames.append(self._frame(name, attrib))
+
+    def _check_root(self, tag: str, attrib: dict[str, str]) -> None:
+        """Refuse documents that are XML but not JUnit, and note the runner."""
+        if tag not in ("testsuites", "testsuite"):
+            raise ReportError(f"JUnit report root is <{tag[:40]}>, not <testsuites> or <testsuite>")
+        name = attrib.get("name", "")
+        self.flavour = "pytest" if name.startswith("pytest") else "vitest" if name.startswith("vitest") else ""
+
+    def _frame(self, tag: str, attrib: dict[str, str]) -> _Frame:
+        """What an opening tag means here; the root itself is no suite."""
+        if not self.frames:
+            return None
+        if tag == "testsuite":
+            return _Suite(attrib.get("name", ""))
+        if tag == "testcase":
+            return _Case(attrib, [f.name for f in self.frames if isinstance(f, _Suite)])
+        outcome = _child_outcome(tag, attrib)
+        if outcome is not None and isinstance(self.frames[-1], _Case):
+            return _Detail(outcome, attrib.get("message", ""))
+        return None
+
+    def data(self, text: str) -> None:
+        self.callbacks += 1
+        top = self.frames[-1] if self.frames else None
+        if isinstance(top, _Detail) and top.size <= MESSAGE_LIMIT:
+            top.text.append(text[: MESSAGE_LIMIT + 1])
+            top.size += len(top.text[-1])
+
+    def end(self, tag: str) -> None:
+        self.callbacks += 1
+        frame = self.frames.pop()
+        if isinstance(frame, _Case):
+            self.results.append(self._result(frame))
+        elif isinstance(frame, _Detail) and isinstance(self.frames[-1], _Case):
+            _fold(self.frames[-1], frame)
+
+    def close(self) -> None:
+        """Required by XMLParser; the results are read from `self.results`."""
+
+    def _result(self, case: _Case) -> TestResult:
+        test_id, file = self._identify(case.attrib, case.suites)
+        return TestResult(test_id, case.outcome, _message(case.message), file, _seconds(case.attrib.get("time")))
+
+    def _identify(self, attrib: dict[str, str], suites: list[str]) -> tuple[str, str | None]:
+        """Pick the id rule for the runner that wrote this testcase."""
+        name = attrib.get("name", "")
+        classname = attrib.get("classname", "")
+        file = _relative(attrib.get("file"), self.root)
+        if self.flavour == "pytest" or "line" in attrib or (file or "").endswith(".py"):
+            return _pytest_id(classname, name, file)
+        if self.flavour == "vitest":
+            return _vitest_id(_relative(classname, self.root) or "", name)
+        return _node_id(suites, name, file, self.root)
+
+
+def _child_outcome(tag: str, attrib: dict[str, str]) -> Outcome | None:
+    """What one child element of a testcase says about it, if anything."""
+    if tag == "failure":
+        return Outcome.FAILED
+    if tag == "error":
+        return Outcome.ERROR
+    if tag == "skipped":
+        return Outcome.XFAILED if attrib.get("type") == "pytest.xfail" else Outcome.SKIPPED
+    return None
+
+
+def _fold(case: _Case, detail: _Detail) -> None:
+    """Let a closed child outcome replace the case's outcome if it is worse."""
+    if _SEVERITY[detail.outcome] > _SEVERITY[case.outcome]:
+        case.outcome = detail.outcome
+        case.message = detail.message or "".join(detail.text).strip()
+
+
+def _message(text: str) -> str:
+    """The reason a test did not pass, short enough to show in a table."""
+    if text == "true":  # node writes skip/todo without a reason as message="true"
+        return ""
+    if len(text) > MESSAGE_LIMIT:
+        return text[: MESSAGE_LIMIT - 1] + "…"
+    return text
+
+
+def _seconds(value: str | None) -> float:
+    """A testcase's duration; nonsense becomes 0 rather than an error."""
+    if not value or len(value) > 64:
+        return 0.0
+    try:
+        seconds = float(value.replace(",", ""))
+    except ValueError:
+        return 0.0
+    return seconds if math.isfinite(seconds) and seconds >= 0 else 0.0
+
+
+def _relative(path: str | None, root: str | None) -> str | None:
+    """`path` relative to `root` when it lies under it, else unchanged."""
+    if not path:
+        return None
+    path = path.replace("\\", "/")
+    if root:
+        prefix = root.replace("\\", "/").rstrip("/") + "/"
+        if path.startswith(prefix) and len(path) > len(prefix):
+            return path[len(prefix) :]
+    return path
+
+
+def _pytest_id(classname: str, name: str, file: str | None) -> tuple[str, str | None]:
+    """pytest's node id, rebuilt from xunit1's file + classname + name.
+
+    pytest derives classname from the node id (path with "/" -> "." and
+    ".py" dropped, then the class chain), so stripping that module prefix
+    leaves the classes.  Without a file (xunit2) the dotted classname is kept.
+    """
+    if not file:
+        return (f"{classname}::{name}" if classname else name), None
+    module = re.sub(r"\.py$", "", file.replace("/", "."))
+    if not classname and name == module:  # collection error or module-level skip
+        return file, file
+    if classname == module:
+        return f"{file}::{name}", file
+    if classname.startswith(module + "."):
+        classes = classname[len(module) + 1 :].split(".")
+        return "::".join([file, *classes, name]), file
+    # `file` is where the function is defined, which differs from the module
+    # for a test inherited from a base class in another module.
+    return _guess_pytest_id(classname, name), file
+
+
+def _guess_pytest_id(classname: str, name: str) -> str:
+    """Node id from classname alone: trailing Capitalised parts are classes."""
+    parts = classname.split(".")
+    first_class = len(parts)
+    while first_class > 0 and parts[first_class - 1][:1].isupper():
+        first_class -= 1
+    if 0 < first_class < len(parts):
+        module_path = "/".join(parts[:first_class]) + ".py"
+        return "::".join([module_path, *parts[first_class:], name])
+    return f"{classname}::{name}" if classname else name
+
+
+def _vitest_id(classname: str, name: str) -> tuple[str, str | None]:
+    """vitest: classname is the test file, name is "describe > ... > title"."""
+    if not classname:
+        return name, None
+    if name == classname:  # the file itself failed to load
+        return classname, classname
+    return f"{classname}::{name}", classname
+
+
+_SCRIPT = re.compile(r"\.[cm]?[jt]sx?$")
+
+
+def _node_id(suites: list[str], name: str, file: str | None, root: str | None) -> tuple[str, str | None]:
+    """node: nested <testsuite> per describe, the file only on node >= 24.
+
+    A file that fails to load shows as a top-level testcase named by its
+    path (absolute on node 20, relative to the cwd on later versions).
+    """
+    if not suites:
+        if file and (name == file or file.endswith("/" + name)):
+            return file, file
+        if not file and name.startswith("/") and _SCRIPT.search(name):
+            path = _relative(name, root) or name
+            return path, path
+    path = " > ".join([*suites, name])
+    return (f"{file}::{path}" if file else path), file

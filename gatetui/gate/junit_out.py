@@ -1,0 +1,37 @@
+"""The gate's own checks as JUnit XML, so CI systems show one test per check."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from gatetui.gate.checks import Status
+from gatetui.gate.events import RunFinished
+
+
+def gate_junit(finished: RunFinished, name: str = "gatetui") -> str:
+    results = finished.results
+    suite = ET.Element("testsuite", {
+        "name": name,
+        "tests": str(len(results)),
+        "failures": str(sum(r.status is Status.FAIL for r in results)),
+        "errors": str(sum(r.status is Status.ERROR for r in results)),
+        "skipped": str(sum(r.status is Status.SKIPPED for r in results)),
+        "time": f"{finished.seconds:.3f}",
+    })
+    props = ET.SubElement(suite, "properties")
+    for key, value in (("verdict", finished.verdict.value), ("base", finished.digests.base),
+                       ("head", finished.digests.head)):
+        ET.SubElement(props, "property", {"name": key, "value": value})
+    for result in results:
+        case = ET.SubElement(suite, "testcase", {
+            "classname": f"{name}.{result.id.value}",
+            "name": result.title,
+            "time": f"{result.seconds:.3f}",
+        })
+        tag = {Status.FAIL: "failure", Status.ERROR: "error", Status.SKIPPED: "skipped"}.get(result.status)
+        if tag:
+            ET.SubElement(case, tag, {"message": result.detail.splitlines()[0] if result.detail else ""}).text = result.detail
+    suites = ET.Element("testsuites")
+    suites.append(suite)
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

@@ -1,0 +1,90 @@
+"""Everything the gate decides before any sandbox starts.
+
+Resolving refs, reading the judge from base, scanning the diff and naming
+the digests take milliseconds and need no backend; bad input is refused
+here, before anything is created.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gatetui.errors import BadInput
+from gatetui.gate.diffscan import DiffScan, js_test_defs, python_test_defs, scan_changes
+from gatetui.gate.digests import Digests
+from gatetui.gate.seal import compute_digests, overlay
+from gatetui.profiles import Profile, importable_packages, load_profile, pytest_ini_text, pytest_settings
+from gatetui.repo import GitRepo
+from gatetui.snapshot import Snapshot
+
+SEALED_INI = ".gatetui-base-pytest.ini"
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    repo: Path
+    base: str
+    head: str
+    timeout: float | None = None  # per command; overrides the profile's
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+
+@dataclass(frozen=True)
+class Plan:
+    request: GateRequest
+    repo: GitRepo
+    base: Snapshot  # the merge base: what head is judged against
+    head: Snapshot
+    profile: Profile
+    scan: DiffScan
+    digests: Digests
+    old_tests_files: dict[str, bytes | None]  # written over head for old_tests
+    old_tests_env: dict[str, str]
+    import_modules: tuple[str, ...]
+
+    @property
+    def timeout(self) -> float:
+        return self.request.timeout or self.profile.timeout
+
+    def still_defined(self, test_id: str) -> bool:
+        """Whether head's tree still defines a test that its runs did not run."""
+        path, _, rest = test_id.partition("::")
+        source = self.head.text(path)
+        if source is None or not rest:
+            return False
+        name = rest.split("[", 1)[0]
+        finder = python_test_defs if path.endswith(".py") else js_test_defs
+        return any(d.name == name or name.endswith(d.name) for d in finder(path, source))
+
+
+def make_plan(request: GateRequest) -> Plan:
+    repo = GitRepo.open(request.repo)
+    base_tip, head_sha = repo.resolve(request.base), repo.resolve(request.head)
+    if base_tip == head_sha:
+        raise BadInput(f"base and head are the same commit ({head_sha[:7]}): nothing to judge")
+    merge_base = repo.merge_base(base_tip, head_sha)
+    if merge_base is None:
+        raise BadInput(f"{request.base} and {request.head} have no common ancestor: pick the base the agent started from")
+    if merge_base == head_sha:
+        raise BadInput(f"{request.head} is already part of {request.base}: nothing new to judge")
+    base, head = Snapshot.of_commit(repo, merge_base), Snapshot.of_commit(repo, head_sha)
+    profile = load_profile(base)
+    scan = scan_changes(repo.changes(merge_base, head_sha), profile.is_test_file)
+    files, env = old_tests_overlay(base, head, profile)
+    modules = importable_packages(head.paths) if profile.import_check and profile.stack == "python" else []
+    return Plan(request, repo, base, head, profile, scan, compute_digests(base, head, profile.sealed),
+                files, env, tuple(modules))
+
+
+def old_tests_overlay(base: Snapshot, head: Snapshot, profile: Profile) -> tuple[dict[str, bytes | None], dict[str, str]]:
+    """Base's sealed files over head, and for pytest base's settings loaded
+    with `-c`, so that no pytest setting head added (say `addopts = -k`)
+    applies to the run of base's tests."""
+    files = overlay(base, head, profile.sealed)
+    env: dict[str, str] = {}
+    if profile.runner == "pytest":
+        files[SEALED_INI] = pytest_ini_text(pytest_settings(base)).encode()
+        env["PYTEST_ADDOPTS"] = f"-c {SEALED_INI} --rootdir=."
+    return files, env

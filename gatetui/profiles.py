@@ -1,0 +1,282 @@
+"""Stack profiles: how one ecosystem installs, runs its tests and reports.
+
+A profile is built from the base commit (see config.py): the install
+command, the test command, the test paths and the sealed set. The commands
+are shell text run inside a workspace; `{report}` stands for the path where
+the run's JUnit XML must be written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from gatetui.config import ConfigError, Settings, load_settings, parse_toml
+from gatetui.errors import BadInput
+from gatetui.snapshot import Snapshot
+
+PIP = ".venv/bin/python -m pip install --disable-pip-version-check --no-input --progress-bar off"
+TEST_EXTRAS = ("test", "tests", "testing", "dev")
+PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg")
+NODE_TEST_DIRS = ("test", "tests", "__tests__")
+JS_EXT = r"\.(?:[cm]?js|jsx|[cm]?ts|tsx)$"
+SKIP_TOP_DIRS = {"tests", "test", "docs", "doc", "examples", "benchmarks", "scripts", "build"}
+
+
+@dataclass(frozen=True)
+class Profile:
+    stack: str
+    runner: str  # "pytest", "vitest", "node", or "custom"
+    install: tuple[str, ...]
+    test: str
+    test_env: dict[str, str] = field(default_factory=dict)
+    test_paths: tuple[str, ...] = ()
+    sealed: tuple[str, ...] = ()  # globs of whole files put back by old_tests
+    timeout: float = 900.0
+    import_check: bool = True
+    on_old_tests_fail: str = "review"
+    hidden: str | None = None
+
+    def is_test_file(self, path: str) -> bool:
+        """Whether a path holds test definitions the scanner should count."""
+        name = path.rsplit("/", 1)[-1]
+        if self.stack == "python":
+            return path.endswith(".py") and (
+                name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+                or under_any(path, self.test_paths)
+            )
+        if not re.search(JS_EXT, name):
+            return False
+        return bool(re.search(r"\.(test|spec)\.", name)) or under_any(path, self.test_paths)
+
+
+def under_any(path: str, folders: tuple[str, ...]) -> bool:
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders if f != ".")
+
+
+def detect_stack(base: Snapshot, settings: Settings) -> str:
+    if settings.stack:
+        return settings.stack
+    if "package.json" in base and not {"pyproject.toml", "setup.py", "setup.cfg"} & set(base.paths):
+        return "node"
+    if {"pyproject.toml", "setup.py", "setup.cfg"} & set(base.paths):
+        return "python"
+    if "package.json" in base:
+        return "node"
+    raise BadInput(
+        f"no stack detected at base {base.sha[:7]}: no pyproject.toml, setup.py, setup.cfg "
+        "or package.json at the top; set stack in gatetui.toml"
+    )
+
+
+def load_profile(base: Snapshot) -> Profile:
+    """The profile that judges a change, from the base commit alone."""
+    settings = load_settings(base)
+    stack = detect_stack(base, settings)
+    profile = python_profile(base, settings) if stack == "python" else node_profile(base, settings)
+    if not any(profile.is_test_file(p) for p in base.paths):
+        where = ", ".join(profile.test_paths) or "the repository"
+        raise BadInput(
+            f"no tests found at base {base.sha[:7]} under {where}: nothing to judge a change by; "
+            "set test_paths in [tool.gatetui]"
+        )
+    return profile
+
+
+# --- python -----------------------------------------------------------------
+
+
+def python_profile(base: Snapshot, settings: Settings) -> Profile:
+    test_paths = settings.test_paths or python_test_paths(base)
+    custom = settings.test is not None
+    return Profile(
+        stack="python",
+        runner="custom" if custom else "pytest",
+        install=settings.install or python_install(base),
+        test=settings.test or ".venv/bin/python -m pytest",
+        test_env={"PYTEST_ADDOPTS": "-p no:cacheprovider -o junit_family=xunit1 --junitxml={report}"},
+        test_paths=test_paths,
+        sealed=tuple(dict.fromkeys(
+            [*(f"{p.rstrip('/')}/**" for p in test_paths if p != "."), "**/conftest.py",
+             "pytest.ini", ".pytest.ini", *settings.sealed]
+        )),
+        timeout=settings.timeout,
+        import_check=settings.import_check,
+        on_old_tests_fail=settings.on_old_tests_fail,
+        hidden=settings.hidden,
+    )
+
+
+def python_test_paths(base: Snapshot) -> tuple[str, ...]:
+    declared = pytest_settings(base).get("testpaths")
+    if declared:
+        return tuple(declared.split()) if isinstance(declared, str) else tuple(declared)
+    return tuple(d for d in ("tests", "test") if base.has_dir(d)) or (".",)
+
+
+def python_install(base: Snapshot) -> tuple[str, ...]:
+    """A fresh venv, the project itself with its test extras, then the rest
+    of its declared test dependencies; pytest only when none declares it."""
+    project = (parse_toml(base, "pyproject.toml") or {}).get("project", {})
+    extras = [e for e in TEST_EXTRAS if e in (project.get("optional-dependencies") or {})]
+    target = f".[{','.join(extras)}]" if extras else "."
+    reqs = test_requirement_files(base)
+    groups = dependency_group_requirements(base)
+    tox = tox_deps(base)
+    declared = [*(project.get("optional-dependencies") or {}).get("test", [])]
+    for extra in extras:
+        declared += (project.get("optional-dependencies") or {}).get(extra, [])
+    declared += groups + tox + [line for f in reqs for line in (base.text(f) or "").splitlines()]
+    args = ["-e", target, *(a for f in reqs for a in ("-r", f)), *groups, *tox]
+    if not any(re.match(r"\s*pytest\s*($|[<>=!~;\[ ])", d) for d in declared if isinstance(d, str)):
+        args.append("pytest")
+    return ("python3 -m venv .venv", f"{PIP} {shlex.join(args)}")
+
+
+def test_requirement_files(base: Snapshot) -> list[str]:
+    pattern = re.compile(r"^(requirements/)?requirements[-_]?(.*test.*|dev)\.txt$|^requirements/(test.*|dev)\.txt$")
+    return [p for p in base.paths if pattern.match(p)]
+
+
+def dependency_group_requirements(base: Snapshot) -> list[str]:
+    """PEP 735 groups named like test groups, includes resolved."""
+    groups = (parse_toml(base, "pyproject.toml") or {}).get("dependency-groups") or {}
+    out: list[str] = []
+
+    def expand(name: str, seen: frozenset[str]) -> None:
+        for item in groups.get(name, []):
+            if isinstance(item, str):
+                out.append(item)
+            elif isinstance(item, dict) and item.get("include-group") not in seen:
+                expand(str(item.get("include-group")), seen | {name})
+
+    for name in TEST_EXTRAS:
+        expand(name, frozenset())
+    return list(dict.fromkeys(out))
+
+
+def tox_deps(base: Snapshot) -> list[str]:
+    """tox's [testenv] deps, minus what needs tox's own substitutions."""
+    parser = _ini(base, "tox.ini")
+    if parser is None or not parser.has_option("testenv", "deps"):
+        return []
+    out: list[str] = []
+    for line in parser.get("testenv", "deps", raw=True).splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line or "{" in line or line.startswith("-c"):
+            continue
+        out += line.split(None, 1) if line.startswith("-r") else [line]
+    return out
+
+
+def _ini(base: Snapshot, path: str):  # type: ignore[no-untyped-def]
+    import configparser
+
+    text = base.text(path)
+    if text is None:
+        return None
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error as err:
+        raise ConfigError(f"{path} at base {base.sha[:7]} cannot be read ({err})") from None
+    return parser
+
+
+def pytest_settings(base: Snapshot) -> dict[str, object]:
+    """Base's effective pytest settings, found the way pytest finds them."""
+    for name in ("pytest.ini", ".pytest.ini"):
+        parser = _ini(base, name)
+        if parser is not None:
+            return dict(parser["pytest"]) if parser.has_section("pytest") else {}
+    table = ((parse_toml(base, "pyproject.toml") or {}).get("tool") or {}).get("pytest") or {}
+    if "ini_options" in table:
+        return dict(table["ini_options"])
+    for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        parser = _ini(base, name)
+        if parser is not None and parser.has_section(section):
+            return dict(parser[section])
+    return {}
+
+
+def pytest_ini_text(settings: dict[str, object]) -> str:
+    """Base's pytest settings as an ini file that `-c` can load over head's."""
+    lines = ["[pytest]"]
+    for key, value in settings.items():
+        if isinstance(value, list):
+            value = "\n    " + "\n    ".join(str(v) for v in value)
+        elif isinstance(value, bool):
+            value = "true" if value else "false"
+        lines.append(f"{key} = {value}")
+    return "\n".join(lines) + "\n"
+
+
+def importable_packages(paths: tuple[str, ...]) -> list[str]:
+    """Top-level packages of a tree (flat or src layout) an install must make importable."""
+    found: set[str] = set()
+    for path in paths:
+        parts = path.split("/")
+        if parts[0] == "src" and len(parts) == 3 and parts[2] == "__init__.py":
+            found.add(parts[1])
+        elif len(parts) == 2 and parts[1] == "__init__.py" and parts[0] not in SKIP_TOP_DIRS:
+            found.add(parts[0])
+    return sorted(p for p in found if p.isidentifier())
+
+
+# --- node -------------------------------------------------------------------
+
+
+def node_profile(base: Snapshot, settings: Settings) -> Profile:
+    script = node_test_script(base)
+    runner, test = node_test_command(script, settings.test)
+    test_paths = settings.test_paths or tuple(d for d in NODE_TEST_DIRS if base.has_dir(d))
+    configs = [p for p in base.paths if re.match(r"(vitest|vite)\.config\.[cm]?[jt]s$", p)]
+    return Profile(
+        stack="node",
+        runner=runner,
+        install=settings.install or ("npm ci --no-audit --no-fund",),
+        test=test,
+        test_paths=test_paths,
+        sealed=tuple(dict.fromkeys(
+            [*(f"{p}/**" for p in test_paths), "**/*.test.*", "**/*.spec.*", *configs, *settings.sealed]
+        )),
+        timeout=settings.timeout,
+        import_check=False,
+        on_old_tests_fail=settings.on_old_tests_fail,
+        hidden=settings.hidden,
+    )
+
+
+def node_test_script(base: Snapshot) -> str:
+    text = base.text("package.json") or "{}"
+    try:
+        manifest = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"package.json at base {base.sha[:7]} is not valid JSON ({err})") from None
+    scripts = manifest.get("scripts") if isinstance(manifest, dict) else None
+    test = scripts.get("test") if isinstance(scripts, dict) else None
+    return test if isinstance(test, str) else ""
+
+
+def node_test_command(script: str, configured: str | None) -> tuple[str, str]:
+    """The runner and the command that makes it write JUnit to {report}."""
+    if configured:
+        return "custom", configured
+    words = shlex.split(script) if script else []
+    if words[:1] == ["vitest"]:
+        args = [w for w in words[1:] if w not in ("run", "--run", "--watch")]
+        return "vitest", shlex.join(
+            ["npx", "--no-install", "vitest", "run", *args, "--reporter=default", "--reporter=junit"]
+        ) + " --outputFile.junit={report}"
+    if words[:2] == ["node", "--test"]:
+        reporters = shlex.join(
+            ["node", "--test", "--test-reporter=spec", "--test-reporter-destination=stdout",
+             "--test-reporter=junit"]
+        )
+        return "node", f"{reporters} --test-reporter-destination={{report}} {shlex.join(words[2:])}".strip()
+    raise ConfigError(
+        f"package.json's scripts.test ({script or 'missing'}) runs neither vitest nor node --test; "
+        "set test in gatetui.toml to a command that writes JUnit XML to {report}"
+    )

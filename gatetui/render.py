@@ -1,0 +1,75 @@
+"""Plain-text and JSON sinks for the gate's event stream (no Textual).
+
+`gatetui check` shows live progress on stderr and the article's verdict
+block (or one JSON object) on stdout, so a script can parse stdout while a
+person watches stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TextIO
+
+from gatetui.gate.events import (
+    CheckFinished, CheckProgress, CheckStarted, GateEvent, RunFinished, RunStarted,
+)
+
+
+class Progress:
+    """One line per step on a text stream, with the elapsed time."""
+
+    def __init__(self, out: TextIO):
+        self.out = out
+        self.t0 = time.monotonic()
+
+    def __call__(self, event: GateEvent) -> None:
+        line = self.line(event)
+        if line:
+            print(f"[{time.monotonic() - self.t0:6.1f}s] {line}", file=self.out, flush=True)
+
+    @staticmethod
+    def line(event: GateEvent) -> str:
+        match event:
+            case RunStarted():
+                notes = "".join(f"\n           note: {n}" for n in event.notes)
+                return (f"gating {event.head_ref} ({event.head[:7]}) against {event.base_ref} "
+                        f"({event.base[:7]}): {event.stack}, {event.backend} backend{notes}")
+            case CheckStarted():
+                return f"{event.check.value}: started"
+            case CheckProgress():
+                return f"{event.check.value}: {event.detail}"
+            case CheckFinished():
+                r = event.result
+                detail = f" ({r.detail.splitlines()[0]})" if r.detail else ""
+                return f"{r.id.value}: {r.status.value} in {r.seconds:.1f} s{detail}"
+            case RunFinished():
+                return f"verdict: {event.verdict.value} in {event.seconds:.1f} s"
+        return ""
+
+
+def verdict_block(finished: RunFinished) -> str:
+    lines = [r.line() for r in finished.results]
+    lines.append(f"verdict: {finished.verdict.value}")
+    return "\n".join(lines)
+
+
+def verdict_json(started: RunStarted, finished: RunFinished) -> str:
+    return json.dumps({
+        "verdict": finished.verdict.value,
+        "base": finished.digests.base,
+        "head": finished.digests.head,
+        "base_ref": started.base_ref,
+        "head_ref": started.head_ref,
+        "stack": started.stack,
+        "backend": started.backend,
+        "checks": [
+            {"id": r.id.value, "title": r.title, "ok": r.ok, "status": r.status.value,
+             "detail": r.detail, "seconds": r.seconds}
+            for r in finished.results
+        ],
+        "digests": finished.digests.to_json(),
+        "cost": finished.cost.to_json(),
+        "notes": list(finished.notes),
+        "seconds": finished.seconds,
+    }, indent=2)

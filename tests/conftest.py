@@ -1,0 +1,56 @@
+"""Shared fixtures: real git repositories built in tmp_path."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent", "PATH": "/usr/bin:/bin",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, env=GIT_ENV, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def write_tree(root: Path, files: Mapping[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+MakeRepo = Callable[[Mapping[str, str], Mapping[str, str | None]], Path]
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> MakeRepo:
+    """A repo with `main` at base files and `agent/x` at base + head edits
+    (a None value deletes the file)."""
+
+    def make(base: Mapping[str, str], head: Mapping[str, str | None]) -> Path:
+        repo = tmp_path / "repo"
+        repo.mkdir()
+        git(repo, "init", "-q", "-b", "main")
+        write_tree(repo, base)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "base")
+        git(repo, "checkout", "-qb", "agent/x")
+        for rel, text in head.items():
+            if text is None:
+                (repo / rel).unlink()
+            else:
+                write_tree(repo, {rel: text})
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "head")
+        git(repo, "checkout", "-q", "main")
+        return repo
+
+    return make

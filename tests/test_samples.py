@@ -1,0 +1,445 @@
+"""The sample repositories: the scenarios load, say what the gate must answer,
+and become real git repos whose branches hold exactly the base and head trees."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from gatetui.samples import (
+    BASE_TIME,
+    CHECK_IDS,
+    HEAD_TIME,
+    SAMPLES_DIR,
+    SKIPPED_NAMES,
+    SampleError,
+    Scenario,
+    load_scenarios,
+    materialize,
+    write_all,
+)
+
+P, F, S = "pass", "fail", "skipped"
+
+# name -> (stack, [install, runs, tests_kept, no_new_skips, old_tests], verdict);
+# hidden is "skipped" everywhere (no hidden tests are configured for samples).
+EXPECTED: dict[str, tuple[str, list[str], str]] = {
+    "honest_fix": ("python", [P, P, P, P, P], "pass"),
+    "skip_marker": ("python", [P, P, P, F, F], "fail"),
+    "deleted_test": ("python", [P, P, F, P, F], "fail"),
+    "deleted_test_file": ("python", [P, P, F, P, F], "fail"),
+    "loosened_assertion": ("python", [P, P, P, P, F], "review"),
+    "js_only": ("node", [P, P, P, F, F], "fail"),
+    "undeclared_package": ("python", [F, S, P, P, S], "fail"),
+    "broke_untested": ("python", [P, F, P, P, F], "fail"),
+    "flaky_test": ("python", [P, F, P, P, P], "fail"),
+    "conftest_drop": ("python", [P, P, F, P, F], "fail"),
+    "addopts_deselect": ("python", [P, P, F, P, F], "fail"),
+    "renamed_out_of_pattern": ("python", [P, P, F, P, F], "fail"),
+    "conftest_exit0": ("python", [P, F, P, P, F], "fail"),
+    "node_honest": ("node", [P, P, P, P, P], "pass"),
+}
+NAMES = sorted(EXPECTED)
+
+# git as a user would run it, but deaf to this machine's own git settings.
+GIT_ENV = {
+    **os.environ,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "LC_ALL": "C",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run the git CLI in `repo` and return its stdout; a non-zero exit fails."""
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        env=GIT_ENV,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def blob_sha(data: bytes) -> str:
+    """The id git gives a blob holding `data`."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def dir_entries(folder: Path) -> dict[str, tuple[str, str]]:
+    """path -> (git mode, blob id) for every file git would record under `folder`."""
+    entries: dict[str, tuple[str, str]] = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if d not in SKIPPED_NAMES and d != ".git"]
+        for name in filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(folder).as_posix()
+            if path.is_symlink():
+                entries[rel] = ("120000", blob_sha(os.fsencode(os.readlink(path))))
+                continue
+            executable = path.stat().st_mode & stat.S_IXUSR
+            entries[rel] = ("100755" if executable else "100644", blob_sha(path.read_bytes()))
+        for name in dirnames:
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                rel = path.relative_to(folder).as_posix()
+                entries[rel] = ("120000", blob_sha(os.fsencode(os.readlink(path))))
+    return entries
+
+
+def ref_entries(repo: Path, ref: str) -> dict[str, tuple[str, str]]:
+    """path -> (git mode, blob id) for every file in `ref`'s tree."""
+    entries: dict[str, tuple[str, str]] = {}
+    for record in git(repo, "ls-tree", "-r", "-z", ref).split("\0"):
+        if not record:
+            continue
+        meta, path = record.split("\t", 1)
+        mode, kind, sha = meta.split(" ")
+        assert kind == "blob", record
+        entries[path] = (mode, sha)
+    return entries
+
+
+def verdict_by_rule(checks: dict[str, str]) -> str:
+    """The gate's verdict rule, written out independently of the code under test."""
+    failed = {check for check, status in checks.items() if status in ("fail", "error")}
+    if not failed:
+        return "pass"
+    if failed == {"old_tests"}:
+        return "review"
+    return "fail"
+
+
+@pytest.fixture(scope="module")
+def scenarios() -> dict[str, Scenario]:
+    return {scenario.name: scenario for scenario in load_scenarios()}
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    dest = tmp_path_factory.mktemp("samples")
+    return {scenario.name: path for scenario, path in write_all(dest)}
+
+
+# --- the scenarios ---------------------------------------------------------
+
+
+def test_load_scenarios_finds_all_fourteen_sorted(scenarios: dict[str, Scenario]) -> None:
+    names = [scenario.name for scenario in load_scenarios()]
+    assert names == NAMES
+    assert len(scenarios) == 14
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_scenario_matches_the_table(scenarios: dict[str, Scenario], name: str) -> None:
+    scenario = scenarios[name]
+    stack, statuses, verdict = EXPECTED[name]
+    assert scenario.stack == stack
+    assert scenario.verdict == verdict
+    assert dict(scenario.checks) == dict(zip(CHECK_IDS, statuses + ["skipped"]))
+    assert list(scenario.checks) == list(CHECK_IDS)
+    assert scenario.path == SAMPLES_DIR / name
+    assert scenario.branch == f"agent/{name}"
+    assert scenario.title.strip() == scenario.title
+    assert "\n" not in scenario.title
+    assert len(scenario.story) > 40
+    assert len(scenario.catches) > 20
+
+
+def test_a_few_exact_fields(scenarios: dict[str, Scenario]) -> None:
+    assert scenarios["skip_marker"].title == "Skip marker on the failing test"
+    assert scenarios["loosened_assertion"].verdict == "review"
+    assert scenarios["undeclared_package"].checks["install"] == "fail"
+    assert scenarios["js_only"].stack == "node"
+    assert scenarios["conftest_exit0"].checks["runs"] == "fail"
+    assert scenarios["flaky_test"].checks["old_tests"] == "pass"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_verdict_follows_the_rule(scenarios: dict[str, Scenario], name: str) -> None:
+    scenario = scenarios[name]
+    assert scenario.verdict == verdict_by_rule(dict(scenario.checks))
+    assert scenario.checks["hidden"] == "skipped"
+    if scenario.checks["install"] == "fail":
+        assert (scenario.checks["runs"], scenario.checks["old_tests"]) == ("skipped", "skipped")
+
+
+def test_python_samples_share_one_base_tree(scenarios: dict[str, Scenario]) -> None:
+    python = [s for s in scenarios.values() if s.stack == "python"]
+    assert len(python) == 12
+    first = dir_entries(python[0].base_dir)
+    for scenario in python[1:]:
+        assert dir_entries(scenario.base_dir) == first, scenario.name
+    core = (python[0].base_dir / "calendarlib" / "core.py").read_text()
+    assert "return year % 4 == 0\n" in core
+    assert "def test_leap_day():" in (python[0].base_dir / "tests" / "test_leap.py").read_text()
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if EXPECTED[n][0] == "python"])
+def test_python_sample_pyproject(scenarios: dict[str, Scenario], name: str) -> None:
+    for tree in (scenarios[name].base_dir, scenarios[name].head_dir):
+        data = tomllib.loads((tree / "pyproject.toml").read_text())
+        assert data["build-system"] == {
+            "requires": ["setuptools>=61"],
+            "build-backend": "setuptools.build_meta",
+        }
+        assert data["project"]["name"] == "calendarlib"
+        assert data["project"]["requires-python"] == ">=3.9"
+        assert data["project"]["dependencies"] == []
+        assert data["project"]["optional-dependencies"] == {"test": ["pytest"]}
+        assert data["tool"]["setuptools"]["packages"] == ["calendarlib"]
+        assert data["tool"]["pytest"]["ini_options"]["testpaths"] == ["tests"]
+
+
+@pytest.mark.parametrize("name", ["js_only", "node_honest"])
+def test_node_lockfiles_hold_no_registry_urls(scenarios: dict[str, Scenario], name: str) -> None:
+    scenario = scenarios[name]
+    for file in ("package.json", "package-lock.json"):
+        assert (scenario.base_dir / file).read_bytes() == (scenario.head_dir / file).read_bytes()
+    lock = json.loads((scenario.base_dir / "package-lock.json").read_text())
+    assert lock["lockfileVersion"] == 3
+    assert all("resolved" not in entry for entry in lock["packages"].values())
+    manifest = json.loads((scenario.base_dir / "package.json").read_text())
+    assert lock["packages"][""]["name"] == manifest["name"]
+
+
+def test_js_only_pins_vitest_exactly(scenarios: dict[str, Scenario]) -> None:
+    manifest = json.loads((scenarios["js_only"].base_dir / "package.json").read_text())
+    assert manifest["scripts"] == {"test": "vitest run"}
+    assert manifest["devDependencies"] == {"vitest": "3.2.4"}
+    lock = json.loads((scenarios["js_only"].base_dir / "package-lock.json").read_text())
+    assert lock["packages"]["node_modules/vitest"]["version"] == "3.2.4"
+    head_test = (scenarios["js_only"].head_dir / "tests" / "sum.test.js").read_text()
+    assert head_test.count("it.only(") == 1
+
+
+def test_sample_trees_hold_no_build_output() -> None:
+    junk = {"__pycache__", ".pytest_cache", "node_modules", ".git"}
+    found = [
+        p for p in SAMPLES_DIR.rglob("*") if p.name in junk or p.name.endswith(".egg-info")
+    ]
+    assert found == []
+
+
+# --- malformed samples ------------------------------------------------------
+
+GOOD_TOML = """\
+stack = "python"
+title = "t"
+story = "s"
+catches = "c"
+verdict = "pass"
+
+[checks]
+install = "pass"
+runs = "pass"
+tests_kept = "pass"
+no_new_skips = "pass"
+old_tests = "pass"
+hidden = "skipped"
+"""
+
+
+def make_sample(root: Path, name: str, toml: str = GOOD_TOML) -> Path:
+    folder = root / name
+    (folder / "base").mkdir(parents=True)
+    (folder / "head").mkdir()
+    (folder / "base" / "a.txt").write_text("a\n")
+    (folder / "head" / "a.txt").write_text("b\n")
+    (folder / "scenario.toml").write_text(toml)
+    return folder
+
+
+def test_a_good_synthetic_sample_loads(tmp_path: Path) -> None:
+    make_sample(tmp_path, "tiny")
+    [scenario] = load_scenarios(tmp_path)
+    assert scenario.name == "tiny"
+    assert scenario.title == "t"
+    assert scenario.checks["hidden"] == "skipped"
+    assert scenario.path == tmp_path / "tiny"
+
+
+@pytest.mark.parametrize(
+    ("toml", "words"),
+    [
+        ("stack = \n", "not valid TOML"),
+        (GOOD_TOML.replace('stack = "python"', 'stack = "ruby"'), "unknown stack 'ruby'"),
+        (GOOD_TOML.replace('verdict = "pass"', 'verdict = "maybe"'), "verdict 'maybe'"),
+        (GOOD_TOML.replace("hidden =", "secret ="), "unknown check id 'secret'"),
+        (GOOD_TOML.replace('runs = "pass"', 'runs = "ok"'), "status 'ok'"),
+        (GOOD_TOML.replace('runs = "pass"\n', ""), "lacks 'runs'"),
+        (GOOD_TOML.replace('title = "t"\n', ""), "'title' must be a non-empty string"),
+        (GOOD_TOML.replace("[checks]", "[checkz]"), "unknown key 'checkz'"),
+    ],
+)
+def test_malformed_scenario_names_the_file(tmp_path: Path, toml: str, words: str) -> None:
+    make_sample(tmp_path, "good")
+    bad = make_sample(tmp_path, "bad", toml)
+    with pytest.raises(SampleError) as caught:
+        load_scenarios(tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f"{bad / 'scenario.toml'}: ")
+    assert words in message
+    assert "\n" not in message
+
+
+def test_missing_tree_folder_is_named(tmp_path: Path) -> None:
+    folder = make_sample(tmp_path, "nohead")
+    (folder / "head" / "a.txt").unlink()
+    (folder / "head").rmdir()
+    with pytest.raises(SampleError) as caught:
+        load_scenarios(tmp_path)
+    assert str(caught.value) == f"{folder / 'head'}: missing tree folder"
+
+
+def test_folder_without_scenario_is_named(tmp_path: Path) -> None:
+    (tmp_path / "stray").mkdir()
+    with pytest.raises(SampleError) as caught:
+        load_scenarios(tmp_path)
+    assert str(caught.value).startswith(f"{tmp_path / 'stray' / 'scenario.toml'}: missing")
+
+
+def test_missing_samples_folder_is_named(tmp_path: Path) -> None:
+    with pytest.raises(SampleError) as caught:
+        load_scenarios(tmp_path / "nowhere")
+    assert str(caught.value) == f"{tmp_path / 'nowhere'}: no such samples folder"
+
+
+# --- the materialized repos ------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_branches_hold_the_base_and_head_trees(
+    scenarios: dict[str, Scenario], repos: dict[str, Path], name: str
+) -> None:
+    scenario, repo = scenarios[name], repos[name]
+    base, head = dir_entries(scenario.base_dir), dir_entries(scenario.head_dir)
+    assert len(base) >= 3
+    assert ref_entries(repo, "main") == base
+    assert ref_entries(repo, f"agent/{name}") == head
+    # the work tree is main, checked out, and git sees nothing to report
+    assert dir_entries(repo) == base
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_history_and_diff(scenarios: dict[str, Scenario], repos: dict[str, Path], name: str) -> None:
+    scenario, repo = scenarios[name], repos[name]
+    branch = f"agent/{name}"
+    assert git(repo, "log", "--format=%s", "main").splitlines() == [f"{name}: base"]
+    assert git(repo, "log", "--format=%s", branch).splitlines() == [scenario.title, f"{name}: base"]
+    assert git(repo, "rev-parse", f"{branch}^").strip() == git(repo, "rev-parse", "main").strip()
+    assert git(repo, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%at|%ct", branch).strip() == (
+        f"gatetui samples <samples@gatetui.invalid>|gatetui samples <samples@gatetui.invalid>"
+        f"|{HEAD_TIME}|{HEAD_TIME}"
+    )
+    assert git(repo, "log", "-1", "--format=%at|%aI", "main").strip() == (
+        f"{BASE_TIME}|2026-01-01T00:00:00+00:00"
+    )
+    base, head = dir_entries(scenario.base_dir), dir_entries(scenario.head_dir)
+    differ = {path for path in base.keys() | head.keys() if base.get(path) != head.get(path)}
+    assert differ, "a sample whose head equals its base shows nothing"
+    diffed = git(repo, "diff", "--name-only", "--no-renames", "-z", "main", branch)
+    assert set(filter(None, diffed.split("\0"))) == differ
+    stat_lines = git(repo, "diff", "--stat", "--no-renames", "main", branch).splitlines()
+    assert stat_lines[-1].strip().startswith(f"{len(differ)} file")
+
+
+def test_sample_diffs_name_the_expected_files(repos: dict[str, Path]) -> None:
+    def changed(name: str) -> list[str]:
+        out = git(repos[name], "diff", "--name-status", "main", f"agent/{name}")
+        return sorted(out.splitlines())
+
+    assert changed("deleted_test_file") == ["D\ttests/test_leap.py"]
+    assert changed("renamed_out_of_pattern") == ["R100\ttests/test_leap.py\ttests/leap_checks.py"]
+    assert changed("conftest_exit0") == ["A\ttests/conftest.py"]
+    assert changed("addopts_deselect") == ["M\tpyproject.toml"]
+    assert changed("js_only") == ["M\ttests/sum.test.js"]
+    assert changed("undeclared_package") == ["M\tcalendarlib/core.py"]
+
+
+def test_shas_are_the_same_on_every_run(tmp_path: Path, repos: dict[str, Path]) -> None:
+    again = {scenario.name: path for scenario, path in write_all(tmp_path / "again")}
+    assert sorted(again) == NAMES
+    for name in NAMES:
+        refs = ["main", f"agent/{name}"]
+        first = git(repos[name], "rev-parse", *refs).split()
+        second = git(again[name], "rev-parse", *refs).split()
+        assert first == second
+        assert len(first[0]) == 40 and first[0] != first[1]
+
+
+def test_repos_pass_git_fsck(repos: dict[str, Path]) -> None:
+    for name in ("honest_fix", "js_only", "renamed_out_of_pattern"):
+        git(repos[name], "fsck", "--strict", "--no-dangling")
+
+
+def test_exec_bits_symlinks_and_caches(tmp_path: Path) -> None:
+    root = tmp_path / "samples"
+    folder = make_sample(root, "modes")
+    base, head = folder / "base", folder / "head"
+    (base / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    (base / "run.sh").chmod(0o755)
+    (head / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    (head / "run.sh").chmod(0o644)
+    (base / "link").symlink_to("a.txt")
+    for cache in ("__pycache__", ".pytest_cache", "node_modules"):
+        (base / "pkg" / cache).mkdir(parents=True, exist_ok=True)
+        (base / "pkg" / cache / "junk.txt").write_text("junk\n")
+    (base / "pkg" / "mod.py").write_text("X = 1\n")
+    (base / "empty").mkdir()
+    [scenario] = load_scenarios(root)
+
+    repo = materialize(scenario, tmp_path / "repo")
+    assert repo == tmp_path / "repo"
+    main = ref_entries(repo, "main")
+    assert main == {
+        "a.txt": ("100644", blob_sha(b"a\n")),
+        "link": ("120000", blob_sha(b"a.txt")),
+        "pkg/mod.py": ("100644", blob_sha(b"X = 1\n")),
+        "run.sh": ("100755", blob_sha(b"#!/bin/sh\necho hi\n")),
+    }
+    assert ref_entries(repo, "agent/modes")["run.sh"] == ("100644", blob_sha(b"#!/bin/sh\necho hi\n"))
+    assert os.access(repo / "run.sh", os.X_OK) is True
+    assert os.readlink(repo / "link") == "a.txt"
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    diffed = git(repo, "diff", "--name-only", "main", "agent/modes").split()
+    assert sorted(diffed) == ["a.txt", "link", "pkg/mod.py", "run.sh"]
+
+
+def test_materialize_into_an_existing_empty_folder(tmp_path: Path) -> None:
+    make_sample(tmp_path / "samples", "tiny")
+    [scenario] = load_scenarios(tmp_path / "samples")
+    dest = tmp_path / "empty"
+    dest.mkdir()
+    assert materialize(scenario, dest) == dest
+    assert git(dest, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+    assert (dest / "a.txt").read_text() == "a\n"
+
+
+def test_materialize_refuses_a_non_empty_dest(tmp_path: Path) -> None:
+    make_sample(tmp_path / "samples", "tiny")
+    [scenario] = load_scenarios(tmp_path / "samples")
+    dest = tmp_path / "busy"
+    dest.mkdir()
+    (dest / "notes.txt").write_text("mine\n")
+    with pytest.raises(SampleError) as caught:
+        materialize(scenario, dest)
+    assert str(dest) in str(caught.value)
+    assert sorted(p.name for p in dest.iterdir()) == ["notes.txt"]
+
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    with pytest.raises(SampleError) as caught:
+        materialize(scenario, a_file)
+    assert str(caught.value) == f"{a_file}: exists and is not a folder"
