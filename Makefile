@@ -21,8 +21,7 @@ test: $(STAMP)
 
 demo: $(STAMP)
 	rm -rf $(DEMO)
-	$(BIN)/gatetui samples $(DEMO)
-	$(BIN)/python -m gatetui.demo_plain $(DEMO)
+	$(BIN)/gatetui demo $(DEMO)
 
 bench: $(STAMP)
 	$(BIN)/python bench/gate_bench.py

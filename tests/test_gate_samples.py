@@ -1,0 +1,127 @@
+"""Every sample repo, gated for real with the local backend, gets exactly the
+check statuses and verdict its scenario.toml expects.
+
+The samples are gated once per session, a few side by side, and each test
+below reads the events of one sample.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from gatetui.backends.local import LocalBackend
+from gatetui.gate.checks import CheckId, Status
+from gatetui.gate.events import (
+    CheckFinished, CheckStarted, GateEvent, OutputChunk, RunFinished, RunStarted,
+)
+from gatetui.gate.plan import GateRequest, make_plan
+from gatetui.gate.runner import run_gate
+from gatetui.samples import Scenario, load_scenarios, materialize
+
+SCENARIOS = {s.name: s for s in load_scenarios()}
+SIDE_BY_SIDE = 3
+
+
+async def _gate(scenario: Scenario, root: Path, limit: asyncio.Semaphore) -> list[GateEvent]:
+    async with limit:
+        repo = await asyncio.to_thread(materialize, scenario, root / scenario.name)
+        plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", f"agent/{scenario.name}"))
+        backend = LocalBackend(work_root=root)
+        return [event async for event in run_gate(plan, backend)]
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[GateEvent]]:
+    root = tmp_path_factory.mktemp("samples")
+
+    async def all_samples() -> dict[str, list[GateEvent]]:
+        limit = asyncio.Semaphore(SIDE_BY_SIDE)
+        events = await asyncio.gather(*(_gate(s, root, limit) for s in SCENARIOS.values()))
+        return dict(zip(SCENARIOS, events))
+
+    return asyncio.run(all_samples())
+
+
+def finished(events: list[GateEvent]) -> RunFinished:
+    last = events[-1]
+    assert isinstance(last, RunFinished)
+    return last
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_sample_checks_match_scenario(gated: dict[str, list[GateEvent]], name: str) -> None:
+    scenario = SCENARIOS[name]
+    done = finished(gated[name])
+    got = {r.id.value: r.status.value for r in done.results}
+    details = {r.id.value: r.detail for r in done.results if r.status is not Status.PASS}
+    assert got == dict(scenario.checks), details
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_sample_verdict_matches_scenario(gated: dict[str, list[GateEvent]], name: str) -> None:
+    assert finished(gated[name]).verdict.value == SCENARIOS[name].verdict
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_diff_checks_answer_before_the_install_starts(gated: dict[str, list[GateEvent]], name: str) -> None:
+    events = gated[name]
+    assert isinstance(events[0], RunStarted)
+    install_at = events.index(CheckStarted(CheckId.INSTALL))
+    diff_answers = [
+        i for i, e in enumerate(events)
+        if isinstance(e, CheckFinished) and e.result.id in (CheckId.TESTS_KEPT, CheckId.NO_NEW_SKIPS)
+        and e.result.status is Status.FAIL and "diff" not in e.result.detail
+        and "missing" not in e.result.detail and "deselected" not in e.result.detail
+    ]
+    assert all(i < install_at for i in diff_answers)
+
+
+def test_skip_marker_detail_names_the_marker_and_file(gated: dict[str, list[GateEvent]]) -> None:
+    result = {r.id: r for r in finished(gated["skip_marker"]).results}[CheckId.NO_NEW_SKIPS]
+    assert result.detail.startswith('+ @pytest.mark.skip(reason="flaky") at tests/test_leap.py:')
+
+
+def test_old_tests_detail_names_the_failing_base_test(gated: dict[str, list[GateEvent]]) -> None:
+    result = {r.id: r for r in finished(gated["loosened_assertion"]).results}[CheckId.OLD_TESTS]
+    assert result.detail.startswith("tests/test_leap.py::test_leap_day fails under base's tests")
+    assert "sealed files changed at head: tests/test_leap.py" in result.detail
+
+
+def test_flaky_sample_names_flaky_tests(gated: dict[str, list[GateEvent]]) -> None:
+    result = {r.id: r for r in finished(gated["flaky_test"]).results}[CheckId.RUNS]
+    assert ": flaky tests/" in result.detail
+
+
+def test_conftest_drop_is_caught_as_a_missing_base_test(gated: dict[str, list[GateEvent]]) -> None:
+    result = {r.id: r for r in finished(gated["conftest_drop"]).results}[CheckId.TESTS_KEPT]
+    assert result.detail == "1 base test missing from head's runs: tests/test_leap.py::test_leap_day"
+
+
+def test_addopts_change_is_named_in_old_tests(gated: dict[str, list[GateEvent]]) -> None:
+    result = {r.id: r for r in finished(gated["addopts_deselect"]).results}[CheckId.OLD_TESTS]
+    assert "pyproject.toml#tool.pytest.ini_options" in result.detail
+
+
+def test_exit_zero_without_report_fails_runs(gated: dict[str, list[GateEvent]]) -> None:
+    result = {r.id: r for r in finished(gated["conftest_exit0"]).results}[CheckId.RUNS]
+    assert "wrote no test report" in result.detail
+
+
+def test_undeclared_package_fails_install_naming_the_module(gated: dict[str, list[GateEvent]]) -> None:
+    result = {r.id: r for r in finished(gated["undeclared_package"]).results}[CheckId.INSTALL]
+    assert "No module named" in result.detail
+
+
+def test_output_of_every_run_is_streamed(gated: dict[str, list[GateEvent]]) -> None:
+    streams = {e.stream for e in gated["honest_fix"] if isinstance(e, OutputChunk)}
+    assert streams == {"install", "run 1", "run 2", "run 3", "old tests"}
+
+
+def test_cost_is_estimated_for_install_runs_and_old_tests(gated: dict[str, list[GateEvent]]) -> None:
+    cost = finished(gated["honest_fix"]).cost
+    assert sorted(cost.per_check) == ["install", "old_tests", "runs"]
+    assert cost.measured is False
+    assert cost.total.cpu_seconds > 0

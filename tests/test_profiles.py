@@ -1,0 +1,106 @@
+"""Stack profiles read from base: install commands from where real projects
+declare test dependencies, test commands that write JUnit, sealed sets."""
+
+from __future__ import annotations
+
+import pytest
+
+from gatetui.errors import BadInput
+from gatetui.profiles import (
+    importable_packages, load_profile, node_test_command, pytest_ini_text, pytest_settings,
+)
+from gatetui.snapshot import Snapshot
+
+TESTS = {"tests/test_a.py": "def test_a():\n    pass\n"}
+
+
+def profile(files: dict[str, str]):  # type: ignore[no-untyped-def]
+    return load_profile(Snapshot.of_files({**TESTS, **files}))
+
+
+def install_line(files: dict[str, str]) -> str:
+    return profile(files).install[1]
+
+
+def test_python_extra_named_test_is_installed() -> None:
+    line = install_line({"pyproject.toml": '[project]\nname="x"\n[project.optional-dependencies]\ntest=["pytest>=8"]\n'})
+    assert line.endswith("-e '.[test]'")
+
+
+def test_several_test_extras_are_installed_together() -> None:
+    line = install_line({"pyproject.toml": '[project]\nname="x"\n[project.optional-dependencies]\ndev=["ruff"]\ntesting=["pytest"]\n'})
+    assert line.endswith("-e '.[testing,dev]'")
+
+
+def test_pytest_is_added_when_nothing_declares_it() -> None:
+    assert install_line({"setup.py": "from setuptools import setup\nsetup()\n"}).endswith("-e . pytest")
+
+
+def test_requirements_test_file_is_used() -> None:
+    line = install_line({"setup.py": "", "requirements-test.txt": "pytest==8.3.0\nhypothesis\n"})
+    assert line.endswith("-e . -r requirements-test.txt")
+
+
+def test_dependency_group_is_expanded_with_includes() -> None:
+    line = install_line({"pyproject.toml": (
+        '[project]\nname="x"\n[dependency-groups]\nlint=["ruff"]\n'
+        'test=["pytest", {include-group = "lint"}]\n'
+    )})
+    assert line.endswith("-e . pytest ruff")
+
+
+def test_tox_deps_are_installed() -> None:
+    line = install_line({"setup.py": "", "tox.ini": "[testenv]\ndeps =\n    pytest\n    freezegun\n    {posargs}\n"})
+    assert line.endswith("-e . pytest freezegun")
+
+
+def test_install_starts_with_a_fresh_venv() -> None:
+    assert profile({"setup.py": ""}).install[0] == "python3 -m venv .venv"
+
+
+def test_configured_commands_win(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    p = profile({"gatetui.toml": 'install = ["make deps"]\ntest = "make check"\ntimeout = 60\n', "setup.py": ""})
+    assert (p.install, p.test, p.timeout, p.runner) == (("make deps",), "make check", 60.0, "custom")
+
+
+def test_pytest_test_paths_come_from_testpaths() -> None:
+    p = profile({"pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests", "more"]\n'})
+    assert p.test_paths == ("tests", "more")
+    assert p.sealed[:3] == ("tests/**", "more/**", "**/conftest.py")
+
+
+def test_no_tests_at_base_is_bad_input() -> None:
+    with pytest.raises(BadInput, match="no tests found at base"):
+        load_profile(Snapshot.of_files({"setup.py": "", "pkg/__init__.py": ""}))
+
+
+def test_vitest_script_gets_a_junit_reporter() -> None:
+    runner, command = node_test_command("vitest run --dir tests", None)
+    assert runner == "vitest"
+    assert command == "npx --no-install vitest run --dir tests --reporter=default --reporter=junit --outputFile.junit={report}"
+
+
+def test_node_test_script_gets_a_junit_reporter_before_its_files() -> None:
+    runner, command = node_test_command("node --test test/", None)
+    assert runner == "node"
+    assert command.endswith("--test-reporter=junit --test-reporter-destination={report} test/")
+
+
+def test_unknown_node_runner_is_bad_input() -> None:
+    with pytest.raises(BadInput, match="runs neither vitest nor node --test"):
+        node_test_command("jest", None)
+
+
+def test_pytest_settings_from_pyproject_become_an_ini() -> None:
+    base = Snapshot.of_files({"pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\naddopts = "-q"\nxfail_strict = true\n'})
+    assert pytest_ini_text(pytest_settings(base)) == "[pytest]\ntestpaths = \n    tests\naddopts = -q\nxfail_strict = true\n"
+
+
+def test_pytest_ini_wins_over_pyproject_like_pytest_does() -> None:
+    base = Snapshot.of_files({"pytest.ini": "[pytest]\naddopts = -x\n", "pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q"\n'})
+    assert pytest_settings(base) == {"addopts": "-x"}
+
+
+def test_importable_packages_flat_and_src_layouts() -> None:
+    paths = ("calc/__init__.py", "src/other/__init__.py", "tests/__init__.py", "calc/sub/__init__.py", "docs/__init__.py")
+    assert importable_packages(paths) == ["calc", "other"]
