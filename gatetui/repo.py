@@ -588,6 +588,15 @@ class GitRepo:
         equal to or under one of `paths`; sorted.  Submodules are skipped."""
         return [_decode(p) for p in sorted(self._selected(sha, paths))]
 
+    def file_ids(self, sha: str) -> dict[str, str]:
+        """Every file path at `sha` with its blob id: one tree walk, so a
+        caller can compare two commits' files without reading them."""
+        return {_decode(p): obj.decode("ascii") for p, (_, obj) in self._selected(sha, ()).items()}
+
+    def read_blob(self, blob_id: str) -> bytes:
+        """A blob's content by id, as listed by `file_ids`."""
+        return self._blob_data(blob_id.encode("ascii"))
+
     def read(self, sha: str, path: str) -> bytes | None:
         """The content of the file at `path` in `sha`; None when absent.
 

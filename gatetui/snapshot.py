@@ -7,6 +7,7 @@ one thing they need from a repository.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -15,8 +16,10 @@ if TYPE_CHECKING:
 
 
 class Snapshot:
-    def __init__(self, sha: str, paths: Iterable[str], read: Callable[[str], bytes | None]):
+    def __init__(self, sha: str, paths: Iterable[str], read: Callable[[str], bytes | None],
+                 ids: Mapping[str, str] | None = None):
         self.sha = sha
+        self._ids = ids
         self.paths: tuple[str, ...] = tuple(sorted(paths))
         self._path_set = frozenset(self.paths)
         self._read = read
@@ -24,7 +27,8 @@ class Snapshot:
 
     @classmethod
     def of_commit(cls, repo: GitRepo, sha: str) -> Snapshot:
-        return cls(sha, repo.list_files(sha), lambda path: repo.read(sha, path))
+        ids = repo.file_ids(sha)
+        return cls(sha, ids, lambda path: repo.read_blob(ids[path]), ids)
 
     @classmethod
     def of_files(cls, files: Mapping[str, bytes | str], sha: str = "0" * 40) -> Snapshot:
@@ -40,6 +44,13 @@ class Snapshot:
         if path not in self._cache:
             self._cache[path] = self._read(path)
         return self._cache[path]
+
+    def ident(self, path: str) -> str:
+        """A name for the file's content: its blob id when the commit gave
+        one (no read needed), else a hash of the bytes."""
+        if self._ids is not None and path in self._ids:
+            return self._ids[path]
+        return hashlib.sha256(self.read(path) or b"").hexdigest()
 
     def text(self, path: str) -> str | None:
         data = self.read(path)

@@ -153,3 +153,18 @@ def test_junit_file_has_one_testcase_per_check(honest_json: tuple[int, dict[str,
     ]
     assert [c.tag for c in cases[-1]] == ["skipped"]
     assert root.find("./testsuite").get("failures") == "0"
+
+
+def test_missing_python3_names_the_tool_and_exits_3(
+    make_repo: MakeRepo, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    repo = make_repo(PY_BASE, {"p/__init__.py": "x = 1\n"})
+    empty_bin = tmp_path / "bin"
+    empty_bin.mkdir()
+    monkeypatch.setenv("PATH", str(empty_bin))
+    code, _, err = run_cli(["check", str(repo), "--base", "main", "--head", "agent/x"], capsys)
+    assert code == 3
+    assert err.splitlines()[-1] == (
+        "gatetui: `python3 -m pip --version` does not run on this machine: "
+        "install python3 with pip (needed to gate this project)"
+    )

@@ -55,7 +55,7 @@ def test_tox_deps_are_installed() -> None:
 
 
 def test_install_starts_with_a_fresh_venv() -> None:
-    assert profile({"setup.py": ""}).install[0] == "python3 -m venv .venv"
+    assert profile({"setup.py": ""}).install[0] == "python3 -m venv --without-pip .venv"
 
 
 def test_configured_commands_win(tmp_path) -> None:  # type: ignore[no-untyped-def]

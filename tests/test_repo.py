@@ -853,3 +853,23 @@ def test_large_repository_diff_is_fast(tmp_path: Path) -> None:
     assert base == git(root, "rev-parse", "main").strip()
     assert deep == git(root, "rev-parse", "main~499").strip()
     assert elapsed < 0.3, f"changes+unified_diff+merge_base took {elapsed:.3f}s"
+
+
+def test_file_ids_name_each_file_by_its_blob(tmp_path: Path) -> None:
+    """file_ids lists what list_files lists, each with the id read_blob reads."""
+    repo_dir = tmp_path / "ids"
+    repo_dir.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo_dir, check=True)
+    (repo_dir / "a.txt").write_text("alpha\n")
+    (repo_dir / "d").mkdir()
+    (repo_dir / "d" / "b.txt").write_text("beta\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo_dir, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "c"],
+                   cwd=repo_dir, check=True)
+    repo = GitRepo.open(repo_dir)
+    head = repo.resolve("main")
+    ids = repo.file_ids(head)
+    assert sorted(ids) == repo.list_files(head) == ["a.txt", "d/b.txt"]
+    assert ids["a.txt"] == subprocess.run(["git", "rev-parse", "main:a.txt"], cwd=repo_dir,
+                                          capture_output=True, text=True, check=True).stdout.strip()
+    assert [repo.read_blob(ids[p]) for p in sorted(ids)] == [b"alpha\n", b"beta\n"]

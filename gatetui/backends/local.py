@@ -75,6 +75,22 @@ class LocalBackend:
             notes.append("no mount namespace here: the side-by-side runs take turns")
         return tuple(notes)
 
+    async def preflight(self, tools: tuple[tuple[str, ...], ...]) -> None:
+        """A missing python3, pip or npm is the machine's problem, not the
+        agent's: say which tool, before an install could fail on it."""
+        env = scrubbed_env(Path(tempfile.gettempdir()), Path(tempfile.gettempdir()))
+        for argv in tools:
+            try:
+                done = await asyncio.to_thread(
+                    subprocess.run, list(argv), env=env, capture_output=True, timeout=60)
+            except (OSError, subprocess.TimeoutExpired):
+                done = None
+            if done is None or done.returncode != 0:
+                raise BackendError(
+                    f"`{' '.join(argv)}` does not run on this machine: install {argv[0]}"
+                    f"{' with pip' if 'pip' in argv else ''} (needed to gate this project)"
+                )
+
     async def open(self, export: TreeExporter, label: str) -> LocalWorkspace:
         if shutil.which("sh") is None:
             raise BackendError("local backend cannot start: no /bin/sh on PATH")

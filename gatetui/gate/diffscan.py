@@ -3,15 +3,21 @@
 Two gate checks answer from the diff alone, in milliseconds, before anything
 runs: `tests_kept` (did the change delete more test definitions than it
 added?) and `no_new_skips` (did an added line skip a test, expect it to fail,
-or focus the run on a few tests?). Those are the two cheapest ways for an
-agent to turn a red suite green without fixing anything, so they are worth
-catching without executing a line of the code.
+or focus the run on a few tests?). These are the cheapest ways to turn a red
+suite green without fixing anything, so they are worth catching without
+executing a line of the code.
 
 The scanner reads whole file contents, not diff hunks: only a lexer that sees
 the whole file knows whether `@pytest.mark.skip` sits in code or inside a
 docstring, a comment or a template string, and text in strings and comments
 never counts. A line diff is still taken, but only to learn which lines of
 the new file were added, since a marker that was already there is not new.
+
+How: each file becomes a `_CodeView`, the source with comments and literal
+contents blanked to spaces (same length, same line breaks), built by regexes
+that run in C. Definitions and markers are then patterns in that code,
+examined only where a candidate word occurs. A Python loop per token would
+be several times slower, and a change can touch thousands of test files.
 
 Pure: stdlib only, no I/O. Any input, however broken, yields an answer and
 never an exception, because the code being judged is often mid-edit.
@@ -20,11 +26,10 @@ never an exception, because the code being judged is often mid-edit.
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 import warnings
-from collections import Counter, defaultdict
+from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -36,6 +41,7 @@ __all__ = [
     "DiffScan",
     "JS_SUFFIXES",
     "Marker",
+    "MarkerHit",
     "PY_SUFFIXES",
     "TestDef",
     "added_lines",
@@ -49,7 +55,6 @@ __all__ = [
 ]
 
 Language = Literal["python", "js"]
-MarkerKind = Literal["skip", "xfail", "focus"]
 MarkerHit = tuple[int, str, str]  # (line, kind, stripped source line)
 
 PY_SUFFIXES: tuple[str, ...] = (".py",)
@@ -72,7 +77,7 @@ class TestDef:
     enclosing describe blocks joined with " > ".
     """
 
-    __test__: ClassVar[bool] = False  # a dataclass, not a pytest test class
+    __test__: ClassVar[bool] = False  # a record, not a pytest test class
 
     path: str
     name: str
@@ -105,13 +110,13 @@ class DiffScan:
     removed: tuple[TestDef, ...]  # in an old file, gone from its new version
     added: tuple[TestDef, ...]  # in a new file, absent from its old version
     markers: tuple[Marker, ...]  # on added lines only
-    files_scanned: int = field(default=0)  # test files in the change, scanned
+    files_scanned: int = 0  # test files in the change that were read
 
     def tests_kept_ok(self) -> bool:
         """True unless the change removed more tests than it added.
 
-        Counting rather than matching names lets a rename of a test pass:
-        the old name is removed and the new one added, a net of zero.
+        Counting rather than matching names lets a renamed test pass: its
+        old name is removed and its new one added, a net of zero.
         """
         return len(self.added) >= len(self.removed)
 
@@ -125,9 +130,8 @@ class DiffScan:
         if not self.removed:
             return head
         names = [d.qualified for d in self.removed[:limit]]
-        more = len(self.removed) - len(names)
-        if more:
-            names.append(f"and {more} more")
+        if len(self.removed) > limit:
+            names.append(f"and {len(self.removed) - limit} more")
         return f"{head}: {', '.join(names)}"
 
     def skips_detail(self, limit: int = 5) -> str:
@@ -135,10 +139,10 @@ class DiffScan:
         if not self.markers:
             return "no new skip, xfail or focus markers"
         count = len(self.markers)
-        noun = "marker" if count == 1 else "markers"
         parts = [m.describe() for m in self.markers[:limit]]
         if count > limit:
             parts.append(f"and {count - limit} more")
+        noun = "marker" if count == 1 else "markers"
         return f"{count} new {noun}: " + "; ".join(parts)
 
     def summary(self) -> str:
@@ -171,11 +175,10 @@ def looks_like_test_file(path: str) -> bool:
     Python: `test_*.py`, `*_test.py`, `conftest.py`, Django's `tests.py`, or
     any `.py` under a `test`/`tests` directory. JS/TS: `*.test.*`, `*.spec.*`,
     or under a `test`/`tests`/`__tests__` directory. Only these files are
-    scanned, so a `skip(` in application code is never taken for a marker.
+    read, so a `.skip(` in application code is never taken for a marker.
     """
     parts = path.replace("\\", "/").split("/")
-    name = parts[-1]
-    dirs = {p.lower() for p in parts[:-1]}
+    name, dirs = parts[-1], {p.lower() for p in parts[:-1]}
     language = language_of(name)
     if language == "python":
         return (
@@ -186,25 +189,21 @@ def looks_like_test_file(path: str) -> bool:
         )
     if language == "js":
         inner = {p.lower() for p in name.split(".")[1:-1]}
-        return (
-            "test" in inner
-            or "spec" in inner
-            or not dirs.isdisjoint(_JS_TEST_DIRS)
-        )
+        return bool(inner & {"test", "spec"}) or not dirs.isdisjoint(_JS_TEST_DIRS)
     return False
 
 
 def _decode(data: bytes) -> str:
-    """Bytes as text with one newline convention.
-
-    Line numbers from `ast`, `tokenize`, the lexers here and the line diff
-    must agree, and they only do when `\\r` and `\\r\\n` are already `\\n`.
-    """
+    """File bytes as text, undecodable bytes replaced, newlines normalized."""
     return _normalize(data.decode("utf-8", errors="replace"))
 
 
 def _normalize(text: str) -> str:
-    """Drop a BOM and turn `\\r\\n` and lone `\\r` into `\\n`."""
+    """Drop a BOM and turn `\\r\\n` and lone `\\r` into `\\n`.
+
+    Line numbers from `ast`, the code views and the line diff only agree
+    when every line ends the same way.
+    """
     if text.startswith("\ufeff"):
         text = text[1:]
     if "\r" in text:
@@ -212,146 +211,372 @@ def _normalize(text: str) -> str:
     return text
 
 
-def _hits_with_text(
-    hits: Iterable[tuple[int, str]], source: str
-) -> list[MarkerHit]:
-    """One (line, kind, text) per distinct (line, kind), in line order.
-
-    Two markers of one kind on one line (rare, and one edit) are reported
-    once, so a detail never lists the same line twice for the same reason.
-    """
-    lines = source.split("\n")
-    out: list[MarkerHit] = []
-    for line, kind in sorted(set(hits)):
-        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-        out.append((line, kind, text))
-    return out
-
-
 # --------------------------------------------------------------------------
-# Python: tokens
+# Code views: source with comments and literals blanked
 # --------------------------------------------------------------------------
 
+_NOT_NEWLINE = re.compile(r"[^\n]")
 
-class _PyTok(NamedTuple):
-    """A code token: strings are opaque, comments are gone.
 
-    kind is "name", "op", "str", "num" or "nl" (the end of a logical line).
-    col is the character offset in the physical line.
+def _blank(text: str, first: str = "") -> str:
+    """`text` as spaces, newlines kept, its first character set to `first`.
+
+    Keeping length and line breaks keeps every offset and line number valid;
+    keeping a quote where a literal opened still shows a value stood there.
+    """
+    blank = _NOT_NEWLINE.sub(" ", text) if "\n" in text else " " * len(text)
+    return first + blank[len(first):] if first else blank
+
+
+def _is_word_char(char: str) -> bool:
+    """Whether a character can be part of an identifier (`$` for JS)."""
+    return char.isalnum() or char in "_$"
+
+
+class _Brackets:
+    """Which bracket closes which, and which encloses which, in code.
+
+    Built on demand, since only some questions need it. A bracket left open
+    runs to the end of the file. A stray closer closes only an opener among
+    the few innermost, so mis-read broken code cannot make this quadratic.
     """
 
-    kind: str
-    text: str
-    line: int
-    col: int
+    _PAIRS: ClassVar[dict[str, str]] = {")": "(", "]": "[", "}": "{"}
+    _FIND: ClassVar[re.Pattern[str]] = re.compile(r"[()\[\]{}]")
+
+    def __init__(self, code: str) -> None:
+        self.opens: list[int] = []
+        self.close: dict[int, int] = {}
+        self.parent: dict[int, int] = {}
+        stack: list[int] = []
+        for match in self._FIND.finditer(code):
+            at = match.start()
+            want = self._PAIRS.get(code[at])
+            if want is None:
+                self.parent[at] = stack[-1] if stack else -1
+                self.opens.append(at)
+                stack.append(at)
+            elif stack and code[stack[-1]] == want:
+                self.close[stack.pop()] = at
+            else:
+                self._close_stray(code, stack, want, at)
+        for opener in stack:
+            self.close[opener] = len(code)
+
+    def _close_stray(self, code: str, stack: list[int], want: str, at: int) -> None:
+        """A closer that does not match the innermost opener: close the
+        nearest matching one among the few innermost (and everything inside
+        it), or ignore the closer."""
+        for depth in range(len(stack) - 1, max(len(stack) - 9, -1), -1):
+                if code[stack[depth]] == want:
+                    for opener in stack[depth:]:
+                        self.close[opener] = at
+                    del stack[depth:]
+                    return
+
+    def enclosing(self, offset: int) -> int:
+        """The innermost opener whose brackets contain `offset`, or -1."""
+        index = bisect_left(self.opens, offset) - 1
+        opener = self.opens[index] if index >= 0 else -1
+        while opener >= 0 and self.close[opener] < offset:
+            opener = self.parent[opener]
+        return opener
 
 
-_TOKENIZE_KINDS: dict[int, str] = {
-    tokenize.NAME: "name",
-    tokenize.OP: "op",
-    tokenize.STRING: "str",
-    tokenize.NUMBER: "num",
-    tokenize.NEWLINE: "nl",
-    tokenize.ERRORTOKEN: "op",
-}
-if hasattr(tokenize, "FSTRING_START"):  # Python 3.12+ splits f-strings up
-    _TOKENIZE_KINDS[tokenize.FSTRING_START] = "str"
+class _CodeView:
+    """A file's code: its source with comments and literal contents blanked.
 
-
-def _python_tokens(source: str) -> list[_PyTok]:
-    """The code tokens of a Python file, whatever state it is in.
-
-    `tokenize` is the reference lexer, but it gives up on an unclosed
-    bracket or triple-quoted string at the end of the file and on a dedent
-    to an unknown level: exactly what half-edited agent code looks like.
-    Then a tolerant lexer, which never fails, reads the file instead.
+    `literals` maps the offset where a string or template literal opens to
+    the offset where it ends (JS only: test titles are read from them).
+    `tail_lines` are lines on which a multi-line string ends: what follows
+    the string there continues a statement rather than starting one.
     """
-    try:
-        return _tokenize_python(source)
-    except (tokenize.TokenError, SyntaxError, ValueError):
-        return _lex_python_tolerant(source)
+
+    def __init__(
+        self,
+        source: str,
+        code: str,
+        literals: dict[int, int] | None = None,
+        tail_lines: frozenset[int] = frozenset(),
+    ) -> None:
+        self.source = source
+        self.code = code
+        self.literals = literals or {}
+        self.tail_lines = tail_lines
+        self._line_starts: list[int] | None = None
+        self._brackets: _Brackets | None = None
+
+    @property
+    def brackets(self) -> _Brackets:
+        """Bracket pairs of the code, computed the first time they are asked."""
+        if self._brackets is None:
+            self._brackets = _Brackets(self.code)
+        return self._brackets
+
+    def line_of(self, offset: int) -> int:
+        """The 1-based line holding `offset`."""
+        if self._line_starts is None:
+            starts = [0]
+            starts.extend(m.end() for m in re.finditer("\n", self.source))
+            self._line_starts = starts
+        return bisect_right(self._line_starts, offset)
+
+    def line_text(self, line: int) -> str:
+        """A source line, stripped, for a marker's detail."""
+        if self._line_starts is None:
+            self.line_of(0)
+        assert self._line_starts is not None
+        start = self._line_starts[line - 1]
+        end = self.source.find("\n", start)
+        return self.source[start:end if end >= 0 else len(self.source)].strip()
+
+    def char(self, index: int) -> str:
+        """The code character at `index`, or "" outside the file."""
+        return self.code[index] if 0 <= index < len(self.code) else ""
+
+    def before(self, offset: int) -> int:
+        """Index of the last non-space code character before `offset`, or -1."""
+        code, index = self.code, offset - 1
+        while index >= 0 and code[index].isspace():
+            index -= 1
+        return index
+
+    def after(self, offset: int) -> int:
+        """Index of the first non-space code character from `offset` on."""
+        code, index = self.code, offset
+        while index < len(code) and code[index].isspace():
+            index += 1
+        return index
+
+    def word_ending_at(self, index: int) -> tuple[str, int]:
+        """The identifier whose last character is at `index`, and its start."""
+        start = index + 1
+        while start > 0 and _is_word_char(self.code[start - 1]):
+            start -= 1
+        return self.code[start:index + 1], start
+
+    def chain_before(self, dot: int) -> tuple[list[str], int, bool]:
+        """Names of a dotted chain ending at the `.` at index `dot`.
+
+        Returns the names (leftmost first), the offset of the leftmost, and
+        whether the chain is bare: not itself the attribute of something
+        else like a call result, so `foo().skip` does not look like `skip`.
+        """
+        names: list[str] = []
+        start = dot + 1
+        while self.char(dot) == ".":
+            name, start = self.word_ending_at(self.before(dot))
+            if not name or name[0].isdigit():
+                return names[::-1], start, False
+            names.append(name)
+            dot = self.before(start)
+        return names[::-1], start, True
+
+    def prev_token(self, offset: int) -> str:
+        """The word or character just before `offset`: `@`, `raise`, `.`..."""
+        index = self.before(offset)
+        if index < 0:
+            return ""
+        if _is_word_char(self.code[index]):
+            return self.word_ending_at(index)[0]
+        return self.code[index]
 
 
-def _tokenize_python(source: str) -> list[_PyTok]:
-    """`tokenize`'s view of the file, reduced to code tokens."""
-    out: list[_PyTok] = []
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        kind = _TOKENIZE_KINDS.get(tok.type)
-        if kind is None or (kind == "op" and not tok.string.strip()):
-            continue
-        out.append(_PyTok(kind, tok.string, tok.start[0], tok.start[1]))
-    return out
-
-
-_PY_STRING = (
-    r"(?:[rRbBuUfF]{1,2})?"
-    r"(?:'''(?:[^'\\]|\\[\s\S]|'(?!''))*(?:'''|\Z)"
+# String prefixes (r, b, f...) are left as code: they never change where a
+# string ends, and a pattern that could start on any letter would be slow.
+_PY_NOISE = re.compile(
+    r"\#[^\n]*"
+    r"|'''(?:[^'\\]|\\[\s\S]|'(?!''))*(?:'''|\Z)"
     r'|"""(?:[^"\\]|\\[\s\S]|"(?!""))*(?:"""|\Z)'
     r"|'(?:[^'\\\n]|\\[\s\S])*(?:'|(?=\n)|\Z)"
-    r'|"(?:[^"\\\n]|\\[\s\S])*(?:"|(?=\n)|\Z))'
+    r'|"(?:[^"\\\n]|\\[\s\S])*(?:"|(?=\n)|\Z)'
 )
-_PY_LEX = re.compile(
-    r"(?P<nl>\n)"
-    r"|(?P<ws>[ \t\f\r]+|\\\n)"
-    r"|(?P<comment>\#[^\n]*)"
-    rf"|(?P<str>{_PY_STRING})"
-    r"|(?P<name>[^\W\d]\w*)"
-    r"|(?P<num>\.?\d(?:\w|\.|(?<=[eE])[+-])*)"
-    r"|(?P<op>[\s\S])"
-)
-# After an unclosed bracket, a line opening a def or class starts afresh:
-# in broken code that guess keeps one stray "(" from hiding every test below.
-_PY_BLOCK_START = re.compile(r"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+\w")
-_PY_OPEN = frozenset("([{")
-_PY_CLOSE = frozenset(")]}")
 
 
-def _lex_python_tolerant(source: str) -> list[_PyTok]:
-    """Python code tokens from any text; never raises.
+def _python_view(source: str) -> _CodeView:
+    """Python code with comments and strings blanked; never raises.
 
-    Same token shapes as `_tokenize_python`. An unterminated one-line string
-    ends at its line's end, an unterminated triple-quoted one at the file's.
+    An unterminated one-line string ends at its line's end and an
+    unterminated triple-quoted one at the file's, as in Python's tokenizer.
     """
-    out: list[_PyTok] = []
-    pos, line, line_start, depth = 0, 1, 0, 0
-    open_logical = False
-    size = len(source)
-    while pos < size:
-        match = _PY_LEX.match(source, pos)
-        assert match is not None  # the last alternative takes any character
-        kind, text, end = match.lastgroup or "op", match.group(), match.end()
-        if kind == "nl":
-            line, line_start = line + 1, end
-            if depth and _PY_BLOCK_START.match(source, end):
-                depth = 0
-            if depth == 0 and open_logical:
-                out.append(_PyTok("nl", "", line - 1, pos - line_start))
-                open_logical = False
-        elif kind in ("ws", "comment"):
-            if text == "\\\n":
-                line, line_start = line + 1, end
-        else:
-            out.append(_PyTok(kind, text, line, pos - line_start))
-            open_logical = True
-            if kind == "op":
-                if text in _PY_OPEN:
-                    depth += 1
-                elif text in _PY_CLOSE and depth:
-                    depth -= 1
-            elif kind == "str" and "\n" in text:
-                line += text.count("\n")
-                line_start = pos + text.rfind("\n") + 1
-        pos = end
-    if open_logical:
-        out.append(_PyTok("nl", "", line, 0))
-    return out
+    tail_ends: list[int] = []
+
+    def blank(match: re.Match[str]) -> str:
+        text = match.group()
+        if text[0] == "#":
+            return " " * len(text)
+        if "\n" in text:
+            tail_ends.append(match.end())
+        return _blank(text, '"')
+
+    code = _PY_NOISE.sub(blank, source)
+    view = _CodeView(source, code)
+    view.tail_lines = frozenset(view.line_of(end) for end in tail_ends)
+    return view
 
 
-def _indent_width(lines: Sequence[str], line: int, col: int) -> int:
-    """How far a line's first token is indented, with tabs to 8 columns."""
-    if not 0 < line <= len(lines):
-        return col
-    return len(lines[line - 1][:col].expandtabs(8))
+_JS_NOISE = (
+    r"//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)"
+    r"|'(?:[^'\\\n]|\\[\s\S])*'?"
+    r'|"(?:[^"\\\n]|\\[\s\S])*"?'
+)
+_JS_NOISE_TOP = re.compile(_JS_NOISE + r"|[`/]")
+_JS_NOISE_IN_HOLE = re.compile(_JS_NOISE + r"|[`/{}]")  # inside `${ }`
+_JS_REGEX = re.compile(r"/(?![*/])(?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\])+/\w*")
+_JS_TEMPLATE_TEXT = re.compile(r"(?:[^`\\$]|\\[\s\S]|\$(?!\{))*")
+_JS_ESCAPE = re.compile(r"\\([\s\S])")
+_JS_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\n": ""}
+# After these words a "/" opens a regex literal; after other words, a
+# literal or a closing bracket it divides.
+_JS_WORDS_BEFORE_REGEX = frozenset({
+    "return", "typeof", "instanceof", "in", "of", "new", "delete", "void",
+    "throw", "case", "do", "else", "yield", "await",
+})
+
+
+class _JsViewBuilder:
+    """Blanks a JS/TS file's comments, strings, templates and regexes.
+
+    Template literals nest: code inside `${ }` stays code (it runs) and may
+    hold templates of its own, so each open `${` is kept on a stack with the
+    depth of plain `{ }` inside it. Whether a "/" opens a regex or divides
+    depends on what precedes it, judged by the usual heuristic.
+
+    This is the one loop in the scanner that runs once per string in a
+    file, so it does little per string: record where it ends, blank it.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.parts: list[str] = []
+        self.literals: dict[int, int] = {}
+        self.comments: list[tuple[int, int]] = []  # for the "/" heuristic
+        self.holes: list[list[int]] = []  # [brace depth, template start]
+        self.copied = 0
+
+    def build(self) -> _CodeView:
+        """Run over the file once and return its view."""
+        source, literals, holes = self.source, self.literals, self.holes
+        pos = 0
+        if source.startswith("#!"):  # a hashbang line is no code
+            newline = source.find("\n")
+            pos = self._blank(0, newline if newline >= 0 else len(source))
+        while True:
+            match = (_JS_NOISE_IN_HOLE if holes else _JS_NOISE_TOP).search(source, pos)
+            if match is None:
+                break
+            start, pos = match.span()
+            char = source[start]
+            if char == "'" or char == '"':
+                literals[start] = pos
+                self._blank(start, pos, '"')
+            elif char == "`":
+                pos = self._template_text(start, start)
+            elif char == "/":
+                pos = self._slash(start, pos)
+            elif char == "{":
+                holes[-1][0] += 1
+            elif char == "}":
+                if holes[-1][0]:
+                    holes[-1][0] -= 1
+                else:  # the "}" ending a `${ }`
+                    pos = self._template_text(holes.pop()[1], start)
+        self.parts.append(source[self.copied:])
+        return _CodeView(source, "".join(self.parts), literals)
+
+    def _blank(self, start: int, end: int, first: str = "") -> int:
+        """Copy the code up to `start`, then source[start:end] blanked."""
+        self.parts.append(self.source[self.copied:start])
+        self.parts.append(_blank(self.source[start:end], first))
+        self.copied = end
+        return end
+
+    def _slash(self, start: int, end: int) -> int:
+        """A comment, a regex literal, or a division; where to go on."""
+        if end - start > 1:  # the pattern matched a whole comment
+            self.comments.append((start, end))
+            return self._blank(start, end)
+        regex = _JS_REGEX.match(self.source, start)
+        if regex is None or not self._regex_may_start(start):
+            return end
+        return self._blank(start, regex.end(), "/")
+
+    def _template_text(self, opened: int, start: int) -> int:
+        """Blank a template's text up to a `${` or its closing backtick.
+
+        `opened` is where the template's backtick is; `start` is that tick
+        or the `}` ending a `${ }` inside it, and the text follows it.
+        """
+        source = self.source
+        text = _JS_TEMPLATE_TEXT.match(source, start + 1)
+        stop = text.end() if text else start + 1
+        first = "`" if start == opened else ""
+        if source.startswith("${", stop):
+            self.holes.append([0, opened])
+            return self._blank(start, stop + 2, first)
+        end = min(stop + 1, len(source))
+        self.literals[opened] = end
+        return self._blank(start, end, first)
+
+    def _regex_may_start(self, slash: int) -> bool:
+        """Whether the code before a "/" lets it open a regex literal.
+
+        It may after an operator, an opening bracket, a keyword such as
+        `return`, or nothing; it may not after a name, a number, a closing
+        bracket or a literal, where "/" divides. Comments are looked past.
+        """
+        source, index = self.source, slash - 1
+        comment = len(self.comments) - 1
+        while True:
+            while index >= 0 and source[index].isspace():
+                index -= 1
+            while comment >= 0 and self.comments[comment][0] > index:
+                comment -= 1
+            if comment >= 0 and self.comments[comment][1] > index:
+                index = self.comments[comment][0] - 1
+                continue
+            break
+        if index < 0:
+            return True
+        char = source[index]
+        if _is_word_char(char):
+            begin = index
+            while begin > 0 and _is_word_char(source[begin - 1]):
+                begin -= 1
+            return source[begin:index + 1] in _JS_WORDS_BEFORE_REGEX
+        return char not in ")]}'\"`"
+
+
+def _js_literal_value(view: _CodeView, start: int) -> str:
+    """The text of the literal opening at `start`, as a test title needs it.
+
+    Strings are unescaped; templates are kept raw, `${...}` and all.
+    """
+    end = view.literals[start]
+    quote = view.source[start]
+    body = view.source[start + 1:end]
+    if body.endswith(quote) and not _escaped_end(body):
+        body = body[:-1]
+    if quote == "`":
+        return body
+    return _JS_ESCAPE.sub(lambda m: _JS_ESCAPES.get(m.group(1), m.group(1)), body)
+
+
+def _escaped_end(body: str) -> bool:
+    """Whether the last character of `body` is escaped by a backslash."""
+    count = len(body) - 1 - len(body[:-1].rstrip("\\"))
+    return count % 2 == 1
+
+
+def _js_view(source: str) -> _CodeView:
+    """JS/TS code with comments, strings, templates and regexes blanked."""
+    return _JsViewBuilder(source).build()
+
+
+def _hits_to_markers(view: _CodeView, hits: Iterable[tuple[int, str]]) -> list[MarkerHit]:
+    """(line, kind, text) per distinct (offset's line, kind), in line order."""
+    lines = sorted({(view.line_of(offset), kind) for offset, kind in hits})
+    return [(line, kind, view.line_text(line)) for line, kind in lines]
 
 
 # --------------------------------------------------------------------------
@@ -366,7 +591,7 @@ def python_test_defs(path: str, source: str) -> list[TestDef]:
     unittest's default) at module level or in a class, at any depth of
     classes, including inside `if`/`try`/`with` blocks. Functions nested in
     functions are not tests. `ast` answers when the file parses; when it
-    does not, the same rule runs over tokens and indentation, so a broken
+    does not, the same rule runs over the code view's lines, so a broken
     file still shows which tests it holds.
     """
     source = _normalize(source)
@@ -375,7 +600,7 @@ def python_test_defs(path: str, source: str) -> list[TestDef]:
     tree = _parse_python(source)
     if tree is not None:
         return _ast_test_defs(path, tree)
-    return _token_test_defs(path, _python_tokens(source), source.split("\n"))
+    return _view_test_defs(path, _python_view(source))
 
 
 def _parse_python(source: str) -> ast.Module | None:
@@ -408,8 +633,7 @@ def _collect_ast_defs(
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name.startswith("test"):
-                name = "::".join((*classes, node.name))
-                out.append(TestDef(path, name, node.lineno))
+                out.append(TestDef(path, "::".join((*classes, node.name)), node.lineno))
         elif isinstance(node, ast.ClassDef):
             _collect_ast_defs(path, node.body, (*classes, node.name), out)
         else:
@@ -418,194 +642,213 @@ def _collect_ast_defs(
 
 
 def _child_blocks(node: ast.stmt) -> list[list[ast.stmt]]:
-    """The statement lists inside a compound statement (if, try, with, ...)."""
+    """The statement lists inside a compound statement (if, try, with...)."""
     blocks: list[list[ast.stmt]] = []
     for name in ("body", "orelse", "finalbody"):
         value = getattr(node, name, None)
         if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
             blocks.append(value)
-    for handler in getattr(node, "handlers", ()):
-        blocks.append(handler.body)
-    for case in getattr(node, "cases", ()):
-        blocks.append(case.body)
+    blocks.extend(handler.body for handler in getattr(node, "handlers", ()))
+    blocks.extend(case.body for case in getattr(node, "cases", ()))
     return blocks
 
 
-def _token_test_defs(
-    path: str, toks: Sequence[_PyTok], lines: Sequence[str]
-) -> list[TestDef]:
-    """Test definitions from tokens and indentation, for unparseable files.
+_PY_DEF_LINE = re.compile(r"[ \t]*(?:async[ \t]+)?(def|class)[ \t]+([^\W\d]\w*)")
+_PY_OPENERS = ("(", "[", "{")
+_PY_CLOSERS = (")", "]", "}")
 
-    Mirrors `_collect_ast_defs`: each logical line closes every open def or
-    class indented at least as far, and a `def test*` counts when all the
-    blocks still open around it are classes.
+
+def _view_test_defs(path: str, view: _CodeView) -> list[TestDef]:
+    """Test definitions from indentation, for files that do not parse.
+
+    Mirrors `_collect_ast_defs` line by line: a line that starts a statement
+    closes every open def or class indented at least as far, and a
+    `def test*` counts when all blocks still open around it are classes.
+    A line inside brackets, after a backslash, or after a multi-line string
+    continues a statement. In broken code a `def`/`class` line always starts
+    one, so that a stray "(" cannot hide every test below it.
     """
     out: list[TestDef] = []
     scopes: list[tuple[int, str, str]] = []  # (indent, "def"|"class", name)
-    at_start = True
-    for i, tok in enumerate(toks):
-        if tok.kind == "nl":
-            at_start = True
+    depth, continued = 0, False
+    for number, text in enumerate(view.code.split("\n"), 1):
+        if not text.strip():
             continue
-        if not at_start:
-            continue
-        at_start = False
-        indent = _indent_width(lines, tok.line, tok.col)
-        while scopes and scopes[-1][0] >= indent:
-            scopes.pop()
-        opened = _opened_block(toks, i)
-        if opened is None:
-            continue
-        keyword, name, line = opened
-        in_function = any(kind == "def" for _, kind, _ in scopes)
-        if keyword == "def" and not in_function and name.startswith("test"):
-            prefix = [n for _, _, n in scopes]
-            out.append(TestDef(path, "::".join((*prefix, name)), line))
-        scopes.append((indent, keyword, name))
+        opened = _PY_DEF_LINE.match(text)
+        starts = number not in view.tail_lines and (
+            (depth == 0 and not continued) or opened is not None
+        )
+        if starts:
+            depth = 0
+            indent = len(text[:len(text) - len(text.lstrip())].expandtabs(8))
+            while scopes and scopes[-1][0] >= indent:
+                scopes.pop()
+            if opened is not None:
+                keyword, name = opened.group(1), opened.group(2)
+                in_function = any(kind == "def" for _, kind, _ in scopes)
+                if keyword == "def" and not in_function and name.startswith("test"):
+                    prefix = [scope_name for _, _, scope_name in scopes]
+                    out.append(TestDef(path, "::".join((*prefix, name)), number))
+                scopes.append((indent, keyword, name))
+        depth += sum(map(text.count, _PY_OPENERS)) - sum(map(text.count, _PY_CLOSERS))
+        depth = max(depth, 0)
+        continued = text.rstrip().endswith("\\")
     return out
-
-
-def _opened_block(
-    toks: Sequence[_PyTok], i: int
-) -> tuple[str, str, int] | None:
-    """(`def` or `class`, name, line) when a logical line opens one."""
-    if toks[i].kind == "name" and toks[i].text == "async":
-        i += 1
-    if i + 1 >= len(toks):
-        return None
-    keyword, name = toks[i], toks[i + 1]
-    if keyword.kind != "name" or keyword.text not in ("def", "class"):
-        return None
-    if name.kind != "name":
-        return None
-    return keyword.text, name.text, keyword.line
 
 
 # --------------------------------------------------------------------------
 # Python: markers
 # --------------------------------------------------------------------------
 
-_PY_MARK_ATTRS: dict[str, str] = {
-    "skip": "skip", "skipif": "skip", "xfail": "xfail",
-}
+_PY_MARK_ATTRS: dict[str, str] = {"skip": "skip", "skipif": "skip", "xfail": "xfail"}
 _PY_PYTEST_CALLS: dict[str, str] = {
     "skip": "skip", "importorskip": "skip", "xfail": "xfail",
 }
-_PY_UNITTEST_DECOS: dict[str, str] = {
+_PY_UNITTEST_DECORATORS: dict[str, str] = {
     "skip": "skip", "skipIf": "skip", "skipUnless": "skip",
     "expectedFailure": "xfail",
 }
-# Every Python marker's source holds one of these words (aliases included,
-# since the import naming them does), so files without one skip the lexer.
-_PY_MARKER_HINT = re.compile(r"skip|xfail|expectedFailure", re.IGNORECASE)
+# Every marker's chain holds one of these words, or an alias of one bound by
+# an import (which then joins the search).
+_PY_MARKER_WORDS = (
+    "skip", "skipif", "xfail", "importorskip", "skipIf", "skipUnless",
+    "expectedFailure", "SkipTest", "skipTest",
+)
+_PY_MARKER_HINT = re.compile(r"skip|Skip|xfail|expectedFailure")
+_PY_CHAIN_RIGHT = re.compile(r"\s*\.\s*([^\W\d]\w*)")
+# Patterns lead with a literal where they can: `re` then skips ahead in C
+# instead of trying the pattern at every character.
+_PY_IMPORT = re.compile(r"import[ \t]*(\([^)]*\)|[^\n;]*)")
+_PY_FROM_PREFIX = re.compile(r"[ \t]*from[ \t]+(pytest|unittest)[ \t]+")
+_PY_IMPORT_ITEM = re.compile(r"([\w.]+)(?:\s+as\s+(\w+))?")
 
 
 @dataclass
 class _PyNames:
     """The names a file binds to pytest and unittest things.
 
-    Starts from the usual spellings and grows with the file's imports, so
-    `import pytest as pt` then `@pt.mark.skip` is still a skip.
+    Starts from the usual spellings (bare `@skip(` counts, as the unittest
+    import is common) and grows with the file's imports, so after
+    `import pytest as pt`, `@pt.mark.skip` is still a skip.
     """
 
     pytest: set[str] = field(default_factory=lambda: {"pytest"})
     unittest: set[str] = field(default_factory=lambda: {"unittest"})
     mark: set[str] = field(default_factory=set)  # from pytest import mark
-    calls: dict[str, str] = field(default_factory=dict)  # pytest.skip & co
+    calls: dict[str, str] = field(default_factory=dict)  # from pytest import skip
     decorators: dict[str, str] = field(
-        default_factory=lambda: dict(_PY_UNITTEST_DECOS)
+        default_factory=lambda: dict(_PY_UNITTEST_DECORATORS)
     )
     skip_test: set[str] = field(default_factory=lambda: {"SkipTest"})
 
-    def learn(self, module: str, name: str | None, bound: str) -> None:
-        """Record one imported name: `import module as bound` when name is
-        None, else `from module import name as bound`."""
-        if name is None:
-            if module == "pytest":
-                self.pytest.add(bound)
-            elif module == "unittest":
-                self.unittest.add(bound)
-        elif module == "pytest":
-            if name == "mark":
-                self.mark.add(bound)
-            elif name in _PY_PYTEST_CALLS:
-                self.calls[bound] = _PY_PYTEST_CALLS[name]
-        elif module == "unittest":
-            if name in _PY_UNITTEST_DECOS:
-                self.decorators[bound] = _PY_UNITTEST_DECOS[name]
-            elif name == "SkipTest":
-                self.skip_test.add(bound)
+    def learn_module(self, module: str, alias: str | None) -> None:
+        """Record `import module as alias`."""
+        if alias and module == "pytest":
+            self.pytest.add(alias)
+        elif alias and module == "unittest":
+            self.unittest.add(alias)
+
+    def learn_name(self, module: str, name: str, bound: str) -> None:
+        """Record `from module import name as bound`."""
+        if module == "pytest" and name == "mark":
+            self.mark.add(bound)
+        elif module == "pytest" and name in _PY_PYTEST_CALLS:
+            self.calls[bound] = _PY_PYTEST_CALLS[name]
+        elif module == "unittest" and name in _PY_UNITTEST_DECORATORS:
+            self.decorators[bound] = _PY_UNITTEST_DECORATORS[name]
+        elif module == "unittest" and name == "SkipTest":
+            self.skip_test.add(bound)
+
+    def words(self) -> set[str]:
+        """Every word whose presence may make a marker."""
+        return {
+            *_PY_MARKER_WORDS, *self.mark, *self.calls, *self.decorators,
+            *self.skip_test,
+        }
+
+
+def _python_imports(code: str) -> _PyNames:
+    """The pytest/unittest names bound by the file's import statements:
+    `import pytest as pt`, `from unittest import skip as sk` and the like."""
+    names = _PyNames()
+    for match in _PY_IMPORT.finditer(code):
+        line_start = code.rfind("\n", 0, match.start()) + 1
+        prefix = code[line_start:match.start()]
+        if not prefix.strip():
+            for item in _PY_IMPORT_ITEM.finditer(match.group(1)):
+                names.learn_module(item.group(1), item.group(2))
+        elif (source := _PY_FROM_PREFIX.fullmatch(prefix)) is not None:
+            for item in _PY_IMPORT_ITEM.finditer(match.group(1)):
+                name = item.group(1)
+                names.learn_name(source.group(1), name, item.group(2) or name)
+    return names
 
 
 def python_markers(source: str) -> list[MarkerHit]:
     """Every skip/xfail marker in a Python file's code, as (line, kind, text).
 
-    Only code tokens count; the same words in strings, docstrings and
-    comments do not. The line is the one holding the marker's first token.
+    Only code counts: the same words in strings, docstrings and comments do
+    not. The line is the one holding the marker's first name (`pytest` of
+    `pytest.mark.skip`); a line with two markers of one kind reports once.
     """
     source = _normalize(source)
     if not _PY_MARKER_HINT.search(source):
         return []
-    toks = _python_tokens(source)
-    return _hits_with_text(_python_marker_hits(toks), source)
+    view = _python_view(source)
+    return _hits_to_markers(view, _python_marker_hits(view))
 
 
-def _python_marker_hits(toks: Sequence[_PyTok]) -> list[tuple[int, str]]:
-    """(line, kind) for each dotted name that is a marker in its place."""
-    names = _python_imports(toks)
+def _python_marker_hits(view: _CodeView) -> list[tuple[int, str]]:
+    """(offset, kind) for each dotted name that is a marker where it stands."""
+    code = view.code
+    names = _python_imports(code) if "import" in code else _PyNames()
+    words = sorted(names.words(), key=len, reverse=True)
+    search = re.compile("(?:" + "|".join(map(re.escape, words)) + r")(?!\w)")
     hits: list[tuple[int, str]] = []
-    for i, tok in enumerate(toks):
-        if tok.kind != "name" or _after_dot(toks, i):
+    seen: set[int] = set()
+    for match in search.finditer(code):
+        if _is_word_char(view.char(match.start() - 1)):
+            continue  # the tail of a longer name
+        left, head, bare = view.chain_before(view.before(match.start()))
+        if not left:
+            head = match.start()
+        if head in seen:
             continue
-        chain, end = _dotted(toks, i)
-        prev = toks[i - 1].text if i else ""
-        after = toks[end].text if end < len(toks) else ""
-        kind = _classify_python(chain, prev, after, names)
+        seen.add(head)
+        chain, end = left + [match.group()], match.end()
+        while (right := _PY_CHAIN_RIGHT.match(code, end)) is not None:
+            chain.append(right.group(1))
+            end = right.end()
+        after = view.char(view.after(end))
+        kind = _classify_python(chain, view.prev_token(head), after, names, bare)
         if kind is not None:
-            hits.append((tok.line, kind))
+            hits.append((head, kind))
     return hits
 
 
-def _after_dot(toks: Sequence[_PyTok], i: int) -> bool:
-    """Whether token i is an attribute (`x.<i>`) rather than a bare name."""
-    return i > 0 and toks[i - 1].kind == "op" and toks[i - 1].text == "."
-
-
-def _dotted(toks: Sequence[_PyTok], i: int) -> tuple[list[str], int]:
-    """The dotted name starting at token i, and the index just after it."""
-    chain = [toks[i].text]
-    j = i + 1
-    while (
-        j + 1 < len(toks)
-        and toks[j].kind == "op" and toks[j].text == "."
-        and toks[j + 1].kind == "name"
-    ):
-        chain.append(toks[j + 1].text)
-        j += 2
-    return chain, j
-
-
 def _classify_python(
-    chain: Sequence[str], prev: str, after: str, names: _PyNames
+    chain: list[str], prev: str, after: str, names: _PyNames, bare: bool
 ) -> str | None:
     """The marker kind of a dotted name, given the tokens around it."""
+    if chain[-1] == "skipTest" and after == "(" and (len(chain) > 1 or not bare):
+        return "skip"  # self.skipTest(...)
+    if not bare:
+        return None
     head = chain[0]
     if head in names.pytest and len(chain) >= 2:
         if chain[1] == "mark":
             return _PY_MARK_ATTRS.get(chain[2]) if len(chain) >= 3 else None
         if len(chain) == 2 and after == "(":
             return _PY_PYTEST_CALLS.get(chain[1])
-        if list(chain[1:]) == ["skip", "Exception"] and prev == "raise":
+        if chain[1:] == ["skip", "Exception"] and prev == "raise":
             return "skip"
         return None
     if head in names.mark and len(chain) >= 2:
         return _PY_MARK_ATTRS.get(chain[1])
     if head in names.unittest and len(chain) == 2:
-        if chain[1] in _PY_UNITTEST_DECOS:
-            return _PY_UNITTEST_DECOS[chain[1]]
-        if chain[1] == "SkipTest" and prev == "raise":
-            return "skip"
-        return None
+        if chain[1] == "SkipTest":
+            return "skip" if prev == "raise" else None
+        return _PY_UNITTEST_DECORATORS.get(chain[1])
     if len(chain) == 1:
         if after == "(" and head in names.calls:
             return names.calls[head]
@@ -613,329 +856,105 @@ def _classify_python(
             return names.decorators[head]
         if prev == "raise" and head in names.skip_test:
             return "skip"
-        return None
-    if chain[-1] == "skipTest" and after == "(":
-        return "skip"
     return None
 
 
-def _python_imports(toks: Sequence[_PyTok]) -> _PyNames:
-    """The pytest/unittest names the file's import statements bind."""
-    names = _PyNames()
-    for i, tok in enumerate(toks):
-        if tok.kind != "name":
-            continue
-        if tok.text == "from" and _starts_statement(toks, i):
-            module, j = _dotted(toks, i + 1) if i + 1 < len(toks) else ([], i)
-            if j < len(toks) and toks[j].text == "import" and module:
-                for name, bound in _import_list(toks, j + 1):
-                    names.learn(".".join(module), name, bound)
-        elif tok.text == "import" and _starts_statement(toks, i):
-            for name, bound in _import_list(toks, i + 1):
-                names.learn(name, None, bound)
-    return names
-
-
-def _starts_statement(toks: Sequence[_PyTok], i: int) -> bool:
-    """Whether token i begins a simple statement."""
-    return i == 0 or toks[i - 1].kind == "nl" or toks[i - 1].text in (";", ":")
-
-
-def _import_list(toks: Sequence[_PyTok], j: int) -> list[tuple[str, str]]:
-    """(name, bound name) pairs of an import list: `a.b as c, d`, `(e, f)`."""
-    pairs: list[tuple[str, str]] = []
-    while j < len(toks) and toks[j].kind != "nl":
-        if toks[j].text in ("(", ")", ","):
-            j += 1
-            continue
-        if toks[j].kind != "name":
-            break
-        chain, j = _dotted(toks, j)
-        bound = chain[0]
-        if (
-            j + 1 < len(toks) and toks[j].text == "as"
-            and toks[j + 1].kind == "name"
-        ):
-            bound = toks[j + 1].text
-            j += 2
-        pairs.append((".".join(chain), bound))
-    return pairs
-
-
 # --------------------------------------------------------------------------
-# JS/TS: tokens
+# JS/TS: test definitions
 # --------------------------------------------------------------------------
 
-
-class _JsTok(NamedTuple):
-    """A code token. kind: "id", "str" (raw literal with its quotes),
-    "tmpl" (raw template body between the backticks), "num", "re" or "p"
-    (one punctuation character)."""
-
-    kind: str
-    text: str
-    line: int
-
-
-_JS_LEX = re.compile(
-    r"(?P<ws>\s+)"
-    r"|(?P<comment>//[^\n]*|/\*[\s\S]*?(?:\*/|\Z))"
-    r"|(?P<str>'(?:[^'\\\n]|\\[\s\S])*'?|\"(?:[^\"\\\n]|\\[\s\S])*\"?)"
-    r"|(?P<id>(?:[^\W\d]|\$)(?:\w|\$)*)"
-    r"|(?P<num>\.?\d(?:\w|\.|(?<=[eE])[+-])*)"
-    r"|(?P<p>[\s\S])"
-)
-_JS_REGEX = re.compile(
-    r"/(?![*/])(?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\])+/\w*"
-)
-_JS_TEMPLATE_CHUNK = re.compile(r"(?:[^`\\$]|\\[\s\S]|\$(?!\{))*")
-# After these words a "/" starts a regex literal; after other words, a
-# number, a string or a closing bracket it divides.
-_JS_WORDS_BEFORE_REGEX = frozenset({
-    "return", "typeof", "instanceof", "in", "of", "new", "delete", "void",
-    "throw", "case", "do", "else", "yield", "await",
-})
-
-
-class _TemplateFrame(NamedTuple):
-    """An open template literal: its token's index, start offset, line."""
-
-    index: int
-    start: int
-    line: int
-
-
-def _regex_allowed(last: _JsTok | None) -> bool:
-    """Whether a "/" after this token opens a regex literal (a heuristic)."""
-    if last is None:
-        return True
-    if last.kind == "p":
-        return last.text not in (")", "]", "}")
-    if last.kind == "id":
-        return last.text in _JS_WORDS_BEFORE_REGEX
-    return False
-
-
-def _lex_js(source: str) -> list[_JsTok]:
-    """The code tokens of a JS/TS file; never raises.
-
-    Comments vanish; strings, templates and regex literals become single
-    opaque tokens, so their contents can never be taken for a test or a
-    marker. Code inside `${...}` is lexed as code, templates nesting in it.
-    An unterminated quote ends at its line's end, so one stray apostrophe
-    (JSX text, say) costs a line, not the rest of the file.
-    """
-    toks: list[_JsTok] = []
-    braces: list[_TemplateFrame | None] = []  # None is a plain "{"
-    last: _JsTok | None = None
-    pos, line, size = 0, 1, len(source)
-    if source.startswith("#!"):
-        pos = source.find("\n")
-        pos = size if pos < 0 else pos
-
-    def template(frame: _TemplateFrame, at: int) -> int:
-        """Read template text from `at`; close it or enter a `${`."""
-        nonlocal last
-        chunk = _JS_TEMPLATE_CHUNK.match(source, at)
-        end = chunk.end() if chunk else at
-        if source.startswith("${", end):
-            braces.append(frame)
-            last = _JsTok("p", "{", line)
-            return end + 2
-        done = _JsTok("tmpl", source[frame.start + 1:end], frame.line)
-        toks[frame.index] = done
-        last = done
-        return min(end + 1, size)
-
-    while pos < size:
-        char = source[pos]
-        if char == "`":
-            frame = _TemplateFrame(len(toks), pos, line)
-            toks.append(_JsTok("tmpl", "", line))
-            end = template(frame, pos + 1)
-        elif char == "}" and braces and braces[-1] is not None:
-            frame_or_none = braces.pop()
-            assert frame_or_none is not None
-            end = template(frame_or_none, pos + 1)
-        elif (
-            char == "/" and source[pos + 1:pos + 2] not in ("/", "*")
-            and _regex_allowed(last)
-            and (regex := _JS_REGEX.match(source, pos)) is not None
-        ):
-            last = _JsTok("re", regex.group(), line)
-            toks.append(last)
-            end = regex.end()
-        else:
-            match = _JS_LEX.match(source, pos)
-            assert match is not None  # the last alternative takes anything
-            kind, end = match.lastgroup or "p", match.end()
-            if kind not in ("ws", "comment"):
-                last = _JsTok(kind, match.group(), line)
-                toks.append(last)
-                if char == "{":
-                    braces.append(None)
-                elif char == "}" and braces:
-                    braces.pop()
-        line += source.count("\n", pos, end)
-        pos = end
-    for frame_or_none in braces:  # templates left open at the end of file
-        if frame_or_none is not None:
-            toks[frame_or_none.index] = _JsTok(
-                "tmpl", source[frame_or_none.start + 1:], frame_or_none.line
-            )
-    return toks
-
-
-_JS_OPENERS = {"(": ")", "[": "]", "{": "}"}
-_JS_CLOSERS = {")": "(", "]": "[", "}": "{"}
-
-
-def _match_brackets(toks: Sequence[_JsTok]) -> list[int]:
-    """For each opening bracket's index, the index of its closer.
-
-    Brackets left open run to the end (len(toks)). A stray closer only
-    closes an opener among the few innermost, so mis-lexed JSX or regexes
-    cannot make the pass quadratic.
-    """
-    ends = [-1] * len(toks)
-    stack: list[int] = []
-    for i, tok in enumerate(toks):
-        if tok.kind != "p":
-            continue
-        if tok.text in _JS_OPENERS:
-            stack.append(i)
-        elif tok.text in _JS_CLOSERS:
-            want = _JS_CLOSERS[tok.text]
-            for depth in range(len(stack) - 1, max(len(stack) - 9, -1), -1):
-                if toks[stack[depth]].text == want:
-                    for opener in stack[depth:]:
-                        ends[opener] = i
-                    del stack[depth:]
-                    break
-    for opener in stack:
-        ends[opener] = len(toks)
-    return ends
-
-
-_JS_STRING_BODY = re.compile(r"""(['"])((?:(?!\1)[^\\\n]|\\[\s\S])*)""")
-_JS_ESCAPE = re.compile(r"\\([\s\S])")
-_JS_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\n": ""}
-
-
-def _js_literal_value(tok: _JsTok) -> str:
-    """The text a string or template token stands for, as a test title."""
-    if tok.kind == "tmpl":
-        return tok.text
-    match = _JS_STRING_BODY.match(tok.text)
-    body = match.group(2) if match else tok.text
-    return _JS_ESCAPE.sub(
-        lambda m: _JS_SIMPLE_ESCAPES.get(m.group(1), m.group(1)), body
-    )
-
-
-# --------------------------------------------------------------------------
-# JS/TS: calls of it/test/describe
-# --------------------------------------------------------------------------
-
-_JS_TEST_FUNCS = frozenset({
-    "it", "test", "specify", "xit", "xtest", "xspecify", "fit",
-})
+_JS_TEST_FUNCS = frozenset({"it", "test", "specify", "xit", "xtest", "xspecify", "fit"})
 _JS_SUITE_FUNCS = frozenset({
     "describe", "suite", "context", "xdescribe", "xcontext", "fdescribe",
 })
+_JS_CALLEES = re.compile(
+    r"(?:"
+    + "|".join(sorted(_JS_TEST_FUNCS | _JS_SUITE_FUNCS, key=len, reverse=True))
+    + r")(?![\w$])"
+)
 # Modifiers that leave a call a definition (`it.skip("t", fn)` is still a
-# test, one the marker check reports); `it.todo` is a placeholder, not one.
+# test, one the marker check reports); `it.todo("t")` is only a placeholder.
 _JS_DEF_MODIFIERS = frozenset({
     "only", "skip", "concurrent", "sequential", "each", "skipIf", "runIf",
+    "fixme", "fails", "failing",
 })
-# Modifiers taking their own arguments before the title's call:
+# Modifiers taking arguments of their own before the test's own call:
 # `it.each(table)("title", fn)`, `test.skipIf(cond)("title", fn)`.
 _JS_ARG_MODIFIERS = frozenset({"each", "skipIf", "runIf"})
+_JS_MODIFIER = re.compile(r"\s*\.\s*([A-Za-z_$][\w$]*)")
 
 
 class _JsCall(NamedTuple):
-    """`base.mod1.mod2(...)`: base token index, modifiers, call brackets."""
+    """`name.mod1.mod2(...)`: the callee's modifiers and the title's "("."""
 
-    base: int
-    mods: tuple[tuple[str, int], ...]  # (modifier, its token index)
-    open: int  # index of the "(" taking the title
-    close: int  # index of its ")" (len(toks) when unclosed)
+    mods: tuple[str, ...]
+    open: int
 
 
-def _is_p(toks: Sequence[_JsTok], i: int, text: str) -> bool:
-    """Whether token i exists and is the punctuation `text`."""
-    return i < len(toks) and toks[i].kind == "p" and toks[i].text == text
-
-
-def _js_bare(toks: Sequence[_JsTok], i: int) -> bool:
-    """Whether identifier i is not a property: `regex.test(` is no test."""
-    return not (i > 0 and toks[i - 1].kind == "p" and toks[i - 1].text == ".")
-
-
-def _js_call(
-    toks: Sequence[_JsTok], ends: Sequence[int], i: int
-) -> _JsCall | None:
-    """The call starting at identifier i, through any `.modifier`s."""
-    j = i + 1
-    mods: list[tuple[str, int]] = []
-    while _is_p(toks, j, ".") and j + 1 < len(toks) and toks[j + 1].kind == "id":
-        mods.append((toks[j + 1].text, j + 1))
-        j += 2
-        if mods[-1][0] in _JS_ARG_MODIFIERS:
-            if _is_p(toks, j, "("):
-                j = ends[j] + 1
-            elif j < len(toks) and toks[j].kind == "tmpl":
-                j += 1  # it.each`table`
-    if not _is_p(toks, j, "("):
+def _js_call(view: _CodeView, name_end: int) -> _JsCall | None:
+    """The call made by the name ending at `name_end`, through `.modifier`s."""
+    code, pos = view.code, name_end
+    mods: list[str] = []
+    while (modifier := _JS_MODIFIER.match(code, pos)) is not None:
+        mods.append(modifier.group(1))
+        pos = modifier.end()
+        if mods[-1] in _JS_ARG_MODIFIERS:
+            nxt = view.after(pos)
+            if view.char(nxt) == "(":
+                pos = view.brackets.close[nxt] + 1
+            elif nxt in view.literals:  # it.each`table`
+                pos = view.literals[nxt]
+    opener = view.after(pos)
+    if view.char(opener) != "(":
         return None
-    return _JsCall(i, tuple(mods), j, ends[j])
+    return _JsCall(tuple(mods), opener)
 
 
-def _js_title(toks: Sequence[_JsTok], call: _JsCall) -> str | None:
+def _js_title(view: _CodeView, call: _JsCall) -> str | None:
     """The call's first argument when it is a string or template literal."""
-    first = call.open + 1
-    if first < min(call.close, len(toks)) and toks[first].kind in ("str", "tmpl"):
-        return _js_literal_value(toks[first])
-    return None
+    first = view.after(call.open + 1)
+    return _js_literal_value(view, first) if first in view.literals else None
+
+
+def _js_is_bare(view: _CodeView, start: int) -> bool:
+    """Whether the name at `start` is no property: `regex.test(` is no test."""
+    return view.char(view.before(start)) != "."
 
 
 def js_test_defs(path: str, source: str) -> list[TestDef]:
     """Test definitions in a JS/TS file, in source order.
 
-    A definition is a call of `it`/`test` (also `specify`, `xit`, `fit`,
-    ...), bare or through `.only`/`.skip`/`.concurrent`/`.each(...)`, whose
-    first argument is a string or template literal. `foo.test(` is a method
-    call, not a test. Names carry their describe blocks: "math > adds".
+    A definition is a call of `it`/`test` (or `specify`, `xit`, `fit`...),
+    bare or through `.only`/`.skip`/`.concurrent`/`.each(...)`, whose first
+    argument is a string or template literal. `foo.test(` is a method call,
+    not a test. Names carry their describe blocks: "math > adds".
     """
-    toks = _lex_js(_normalize(source))
-    return _js_defs_from(path, toks, _match_brackets(toks))
+    return _js_defs(path, _js_view(_normalize(source)))
 
 
-def _js_defs_from(
-    path: str, toks: Sequence[_JsTok], ends: Sequence[int]
-) -> list[TestDef]:
-    """Test definitions from tokens, tracking the describe blocks open."""
+def _js_defs(path: str, view: _CodeView) -> list[TestDef]:
+    """Test definitions from a view, tracking the describe blocks open."""
     out: list[TestDef] = []
-    suites: list[tuple[int, str]] = []  # (closing index, title)
-    for i, tok in enumerate(toks):
-        while suites and suites[-1][0] < i:
+    suites: list[tuple[int, str]] = []  # (offset of the closing ")", title)
+    for match in _JS_CALLEES.finditer(view.code):
+        start = match.start()
+        if _is_word_char(view.char(start - 1)):
+            continue  # the tail of a longer name
+        while suites and suites[-1][0] < start:
             suites.pop()
-        if tok.kind != "id" or not _js_bare(toks, i):
+        if not _js_is_bare(view, start):
             continue
-        is_test = tok.text in _JS_TEST_FUNCS
-        if not is_test and tok.text not in _JS_SUITE_FUNCS:
+        call = _js_call(view, match.end())
+        if call is None or not _JS_DEF_MODIFIERS.issuperset(call.mods):
             continue
-        call = _js_call(toks, ends, i)
-        if call is None or any(m not in _JS_DEF_MODIFIERS for m, _ in call.mods):
-            continue
-        title = _js_title(toks, call)
+        title = _js_title(view, call)
         if title is None:
             continue
-        if is_test:
+        if match.group() in _JS_TEST_FUNCS:
             name = " > ".join([t for _, t in suites] + [title])
-            out.append(TestDef(path, name, tok.line))
+            out.append(TestDef(path, name, view.line_of(start)))
         else:
-            suites.append((call.close, title))
+            suites.append((view.brackets.close[call.open], title))
     return out
 
 
@@ -943,161 +962,118 @@ def _js_defs_from(
 # JS/TS: markers
 # --------------------------------------------------------------------------
 
-_JS_MARK_BASES = frozenset({
-    "it", "test", "describe", "suite", "context", "specify",
-})
+_JS_MARK_BASES = frozenset({"it", "test", "describe", "suite", "context", "specify"})
 _JS_MODIFIER_KINDS: dict[str, str] = {
-    "only": "focus", "skip": "skip", "todo": "skip",
-    "skipIf": "skip", "runIf": "skip",
+    "only": "focus", "skip": "skip", "todo": "skip", "skipIf": "skip",
+    "runIf": "skip", "fixme": "skip",  # Playwright's skip
+    "fails": "xfail", "failing": "xfail", "fail": "xfail",  # vitest, jest, Playwright
 }
 _JS_PREFIXED: dict[str, str] = {
-    "xit": "skip", "xtest": "skip", "xspecify": "skip",
-    "xdescribe": "skip", "xcontext": "skip",
-    "fit": "focus", "fdescribe": "focus",
+    "xit": "skip", "xtest": "skip", "xspecify": "skip", "xdescribe": "skip",
+    "xcontext": "skip", "fit": "focus", "fdescribe": "focus",
 }
-_JS_OPTION_BASES = frozenset({"it", "test", "describe", "suite"})
 _JS_OPTION_KEYS: dict[str, str] = {"skip": "skip", "todo": "skip", "only": "focus"}
-_JS_FALSY = frozenset({"false", "null", "undefined", "0"})
+_JS_OPTION_CALLEES = frozenset({"it", "test", "describe", "suite"})
 # Receivers of a runtime skip: node:test's `t`, vitest's `ctx`/`context`,
 # mocha's `this`. `stream.skip(3)` has none of them, so it is no marker.
 _JS_SKIP_RECEIVERS = frozenset({"t", "ctx", "context", "this"})
-_JS_MARKER_HINT = re.compile(
-    r"only|skip|todo|runIf|xit|xtest|xspecify|xdescribe|xcontext|fit|fdescribe"
+_JS_MARK_WORD = re.compile(
+    r"(?:"
+    + "|".join(sorted({*_JS_MODIFIER_KINDS, *_JS_PREFIXED}, key=len, reverse=True))
+    + r")(?![\w$])"
 )
+_JS_MARKER_HINT = re.compile("|".join({*_JS_MODIFIER_KINDS, *_JS_PREFIXED}))
+_JS_CALL_FOLLOWS = re.compile(r"(?:\s*\.\s*[\w$]+)*\s*[(`]")
+_JS_FALSY_VALUE = re.compile(r"\s*(?:false|null|undefined|0)\s*[,}]")
 
 
 def js_markers(source: str) -> list[MarkerHit]:
     """Every skip/focus marker in a JS/TS file's code, as (line, kind, text).
 
     `.only`, `.skip`, `.todo`, `.skipIf`, `.runIf` on it/test/describe/
-    suite/context, `xit`/`xdescribe`/`fit`/`fdescribe` & co, node:test
-    options `{ skip: true }` / `{ todo: ... }` / `{ only: true }`, and
-    `t.skip()`/`this.skip()`. Never text in strings, templates or comments,
-    and never `.skip(` on other objects.
+    suite/context, `xit`/`xdescribe`/`fit`/`fdescribe` and kin, node:test
+    options `{ skip: true }`/`{ todo: ... }`/`{ only: true }` given to a
+    test, and `t.skip()`/`this.skip()`. Never text in strings, templates or
+    comments, and never `.skip(` on other objects.
     """
     source = _normalize(source)
     if not _JS_MARKER_HINT.search(source):
         return []
-    toks = _lex_js(source)
-    hits = _js_marker_hits(toks, _match_brackets(toks))
-    return _hits_with_text(hits, source)
+    view = _js_view(source)
+    return _hits_to_markers(view, _js_marker_hits(view))
 
 
-def _js_marker_hits(
-    toks: Sequence[_JsTok], ends: Sequence[int]
-) -> list[tuple[int, str]]:
-    """(line, kind) for each marker among the tokens."""
+def _js_marker_hits(view: _CodeView) -> list[tuple[int, str]]:
+    """(offset, kind) for each marker word that is a marker where it stands."""
     hits: list[tuple[int, str]] = []
-    for i, tok in enumerate(toks):
-        if tok.kind != "id" or not _js_bare(toks, i):
-            continue
-        if tok.text in _JS_SKIP_RECEIVERS:
-            hits.extend(_js_receiver_hits(toks, ends, i))
-        if tok.text not in _JS_MARK_BASES and tok.text not in _JS_PREFIXED:
-            continue
-        call = _js_call(toks, ends, i)
-        if call is None:
-            continue
-        if tok.text in _JS_PREFIXED:
-            if _js_title(toks, call) is not None:
-                hits.append((tok.line, _JS_PREFIXED[tok.text]))
-            continue
-        for mod, at in call.mods:
-            if mod in _JS_MODIFIER_KINDS:
-                hits.append((toks[at].line, _JS_MODIFIER_KINDS[mod]))
-        if tok.text in _JS_OPTION_BASES:
-            hits.extend(_js_option_hits(toks, ends, call))
+    for match in _JS_MARK_WORD.finditer(view.code):
+        word, start, end = match.group(), match.start(), match.end()
+        if _is_word_char(view.char(start - 1)):
+            continue  # the tail of a longer name
+        dot = view.before(start)
+        if word in _JS_PREFIXED:
+            call = _js_call(view, end) if view.char(dot) != "." else None
+            if call is not None and _js_title(view, call) is not None:
+                hits.append((start, _JS_PREFIXED[word]))
+        elif view.char(dot) == ".":
+            kind = _js_modifier_kind(view, word, dot, end)
+            if kind is not None:
+                hits.append((start, kind))
+        elif word in _JS_OPTION_KEYS and _js_option_set(view, start, end):
+            hits.append((start, _JS_OPTION_KEYS[word]))
     return hits
 
 
-def _js_receiver_hits(
-    toks: Sequence[_JsTok], ends: Sequence[int], i: int
-) -> list[tuple[int, str]]:
-    """`t.skip(`/`t.todo(`, and options on a node subtest `t.test(...)`."""
-    if not _is_p(toks, i + 1, ".") or i + 2 >= len(toks):
-        return []
-    member = toks[i + 2]
-    if member.kind != "id":
-        return []
-    if member.text in ("skip", "todo") and _is_p(toks, i + 3, "("):
-        return [(member.line, "skip")]
-    if member.text == "test":
-        call = _js_call(toks, ends, i + 2)
-        if call is not None:
-            return _js_option_hits(toks, ends, call)
-    return []
+def _js_modifier_kind(view: _CodeView, word: str, dot: int, end: int) -> str | None:
+    """The kind of `.only`/`.skip`/... given what it is a member of.
 
-
-def _js_option_hits(
-    toks: Sequence[_JsTok], ends: Sequence[int], call: _JsCall
-) -> list[tuple[int, str]]:
-    """Markers in object literals passed directly as the call's arguments.
-
-    `test("t", { skip: true }, fn)` skips; a `{ skip: true }` inside the
-    test's own body is just data, so only an object that starts an argument
-    is read, and only its top-level keys.
+    `it.only(`, `describe.skip.each(...)(`, `test.skipIf(c)(`: a chain on a
+    bare test function, ending in a call. `t.skip()`, `this.skip()`: a
+    runtime skip on a test context.
     """
-    hits: list[tuple[int, str]] = []
-    k, stop = call.open + 1, min(call.close, len(toks))
-    at_argument = True
-    while k < stop:
-        tok = toks[k]
-        if tok.kind == "p" and tok.text in _JS_OPENERS:
-            if tok.text == "{" and at_argument:
-                hits.extend(_js_object_flags(toks, ends, k))
-            k = max(ends[k], k) + 1
-            at_argument = False
-            continue
-        at_argument = tok.kind == "p" and tok.text == ","
-        k += 1
-    return hits
-
-
-def _js_object_flags(
-    toks: Sequence[_JsTok], ends: Sequence[int], open_at: int
-) -> list[tuple[int, str]]:
-    """`skip`/`todo`/`only` keys of one object literal with a truthy value.
-
-    `skip: false` (or null, undefined, 0) switches nothing off; any other
-    value, a condition included, may skip, and so does shorthand `{ skip }`.
-    """
-    hits: list[tuple[int, str]] = []
-    k, stop = open_at + 1, min(ends[open_at], len(toks))
-    at_key = True
-    while k < stop:
-        tok = toks[k]
-        if tok.kind == "p" and tok.text in _JS_OPENERS:
-            k = max(ends[k], k) + 1
-            at_key = False
-            continue
-        key = _js_key(tok) if at_key else None
-        if key in _JS_OPTION_KEYS and _js_flag_set(toks, k + 1, stop):
-            hits.append((tok.line, _JS_OPTION_KEYS[key]))
-        at_key = tok.kind == "p" and tok.text == ","
-        k += 1
-    return hits
-
-
-def _js_key(tok: _JsTok) -> str | None:
-    """A property key's name: `skip` or `'skip'`."""
-    if tok.kind == "id":
-        return tok.text
-    if tok.kind == "str":
-        return _js_literal_value(tok)
+    chain, _, bare = view.chain_before(dot)
+    if not bare or not chain:
+        return None
+    if (
+        len(chain) == 1 and chain[0] in _JS_SKIP_RECEIVERS
+        and word in ("skip", "todo") and view.char(view.after(end)) == "("
+    ):
+        return "skip"
+    if chain[0] in _JS_MARK_BASES and _JS_CALL_FOLLOWS.match(view.code, end):
+        return _JS_MODIFIER_KINDS[word]
     return None
 
 
-def _js_flag_set(toks: Sequence[_JsTok], k: int, stop: int) -> bool:
-    """Whether the key just before token k is given a possibly-true value."""
-    if k >= stop:
-        return True  # shorthand `{ skip }` closing the object
-    if _is_p(toks, k, ","):
-        return True  # shorthand `{ skip, ... }`
-    if not _is_p(toks, k, ":") or k + 1 >= stop:
+def _js_option_set(view: _CodeView, start: int, end: int) -> bool:
+    """Whether `skip`/`todo`/`only` here is a true option of a test call.
+
+    It must be a key (`{ skip: cond }`, or shorthand `{ skip }`) whose value
+    is not plainly false, of an object literal passed straight to it/test/
+    describe/suite or to a node subtest `t.test(...)`; an object inside the
+    test's body is just data.
+    """
+    code = view.code
+    if view.char(view.before(start)) not in ("{", ","):
         return False
-    value = toks[k + 1]
-    ends_there = k + 2 >= stop or _is_p(toks, k + 2, ",")
-    return not (value.text in _JS_FALSY and ends_there)
+    nxt = view.after(end)
+    if view.char(nxt) not in (":", ",", "}"):
+        return False
+    if view.char(nxt) == ":" and _JS_FALSY_VALUE.match(code, nxt + 1):
+        return False
+    brackets = view.brackets
+    obj = brackets.enclosing(start)
+    if view.char(obj) != "{" or view.char(view.before(obj)) not in ("(", ","):
+        return False
+    call = brackets.parent.get(obj, -1)
+    if view.char(call) != "(":
+        return False
+    name, name_start = view.word_ending_at(view.before(call))
+    if name not in _JS_OPTION_CALLEES:
+        return False
+    if _js_is_bare(view, name_start):
+        return True
+    receiver, _, _ = view.chain_before(view.before(name_start))
+    return name == "test" and receiver == ["t"]
 
 
 # --------------------------------------------------------------------------
@@ -1109,7 +1085,7 @@ def added_lines(old: str, new: str) -> set[int]:
     """1-based numbers of the lines of `new` that `old` does not account for.
 
     The common head and tail are trimmed before `SequenceMatcher` runs, so a
-    small edit to a huge file costs a scan, not a quadratic match.
+    small edit to a huge file costs a scan rather than a quadratic match.
     """
     a, b = old.split("\n"), new.split("\n")
     limit = min(len(a), len(b))
@@ -1120,8 +1096,6 @@ def added_lines(old: str, new: str) -> set[int]:
     while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
     middle_a, middle_b = a[head:len(a) - tail], b[head:len(b) - tail]
-    if not middle_b:
-        return set()
     if not middle_a:
         return set(range(head + 1, head + len(middle_b) + 1))
     matcher = SequenceMatcher(None, middle_a, middle_b, autojunk=False)
@@ -1137,47 +1111,43 @@ def added_lines(old: str, new: str) -> set[int]:
 # --------------------------------------------------------------------------
 
 
-@dataclass
-class _Analysis:
-    """One side of a file: its test definitions and all its markers."""
+class _FileScan(NamedTuple):
+    """One file version's test definitions and markers."""
 
     defs: list[TestDef]
     markers: list[MarkerHit]
 
 
-def _analyze(language: Language, path: str, text: str, *, markers: bool) -> _Analysis:
-    """Definitions (and, when asked, markers) of one file version.
+def _scan_file(language: Language, path: str, text: str, *, markers: bool) -> _FileScan:
+    """Definitions and (when asked) markers of one version, from one view.
 
-    Lexes once per version: the JS tokens, or the Python tokens when either
-    the marker search or a file that fails to parse needs them.
+    `text` is already normalized. The marker search is skipped outright in
+    a file without any marker word, which is most of them.
     """
     if language == "js":
-        toks = _lex_js(text)
-        ends = _match_brackets(toks)
+        view = _js_view(text)
         hits = (
-            _hits_with_text(_js_marker_hits(toks, ends), text)
+            _hits_to_markers(view, _js_marker_hits(view))
             if markers and _JS_MARKER_HINT.search(text) else []
         )
-        return _Analysis(_js_defs_from(path, toks, ends), hits)
-    py_toks: list[_PyTok] | None = None
+        return _FileScan(_js_defs(path, view), hits)
+    py_view: _CodeView | None = None
     defs: list[TestDef] = []
     if "test" in text:
         tree = _parse_python(text)
         if tree is not None:
             defs = _ast_test_defs(path, tree)
         else:
-            py_toks = _python_tokens(text)
-            defs = _token_test_defs(path, py_toks, text.split("\n"))
-    hits: list[MarkerHit] = []
-    if markers and _PY_MARKER_HINT.search(text):
-        if py_toks is None:
-            py_toks = _python_tokens(text)
-        hits = _hits_with_text(_python_marker_hits(py_toks), text)
-    return _Analysis(defs, hits)
+            py_view = _python_view(text)
+            defs = _view_test_defs(path, py_view)
+    if not markers or not _PY_MARKER_HINT.search(text):
+        return _FileScan(defs, [])
+    py_view = py_view or _python_view(text)
+    return _FileScan(defs, _hits_to_markers(py_view, _python_marker_hits(py_view)))
 
 
 class _Side(NamedTuple):
-    """One version of a changed file: path, language (None: not scanned),
+    """One version of a changed file: path, language (None: not read) and
     text (None: absent)."""
 
     path: str
@@ -1185,21 +1155,19 @@ class _Side(NamedTuple):
     text: str | None
 
 
+def _side(path: str, data: bytes | None, present: bool) -> _Side:
+    """One version of a file, read when it exists in that commit."""
+    text = _decode(data) if present and data is not None else None
+    return _Side(path, language_of(path), text)
+
+
 def _sides(change: FileChange) -> tuple[_Side, _Side]:
-    """The old and new versions of a change; absent ones have no text."""
+    """The old and new versions of a change; an absent one has no text."""
     old_path = change.old_path or change.new_path or ""
     new_path = change.new_path or change.old_path or ""
-    old_text = (
-        _decode(change.old_data)
-        if change.kind != "add" and change.old_data is not None else None
-    )
-    new_text = (
-        _decode(change.new_data)
-        if change.kind != "delete" and change.new_data is not None else None
-    )
     return (
-        _Side(old_path, language_of(old_path), old_text),
-        _Side(new_path, language_of(new_path), new_text),
+        _side(old_path, change.old_data, change.kind != "add"),
+        _side(new_path, change.new_data, change.kind != "delete"),
     )
 
 
@@ -1219,75 +1187,53 @@ def _unmatched(mine: Sequence[TestDef], theirs: Sequence[TestDef]) -> list[TestD
     return out
 
 
-@dataclass
-class _Totals:
-    """What the scan has found so far, file by file."""
-
-    removed: list[TestDef] = field(default_factory=list)
-    added: list[TestDef] = field(default_factory=list)
-    markers: list[Marker] = field(default_factory=list)
-    files: int = 0
-
-
 def scan_changes(
     changes: Iterable[FileChange],
     is_test_file: Callable[[str], bool] = looks_like_test_file,
 ) -> DiffScan:
     """Removed and added test definitions, and markers on added lines.
 
-    Only files whose old or new path `is_test_file` accepts, in Python or
-    JS/TS, are read. Each file is compared with its own previous version
-    (a rename keeps its pair), so a renamed file with the same tests removes
+    Only files in Python or JS/TS whose old or new path `is_test_file`
+    accepts are read. Each file is compared with its own previous version (a
+    rename keeps its pair), so a renamed file with the same tests removes
     nothing; a test moved between two unrelated files counts as one removed
-    and one added.
+    and one added. Deleted files bring no markers; added files bring all.
     """
-    totals = _Totals()
+    removed: list[TestDef] = []
+    added: list[TestDef] = []
+    markers: list[Marker] = []
+    files = 0
     for change in changes:
-        _scan_one(change, is_test_file, totals)
-    return DiffScan(
-        removed=tuple(totals.removed),
-        added=tuple(totals.added),
-        markers=tuple(totals.markers),
-        files_scanned=totals.files,
-    )
+        paths = [p for p in (change.old_path, change.new_path) if p]
+        if not any(map(language_of, paths)) or not any(map(is_test_file, paths)):
+            continue
+        files += 1
+        old, new = _sides(change)
+        if old.text == new.text and old.language == new.language:
+            continue  # a pure rename: nothing to compare
+        before, after = _scan_side(old, markers=False), _scan_side(new, markers=True)
+        removed.extend(_unmatched(before.defs, after.defs))
+        added.extend(_unmatched(after.defs, before.defs))
+        markers.extend(_new_markers(new.path, after.markers, old.text, new.text))
+    return DiffScan(tuple(removed), tuple(added), tuple(markers), files)
 
 
-def _scan_one(
-    change: FileChange, is_test_file: Callable[[str], bool], totals: _Totals
-) -> None:
-    """Add one changed file's findings to the totals."""
-    paths = {p for p in (change.old_path, change.new_path) if p}
-    if not any(language_of(p) for p in paths):
-        return
-    if not any(is_test_file(p) for p in paths):
-        return
-    old, new = _sides(change)
-    totals.files += 1
-    if old.text == new.text and old.language == new.language:
-        return  # a pure rename, or a mode change: nothing to compare
-    old_defs = (
-        _analyze(old.language, old.path, old.text, markers=False).defs
-        if old.language and old.text is not None else []
-    )
-    if new.language and new.text is not None:
-        found = _analyze(new.language, new.path, new.text, markers=True)
-        totals.markers.extend(_new_markers(new.path, found.markers, old.text, new.text))
-        new_defs = found.defs
-    else:
-        new_defs = []
-    totals.removed.extend(_unmatched(old_defs, new_defs))
-    totals.added.extend(_unmatched(new_defs, old_defs))
+def _scan_side(side: _Side, *, markers: bool) -> _FileScan:
+    """A file version's findings; none when absent or in no known language."""
+    if side.language is None or side.text is None:
+        return _FileScan([], [])
+    return _scan_file(side.language, side.path, side.text, markers=markers)
 
 
 def _new_markers(
-    path: str, hits: Sequence[MarkerHit], old_text: str | None, new_text: str
+    path: str, hits: Sequence[MarkerHit], old_text: str | None, new_text: str | None
 ) -> list[Marker]:
     """The markers that sit on lines the change added.
 
-    The line diff runs only when the new version has a marker at all, which
-    keeps the usual file, with none, at the cost of one lexer pass.
+    The line diff runs only when the new version has a marker at all, so
+    the usual file, with none, costs no diff.
     """
-    if not hits:
+    if not hits or new_text is None:
         return []
     fresh = added_lines(old_text, new_text) if old_text is not None else None
     return [

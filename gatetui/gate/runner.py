@@ -66,6 +66,7 @@ class _Gate:
 
     async def execute(self) -> None:
         plan = self.plan
+        preflight = asyncio.create_task(self.backend.preflight(plan.profile.tools))
         self.emit(RunStarted(
             run_id=plan.request.run_id, repo=str(plan.repo.path), base_ref=plan.request.base,
             head_ref=plan.request.head, base=plan.base.sha, head=plan.head.sha,
@@ -75,6 +76,7 @@ class _Gate:
         self.emit(DigestsComputed(plan.digests))
         first_kept, first_skips = self._diff_checks()
         self._hidden()
+        await preflight  # a missing tool is raised to the consumer: nothing was judged
         workspace: Workspace | None = None
         try:
             workspace = await self._install()

@@ -44,20 +44,33 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(out + "$")
 
 
+@lru_cache(maxsize=64)
+def _globs_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{_glob_regex(g).pattern})" for g in globs) or r"(?!)")
+
+
 def is_sealed(path: str, globs: Iterable[str]) -> bool:
-    return any(_glob_regex(g).match(path) for g in globs)
+    return _globs_regex(tuple(globs)).match(path) is not None
 
 
-def sealed_files(snapshot: Snapshot, globs: tuple[str, ...]) -> dict[str, bytes]:
-    return {p: snapshot.read(p) or b"" for p in snapshot.paths if is_sealed(p, globs)}
+def sealed_paths(snapshot: Snapshot, globs: tuple[str, ...]) -> list[str]:
+    return [p for p in snapshot.paths if is_sealed(p, globs)]
+
+
+def sealed_digest(snapshot: Snapshot, globs: tuple[str, ...]) -> str:
+    """Names the sealed set by its files' content ids, without reading them."""
+    return digest_files({p: snapshot.ident(p).encode() for p in sealed_paths(snapshot, globs)})
 
 
 def overlay(base: Snapshot, head: Snapshot, globs: tuple[str, ...]) -> dict[str, bytes | None]:
     """What to write over head's tree to make its sealed paths base's again:
-    changed files reverted, deleted ones restored (bytes), added ones removed (None)."""
-    at_base = sealed_files(base, globs)
-    at_head = sealed_files(head, globs)
-    out: dict[str, bytes | None] = {p: d for p, d in at_base.items() if at_head.get(p) != d}
+    changed files reverted, deleted ones restored (bytes), added ones removed (None).
+    Only the files that differ are read."""
+    at_base = {p: base.ident(p) for p in sealed_paths(base, globs)}
+    at_head = {p: head.ident(p) for p in sealed_paths(head, globs)}
+    out: dict[str, bytes | None] = {
+        p: base.read(p) or b"" for p, ident in at_base.items() if at_head.get(p) != ident
+    }
     out.update({p: None for p in at_head if p not in at_base})
     return out
 
@@ -132,8 +145,8 @@ def compute_digests(base: Snapshot, head: Snapshot, globs: tuple[str, ...]) -> D
     return Digests(
         base=base.sha,
         head=head.sha,
-        sealed_base=digest_files(sealed_files(base, globs)),
-        sealed_head=digest_files(sealed_files(head, globs)),
+        sealed_base=sealed_digest(base, globs),
+        sealed_head=sealed_digest(head, globs),
         sealed_changed=tuple(changed_sealed(base, head, globs)),
         manifest=digest_files(manifests),
         manifest_files=tuple(sorted(manifests)),

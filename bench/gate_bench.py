@@ -1,0 +1,183 @@
+"""`make bench`: how much the side-by-side runs save, and how fast the diff answers.
+
+Prints three figures, each with the command that reproduces it:
+1. gate wall time / (install + one suite run)       target <= 1.3
+2. the article's sequential gate / gatetui's gate   target >= 2.5
+3. the diff checks' time to first answer on a repo of 5,000 files and
+   500 commits                                     target < 0.5 s
+The suites sleep about 5 s in all, so the figures measure orchestration,
+not this machine's CPU. Figures 1 and 2 are printed for a python project
+(fresh venv + pip) and a node project (npm ci, node's own runner).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from gatetui.backends.local import LocalBackend
+from gatetui.gate.events import CheckFinished, CheckProgress, GateEvent
+from gatetui.gate.plan import GateRequest, Plan, make_plan
+from gatetui.gate.runner import run_gate
+
+SLEEPS = 5  # tests, one second each
+GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+
+PYTHON = {
+    "pyproject.toml": (
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "sleepy"\nversion = "0"\n[project.optional-dependencies]\ntest = ["pytest"]\n'
+        '[tool.setuptools]\npackages = ["sleepy"]\n'
+    ),
+    "sleepy/__init__.py": "def nap():\n    return 1\n",
+    "tests/test_sleepy.py": "import time\nfrom sleepy import nap\n\n" + "".join(
+        f"def test_nap_{i}():\n    time.sleep(1)\n    assert nap() == 1\n\n" for i in range(SLEEPS)
+    ),
+}
+NODE = {
+    "package.json": '{"name": "sleepy", "version": "0.0.0", "scripts": {"test": "node --test"}}\n',
+    "package-lock.json": '{"name": "sleepy", "version": "0.0.0", "lockfileVersion": 3, "requires": true,\n'
+                         ' "packages": {"": {"name": "sleepy", "version": "0.0.0"}}}\n',
+    "src/nap.js": "exports.nap = () => 1;\n",
+    "test/nap.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                        "const { nap } = require('../src/nap.js');\n" + "".join(
+        f"test('nap {i}', async () => {{ await new Promise(r => setTimeout(r, 1000)); assert.equal(nap(), 1); }});\n"
+        for i in range(SLEEPS)
+    ),
+}
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run([*GIT, *args], cwd=repo, check=True, capture_output=True)
+
+
+def make_repo(root: Path, files: dict[str, str], head_edit: tuple[str, str]) -> Path:
+    repo = root / "repo"
+    repo.mkdir(parents=True)
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "checkout", "-qb", "agent/bench")
+    (repo / head_edit[0]).write_text(head_edit[1])
+    git(repo, "commit", "-qam", "head")
+    return repo
+
+
+async def timed_gate(plan: Plan, root: Path) -> float:
+    start = time.monotonic()
+    async for _ in run_gate(plan, LocalBackend(work_root=root)):
+        pass
+    return time.monotonic() - start
+
+
+async def timed_commands(plan: Plan, root: Path, suite_runs: int) -> float:
+    """Install, then the suite `suite_runs` times one after another, in one workspace."""
+    backend = LocalBackend(work_root=root)
+    start = time.monotonic()
+    workspace = await backend.open(lambda dest: plan.repo.export(plan.head.sha, dest), "bench")
+    try:
+        for command in plan.profile.install:
+            await workspace.run(command, timeout=600, on_output=lambda _: None)
+        for i in range(suite_runs):
+            report = shlex.quote(workspace.report_path(f"{i}.xml"))
+            env = {k: v.replace("{report}", report) for k, v in plan.profile.test_env.items()}
+            await workspace.run(plan.profile.test.replace("{report}", report), timeout=600,
+                                env=env, on_output=lambda _: None)
+        return time.monotonic() - start
+    finally:
+        await workspace.close()
+
+
+def bench_stack(name: str, files: dict[str, str], edit: tuple[str, str]) -> None:
+    with tempfile.TemporaryDirectory(prefix=f"gatetui-bench-{name}-") as tmp:
+        root = Path(tmp)
+        plan = make_plan(GateRequest(make_repo(root, files, edit), "main", "agent/bench"))
+        asyncio.run(timed_commands(plan, root, 1))  # warm the package caches once
+        one = asyncio.run(timed_commands(plan, root, 1))
+        sequential = asyncio.run(timed_commands(plan, root, 4))
+        gate = asyncio.run(timed_gate(plan, root))
+    print(f"{name}: install + one suite run  {one:6.2f} s")
+    print(f"{name}: sequential gate (install, 4 runs)  {sequential:6.2f} s")
+    print(f"{name}: gatetui gate  {gate:6.2f} s")
+    print(f"{name}: figure 1  gate / (install + one run) = {gate / one:.2f}   (target <= 1.3)")
+    print(f"{name}: figure 2  sequential / gatetui = {sequential / gate:.2f}   (target >= 2.5)")
+
+
+def big_repo(root: Path, files: int = 5000, commits: int = 500) -> Path:
+    """A python repo of `files` files and `commits` commits, built with git fast-import."""
+    repo = root / "big"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    stream: list[str] = []
+
+    def blob(path: str, text: str) -> None:
+        data = text.encode()
+        stream.append(f"M 100644 inline {path}\ndata {len(data)}\n{text}\n")
+
+    for c in range(commits):
+        stream.append(f"commit refs/heads/main\ncommitter b <b@x.invalid> {1700000000 + c} +0000\ndata 3\nc{c % 10}\n")
+        if c == 0:
+            stream.append("")
+            blob("pyproject.toml", '[project]\nname = "big"\nversion = "0"\n')
+            for i in range(files - 1):
+                folder = "tests" if i % 10 == 0 else f"pkg/m{i // 100}"
+                name = f"test_{i}.py" if i % 10 == 0 else f"f{i}.py"
+                blob(f"{folder}/{name}", f"def test_{i}():\n    assert {i} == {i}\n" if i % 10 == 0 else f"X = {i}\n")
+        else:
+            blob(f"pkg/m{c % 40}/f{c % 40 * 100 + 1}.py", f"X = {c}\n")
+    stream.append("commit refs/heads/agent/bench\ncommitter b <b@x.invalid> 1800000000 +0000\ndata 4\nhead\n"
+                  "from refs/heads/main\n")
+    blob("tests/test_0.py", "import pytest\n\n@pytest.mark.skip\ndef test_0():\n    assert 0 == 0\n")
+    blob("pkg/m1/f101.py", "X = 'changed'\n")
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=repo, input="".join(stream).encode(), check=True)
+    return repo
+
+
+async def first_answer(repo: Path) -> float:
+    start = time.monotonic()
+    plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", "agent/bench"))
+    gate = run_gate(plan, LocalBackend())
+    try:
+        async for event in gate:
+            if _diff_answer(event):
+                return time.monotonic() - start
+    finally:
+        await gate.aclose()
+    raise RuntimeError("no diff answer")
+
+
+def _diff_answer(event: GateEvent) -> bool:
+    return isinstance(event, (CheckFinished, CheckProgress)) and (
+        (event.result.id if isinstance(event, CheckFinished) else event.check).value == "no_new_skips")
+
+
+def bench_diff() -> None:
+    with tempfile.TemporaryDirectory(prefix="gatetui-bench-big-") as tmp:
+        repo = big_repo(Path(tmp))
+        times = sorted(asyncio.run(first_answer(repo)) for _ in range(3))
+    print(f"figure 3  diff checks' first answer, 5,000 files / 500 commits: median {times[1]:.3f} s "
+          f"(best {times[0]:.3f} s)   (target < 0.5 s)")
+
+
+def main() -> int:
+    print("reproduce with: make bench   (or .venv/bin/python bench/gate_bench.py [python|node|diff])")
+    which = sys.argv[1:] or ["python", "node", "diff"]
+    if "python" in which:
+        bench_stack("python", PYTHON, ("sleepy/__init__.py", "def nap():\n    return 1  # tuned\n"))
+    if "node" in which:
+        bench_stack("node", NODE, ("src/nap.js", "exports.nap = () => 1; // tuned\n"))
+    if "diff" in which:
+        bench_diff()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
