@@ -1081,6 +1081,9 @@ def _js_option_set(view: _CodeView, start: int, end: int) -> bool:
 # --------------------------------------------------------------------------
 
 
+_EXACT_DIFF_BUDGET = 1_000_000  # about 0.1 s in the worst case
+
+
 def added_lines(old: str, new: str) -> set[int]:
     """1-based numbers of the lines of `new` that `old` does not account for.
 
@@ -1098,7 +1101,11 @@ def added_lines(old: str, new: str) -> set[int]:
     middle_a, middle_b = a[head:len(a) - tail], b[head:len(b) - tail]
     if not middle_a:
         return set(range(head + 1, head + len(middle_b) + 1))
-    matcher = SequenceMatcher(None, middle_a, middle_b, autojunk=False)
+    # Without autojunk, SequenceMatcher is exact but near-quadratic on
+    # repetitive lines ("}", blank): 8,000 such lines take seconds. Past a
+    # budget, frequent lines only anchor matches after rarer ones do.
+    exact = len(middle_a) * len(middle_b) <= _EXACT_DIFF_BUDGET
+    matcher = SequenceMatcher(None, middle_a, middle_b, autojunk=not exact)
     out: set[int] = set()
     for tag, _, _, j1, j2 in matcher.get_opcodes():
         if tag in ("replace", "insert"):

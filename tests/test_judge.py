@@ -1,0 +1,88 @@
+"""Judging the runs: verdict folding, runs and old_tests details, and the
+second halves that compare base's tests with head's runs."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gatetui.backends.base import CommandResult
+from gatetui.gate.checks import CheckId, CheckResult, Status, Verdict, decide
+from gatetui.gate.judge import SuiteRun, judge_old_tests, judge_runs, second_halves
+from gatetui.gate.junit import Outcome, Report, TestResult
+
+OK = CommandResult(exit_code=0, wall_seconds=1.0)
+FAILED = CommandResult(exit_code=1, wall_seconds=1.0)
+
+
+def report(**outcomes: Outcome) -> Report:
+    return Report.from_results(TestResult(f"t.py::{k}", v) for k, v in outcomes.items())
+
+
+def run(name: str, rep: Report | None, result: CommandResult = OK) -> SuiteRun:
+    return SuiteRun(name, result, rep, "" if rep else "no report written")
+
+
+P, F, S = Outcome.PASSED, Outcome.FAILED, Outcome.SKIPPED
+
+
+def test_verdict_rules() -> None:
+    def results(**statuses: Status) -> list[CheckResult]:
+        return [CheckResult(CheckId(k), v) for k, v in statuses.items()]
+
+    assert decide(results(runs=Status.PASS, old_tests=Status.FAIL)) is Verdict.REVIEW
+    assert decide(results(runs=Status.PASS, old_tests=Status.FAIL), old_tests_fail_is_fatal=True) is Verdict.FAIL
+    assert decide(results(runs=Status.FAIL, old_tests=Status.FAIL)) is Verdict.FAIL
+    assert decide(results(install=Status.ERROR, old_tests=Status.FAIL)) is Verdict.ERROR
+    assert decide(results(install=Status.PASS, hidden=Status.SKIPPED)) is Verdict.PASS
+
+
+def test_runs_names_flaky_tests_and_the_first_failure() -> None:
+    runs = [run("run 1", report(a=P, b=P)), run("run 2", report(a=F, b=P), FAILED), run("run 3", report(a=P, b=P))]
+    assert judge_runs(runs) == CheckResult(
+        CheckId.RUNS, Status.FAIL, "2 of 3 passed: flaky t.py::a; run 2: t.py::a failed")
+
+
+def test_run_without_report_fails_even_with_exit_zero() -> None:
+    runs = [run(f"run {i}", None) for i in (1, 2, 3)]
+    assert judge_runs(runs).detail == "0 of 3 passed; run 1 wrote no test report (no report written; exit code 0)"
+
+
+def test_run_where_everything_skipped_does_not_pass() -> None:
+    assert judge_runs([run("run 1", report(a=S))]).detail == "0 of 1 passed; run 1 ran no test that passed (1 collected)"
+
+
+def test_old_tests_names_failing_test_and_judge_changes() -> None:
+    result = judge_old_tests(run("old tests", report(a=F), FAILED), ["tests/t.py"], ["package.json#scripts.test"])
+    assert result.detail == (
+        "t.py::a fails under base's tests; sealed files changed at head: tests/t.py; "
+        "head changed how it is judged (ignored, base's used): package.json#scripts.test"
+    )
+
+
+def test_second_halves_missing_and_deselected() -> None:
+    base = run("old tests", report(gone=P, dropped=P, skipped=P, failing=F))
+    heads = [run("run 1", report(skipped=S, failing=F))]
+    kept, skips = second_halves(None, None, base, heads, lambda test_id: test_id.endswith("dropped"))
+    assert (kept.status, skips.status) == (Status.FAIL, Status.FAIL)
+    assert kept.detail == "2 base tests missing from head's runs: t.py::dropped, t.py::gone"
+    assert skips.detail == "passes under base's tests, skipped or deselected at head: t.py::dropped, t.py::skipped"
+
+
+def test_diff_answer_stands_when_there_is_nothing_to_compare() -> None:
+    first = CheckResult(CheckId.TESTS_KEPT, Status.FAIL, "1 removed, 0 added: t.py::a")
+    kept, skips = second_halves(first, None, run("old tests", None), [run("run 1", None)], lambda _: True)
+    assert kept is first
+    assert (skips.status, skips.detail) == (Status.PASS, "runs not compared: no report to compare")
+
+
+outcome = st.sampled_from([P, F, S, Outcome.XFAILED, Outcome.ERROR])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.sampled_from("abcdef"), outcome, min_size=1))
+def test_identical_runs_leave_nothing_missing_or_dodged(outcomes: dict[str, Outcome]) -> None:
+    """Head running exactly base's tests with base's outcomes passes both halves."""
+    same = report(**outcomes)
+    kept, skips = second_halves(None, None, run("old", same), [run("r1", same), run("r2", same)], lambda _: True)
+    assert (kept.status, skips.status) == (Status.PASS, Status.PASS)
