@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     check.add_argument("--junit", type=Path, metavar="FILE", help="write the checks as JUnit XML")
     check.add_argument("--timeout", type=_seconds, metavar="S", help="time limit per command, seconds")
+    check.add_argument("-v", "--verbose", action="store_true", help="stream every command's output on stderr")
     samples = sub.add_parser("samples", help="write every sample as a real git repo")
     samples.add_argument("dir", type=Path)
     demo = sub.add_parser("demo", help="gate every sample and print what the gate caught")
@@ -72,10 +73,11 @@ def make_backend(name: str) -> Backend:
     raise BackendError("the runtime backend is not part of this version yet: use --backend local (it needs nothing)")
 
 
-async def gate_once(request: GateRequest, backend: Backend, progress: TextIO) -> tuple[RunStarted, RunFinished]:
+async def gate_once(request: GateRequest, backend: Backend, progress: TextIO,
+                    verbose: bool = False) -> tuple[RunStarted, RunFinished]:
     plan = await asyncio.to_thread(make_plan, request)
     started: RunStarted | None = None
-    show = Progress(progress)
+    show = Progress(progress, verbose)
     async for event in run_gate(plan, backend):
         show(event)
         if isinstance(event, RunStarted):
@@ -89,7 +91,7 @@ async def gate_once(request: GateRequest, backend: Backend, progress: TextIO) ->
 def cmd_check(args: argparse.Namespace) -> int:
     request = GateRequest(args.repo, args.base, args.head, args.timeout)
     backend = make_backend(args.backend)
-    started, finished = asyncio.run(gate_once(request, backend, sys.stderr))
+    started, finished = asyncio.run(gate_once(request, backend, sys.stderr, args.verbose))
     print(verdict_json(started, finished) if args.json else verdict_block(finished))
     if args.junit:
         try:

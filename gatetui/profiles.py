@@ -24,6 +24,8 @@ TEST_EXTRAS = ("test", "tests", "testing", "dev")
 PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg")
 NODE_TEST_DIRS = ("test", "tests", "__tests__")
 JS_EXT = r"\.(?:[cm]?js|jsx|[cm]?ts|tsx)$"
+TOX_FACTOR = re.compile(r"^!?[\w.-]+(?:[,-]!?[\w.-]+)*\s*:\s")
+SCM_BACKENDS = re.compile(r"setuptools[_-]scm|hatch-vcs|versioningit|pdm-backend|flit[_-]scm")
 SKIP_TOP_DIRS = {"tests", "test", "docs", "doc", "examples", "benchmarks", "scripts", "build"}
 
 
@@ -34,6 +36,7 @@ class Profile:
     install: tuple[str, ...]
     test: str
     test_env: dict[str, str] = field(default_factory=dict)
+    install_env: dict[str, str] = field(default_factory=dict)
     test_paths: tuple[str, ...] = ()
     sealed: tuple[str, ...] = ()  # globs of whole files put back by old_tests
     timeout: float = 900.0
@@ -100,11 +103,13 @@ def python_profile(base: Snapshot, settings: Settings) -> Profile:
         install=settings.install or python_install(base),
         tools=() if settings.install else (("python3", "-m", "pip", "--version"),),
         test=settings.test or ".venv/bin/python -m pytest",
+        install_env=scm_version_env(base),
         test_env={"PYTEST_ADDOPTS": "-p no:cacheprovider -o junit_family=xunit1 --junitxml={report}"},
         test_paths=test_paths,
         sealed=tuple(dict.fromkeys(
-            [*(f"{p.rstrip('/')}/**" for p in test_paths if p != "."), "**/conftest.py",
-             "pytest.ini", ".pytest.ini", *settings.sealed]
+            [*(f"{p.rstrip('/')}/**" for p in test_paths if p != "."),
+             *(("**/test_*.py", "**/*_test.py") if "." in test_paths else ()),
+             "**/conftest.py", "pytest.ini", ".pytest.ini", *settings.sealed]
         )),
         timeout=settings.timeout,
         import_check=settings.import_check,
@@ -139,8 +144,29 @@ def python_install(base: Snapshot) -> tuple[str, ...]:
     return ("python3 -m venv --without-pip .venv", f"{PIP} {shlex.join(args)}")
 
 
+def scm_version_env(base: Snapshot) -> dict[str, str]:
+    """A version for builds that read it from git: the exported tree has no
+    .git, so setuptools-scm (and hatch-vcs on top of it) would fail there."""
+    build = (parse_toml(base, "pyproject.toml") or {}).get("build-system") or {}
+    declared = " ".join(str(r) for r in build.get("requires") or [])
+    declared += " " + (base.text("setup.py") or "")[:20000]
+    if not SCM_BACKENDS.search(declared):
+        return {}
+    return {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0", "PDM_BUILD_SCM_VERSION": "0.0.0"}
+
+
+def scm_version(tag: str | None) -> str:
+    """A version after the nearest tag (1.5.0 -> 1.5.0.post0), so that
+    packages depending on this one still accept it; 0.0.0 without a tag."""
+    match = re.match(r"^[vV]?(\d+(?:\.\d+)*)", tag or "")
+    return f"{match.group(1)}.post0" if match else "0.0.0"
+
+
 def test_requirement_files(base: Snapshot) -> list[str]:
-    pattern = re.compile(r"^(requirements/)?requirements[-_]?(.*test.*|dev)\.txt$|^requirements/(test.*|dev)\.txt$")
+    pattern = re.compile(
+        r"^(requirements/)?requirements[-_]?(.*test.*|dev)\.txt$|^requirements/(test.*|dev)\.txt$"
+        r"|^(test|tests|dev)[-_]requirements\.txt$"
+    )
     return [p for p in base.paths if pattern.match(p)]
 
 
@@ -169,8 +195,8 @@ def tox_deps(base: Snapshot) -> list[str]:
     out: list[str] = []
     for line in parser.get("testenv", "deps", raw=True).splitlines():
         line = line.split("#", 1)[0].strip()
-        if not line or "{" in line or line.startswith("-c"):
-            continue
+        if not line or "{" in line or line.startswith("-c") or TOX_FACTOR.match(line):
+            continue  # substitutions, constraints and factor-conditional deps need tox itself
         out += line.split(None, 1) if line.startswith("-r") else [line]
     return out
 
@@ -213,6 +239,8 @@ def pytest_ini_text(settings: dict[str, object]) -> str:
             value = "\n    " + "\n    ".join(str(v) for v in value)
         elif isinstance(value, bool):
             value = "true" if value else "false"
+        else:  # an ini value read by configparser keeps its line breaks, unindented
+            value = "\n    ".join(str(value).split("\n"))
         lines.append(f"{key} = {value}")
     return "\n".join(lines) + "\n"
 

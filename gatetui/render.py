@@ -12,18 +12,24 @@ import time
 from typing import TextIO
 
 from gatetui.gate.events import (
-    CheckFinished, CheckProgress, CheckStarted, GateEvent, RunFinished, RunStarted,
+    CheckFinished, CheckProgress, CheckStarted, GateEvent, OutputChunk, RunFinished, RunStarted,
 )
 
 
 class Progress:
     """One line per step on a text stream, with the elapsed time."""
 
-    def __init__(self, out: TextIO):
+    def __init__(self, out: TextIO, verbose: bool = False):
         self.out = out
+        self.verbose = verbose
         self.t0 = time.monotonic()
 
     def __call__(self, event: GateEvent) -> None:
+        if isinstance(event, OutputChunk):
+            if self.verbose:
+                for text in event.text.splitlines():
+                    print(f"  {event.stream} | {text}", file=self.out, flush=True)
+            return
         line = self.line(event)
         if line:
             print(f"[{time.monotonic() - self.t0:6.1f}s] {line}", file=self.out, flush=True)

@@ -667,6 +667,27 @@ class GitRepo:
                 out[text] = bytes(sha).decode("ascii")
         return out
 
+    def nearest_tag(self, sha: str, limit: int = 5000) -> str | None:
+        """The tag on `sha` or its closest ancestor (breadth first, at most
+        `limit` commits): what a version-from-git build would call it."""
+        tagged: dict[str, str] = {}
+        for name in sorted(self._repo.refs.as_dict(b"refs/tags/")):
+            try:
+                tagged.setdefault(self.resolve(f"refs/tags/{os.fsdecode(bytes(name))}"), os.fsdecode(bytes(name)))
+            except RepoError:
+                continue  # a tag on a tree or blob names no version
+        queue, seen = [sha], {sha}
+        while queue and len(seen) <= limit:
+            current = queue.pop(0)
+            if current in tagged:
+                return tagged[current]
+            for parent in self._commit_obj(current).parents:
+                text = bytes(parent).decode("ascii")
+                if text not in seen:
+                    seen.add(text)
+                    queue.append(text)
+        return None
+
     # --------------------------------------------------------------- helpers
 
     def _blob_data(self, sha: bytes) -> bytes:

@@ -168,3 +168,18 @@ def test_missing_python3_names_the_tool_and_exits_3(
         "gatetui: `python3 -m pip --version` does not run on this machine: "
         "install python3 with pip (needed to gate this project)"
     )
+
+
+def test_verbose_progress_shows_each_streams_output() -> None:
+    import io
+
+    from gatetui.gate.checks import CheckId
+    from gatetui.gate.events import OutputChunk
+    from gatetui.render import Progress
+
+    quiet, loud = io.StringIO(), io.StringIO()
+    chunk = OutputChunk(CheckId.RUNS, "run 2", "collected 3 items\nFAILED t.py::a\n")
+    Progress(quiet)(chunk)
+    Progress(loud, verbose=True)(chunk)
+    assert quiet.getvalue() == ""
+    assert loud.getvalue() == "  run 2 | collected 3 items\n  run 2 | FAILED t.py::a\n"

@@ -7,7 +7,7 @@ import pytest
 
 from gatetui.errors import BadInput
 from gatetui.profiles import (
-    importable_packages, load_profile, node_test_command, pytest_ini_text, pytest_settings,
+    importable_packages, load_profile, node_test_command, pytest_ini_text, pytest_settings, scm_version,
 )
 from gatetui.snapshot import Snapshot
 
@@ -104,3 +104,34 @@ def test_pytest_ini_wins_over_pyproject_like_pytest_does() -> None:
 def test_importable_packages_flat_and_src_layouts() -> None:
     paths = ("calc/__init__.py", "src/other/__init__.py", "tests/__init__.py", "calc/sub/__init__.py", "docs/__init__.py")
     assert importable_packages(paths) == ["calc", "other"]
+
+
+def test_tests_inside_the_package_are_sealed() -> None:
+    p = load_profile(Snapshot.of_files({"setup.py": "", "pkg/__init__.py": "", "pkg/tests/test_x.py": "def test_x(): pass\n"}))
+    assert p.test_paths == (".",)
+    assert p.sealed[:3] == ("**/test_*.py", "**/*_test.py", "**/conftest.py")
+
+
+def test_tox_factor_conditional_deps_are_left_to_tox() -> None:
+    line = install_line({"setup.py": "", "tox.ini": "[testenv]\ndeps =\n    pytest\n    coverage: coverage\n    py3-!win: trio\n"})
+    assert line.endswith("-e . pytest")
+
+
+def test_test_requirements_named_the_other_way_round() -> None:
+    assert install_line({"setup.py": "", "test-requirements.txt": "pytest\n"}).endswith("-e . -r test-requirements.txt")
+
+
+def test_multiline_ini_values_stay_indented() -> None:
+    base = Snapshot.of_files({"tox.ini": "[pytest]\nfilterwarnings =\n    error\n    ignore::DeprecationWarning\n"})
+    assert pytest_ini_text(pytest_settings(base)) == (
+        "[pytest]\nfilterwarnings = \n    error\n    ignore::DeprecationWarning\n")
+
+
+def test_scm_versioned_builds_get_a_version_without_git() -> None:
+    p = profile({"pyproject.toml": '[build-system]\nrequires = ["setuptools", "setuptools_scm>=8"]\n'})
+    assert p.install_env == {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0", "PDM_BUILD_SCM_VERSION": "0.0.0"}
+    assert profile({"setup.py": ""}).install_env == {}
+
+
+def test_scm_version_follows_the_nearest_tag() -> None:
+    assert [scm_version(t) for t in ("v1.5.0", "2.0", "release-x", None)] == ["1.5.0.post0", "2.0.post0", "0.0.0", "0.0.0"]

@@ -873,3 +873,19 @@ def test_file_ids_name_each_file_by_its_blob(tmp_path: Path) -> None:
     assert ids["a.txt"] == subprocess.run(["git", "rev-parse", "main:a.txt"], cwd=repo_dir,
                                           capture_output=True, text=True, check=True).stdout.strip()
     assert [repo.read_blob(ids[p]) for p in sorted(ids)] == [b"alpha\n", b"beta\n"]
+
+
+def test_nearest_tag_walks_back_to_the_closest_tagged_ancestor(tmp_path: Path) -> None:
+    repo_dir = tmp_path / "tags"
+    repo_dir.mkdir()
+    run = lambda *a: subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@x.invalid", *a],  # noqa: E731
+                                    cwd=repo_dir, check=True, capture_output=True)
+    run("init", "-q", "-b", "main")
+    run("commit", "-q", "--allow-empty", "-m", "one")
+    run("tag", "-a", "v1.4.0", "-m", "old")
+    run("commit", "-q", "--allow-empty", "-m", "two")
+    run("tag", "v1.5.0")
+    run("commit", "-q", "--allow-empty", "-m", "three")
+    repo = GitRepo.open(repo_dir)
+    assert repo.nearest_tag(repo.resolve("main")) == "v1.5.0"
+    assert repo.nearest_tag(repo.resolve("main~2")) == "v1.4.0"

@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,11 +38,11 @@ from typing import ClassVar, Literal, NamedTuple
 from gatetui.changes import FileChange
 
 __all__ = [
-    "DiffScan",
     "JS_SUFFIXES",
+    "PY_SUFFIXES",
+    "DiffScan",
     "Marker",
     "MarkerHit",
-    "PY_SUFFIXES",
     "TestDef",
     "added_lines",
     "js_markers",
@@ -216,6 +216,7 @@ def _normalize(text: str) -> str:
 # --------------------------------------------------------------------------
 
 _NOT_NEWLINE = re.compile(r"[^\n]")
+_PARENS = re.compile(r"[()]")
 
 
 def _blank(text: str, first: str = "") -> str:
@@ -229,8 +230,11 @@ def _blank(text: str, first: str = "") -> str:
 
 
 def _is_word_char(char: str) -> bool:
-    """Whether a character can be part of an identifier (`$` for JS)."""
-    return char.isalnum() or char in "_$"
+    """Whether a character can be part of an identifier (`$` for JS).
+
+    "" (outside the file) is not one, though `"" in "_$"` would say so.
+    """
+    return char.isalnum() or char == "_" or char == "$"
 
 
 class _Brackets:
@@ -268,11 +272,11 @@ class _Brackets:
         nearest matching one among the few innermost (and everything inside
         it), or ignore the closer."""
         for depth in range(len(stack) - 1, max(len(stack) - 9, -1), -1):
-                if code[stack[depth]] == want:
-                    for opener in stack[depth:]:
-                        self.close[opener] = at
-                    del stack[depth:]
-                    return
+            if code[stack[depth]] == want:
+                for opener in stack[depth:]:
+                    self.close[opener] = at
+                del stack[depth:]
+                return
 
     def enclosing(self, offset: int) -> int:
         """The innermost opener whose brackets contain `offset`, or -1."""
@@ -303,8 +307,9 @@ class _CodeView:
         self.code = code
         self.literals = literals or {}
         self.tail_lines = tail_lines
-        self._line_starts: list[int] | None = None
+        self._line_cursor = (0, 1)  # (offset, its line): lines are asked in order
         self._brackets: _Brackets | None = None
+        self._paren_close: dict[int, int] | None = None
 
     @property
     def brackets(self) -> _Brackets:
@@ -313,22 +318,35 @@ class _CodeView:
             self._brackets = _Brackets(self.code)
         return self._brackets
 
-    def line_of(self, offset: int) -> int:
-        """The 1-based line holding `offset`."""
-        if self._line_starts is None:
-            starts = [0]
-            starts.extend(m.end() for m in re.finditer("\n", self.source))
-            self._line_starts = starts
-        return bisect_right(self._line_starts, offset)
+    @property
+    def paren_close(self) -> dict[int, int]:
+        """Where each "(" closes: the one bracket kind calls need, found in
+        a tighter loop than `brackets`. Unclosed ones are absent."""
+        if self._paren_close is None:
+            close: dict[int, int] = {}
+            stack: list[int] = []
+            code = self.code
+            for match in _PARENS.finditer(code):
+                at = match.start()
+                if code[at] == "(":
+                    stack.append(at)
+                elif stack:
+                    close[stack.pop()] = at
+            self._paren_close = close
+        return self._paren_close
 
-    def line_text(self, line: int) -> str:
-        """A source line, stripped, for a marker's detail."""
-        if self._line_starts is None:
-            self.line_of(0)
-        assert self._line_starts is not None
-        start = self._line_starts[line - 1]
-        end = self.source.find("\n", start)
-        return self.source[start:end if end >= 0 else len(self.source)].strip()
+    def line_of(self, offset: int) -> int:
+        """The 1-based line holding `offset`.
+
+        Counting newlines from the previous answer keeps a file's worth of
+        questions, asked in order, linear.
+        """
+        last, line = self._line_cursor
+        if offset < last:
+            last, line = 0, 1
+        line += self.source.count("\n", last, offset)
+        self._line_cursor = (offset, line)
+        return line
 
     def char(self, index: int) -> str:
         """The code character at `index`, or "" outside the file."""
@@ -469,7 +487,13 @@ class _JsViewBuilder:
             char = source[start]
             if char == "'" or char == '"':
                 literals[start] = pos
-                self._blank(start, pos, '"')
+                self.parts.append(source[self.copied:start])
+                self.parts.append(
+                    '"' + " " * (pos - start - 1)
+                    if source.count("\n", start, pos) == 0
+                    else _blank(source[start:pos], '"')
+                )
+                self.copied = pos
             elif char == "`":
                 pos = self._template_text(start, start)
             elif char == "/":
@@ -574,9 +598,15 @@ def _js_view(source: str) -> _CodeView:
 
 
 def _hits_to_markers(view: _CodeView, hits: Iterable[tuple[int, str]]) -> list[MarkerHit]:
-    """(line, kind, text) per distinct (offset's line, kind), in line order."""
-    lines = sorted({(view.line_of(offset), kind) for offset, kind in hits})
-    return [(line, kind, view.line_text(line)) for line, kind in lines]
+    """(line, kind, text) per distinct (offset's line, kind), in line order.
+
+    Two markers of one kind on one line are one edit, reported once.
+    """
+    found = sorted({(view.line_of(offset), kind) for offset, kind in sorted(hits)})
+    if not found:
+        return []
+    lines = view.source.split("\n")
+    return [(line, kind, lines[line - 1].strip()) for line, kind in found]
 
 
 # --------------------------------------------------------------------------
@@ -594,13 +624,19 @@ def python_test_defs(path: str, source: str) -> list[TestDef]:
     does not, the same rule runs over the code view's lines, so a broken
     file still shows which tests it holds.
     """
-    source = _normalize(source)
-    if "test" not in source:
-        return []
-    tree = _parse_python(source)
+    return _python_defs(path, _normalize(source))[0]
+
+
+def _python_defs(path: str, text: str) -> tuple[list[TestDef], _CodeView | None]:
+    """Definitions of normalized text, and the view if one had to be built
+    (the marker search can then reuse it)."""
+    if "test" not in text:
+        return [], None
+    tree = _parse_python(text)
     if tree is not None:
-        return _ast_test_defs(path, tree)
-    return _view_test_defs(path, _python_view(source))
+        return _ast_test_defs(path, tree), None
+    view = _python_view(text)
+    return _view_test_defs(path, view), view
 
 
 def _parse_python(source: str) -> ast.Module | None:
@@ -692,7 +728,7 @@ def _view_test_defs(path: str, view: _CodeView) -> list[TestDef]:
                 scopes.append((indent, keyword, name))
         depth += sum(map(text.count, _PY_OPENERS)) - sum(map(text.count, _PY_CLOSERS))
         depth = max(depth, 0)
-        continued = text.rstrip().endswith("\\")
+        continued = text.endswith("\\")
     return out
 
 
@@ -791,10 +827,17 @@ def python_markers(source: str) -> list[MarkerHit]:
     not. The line is the one holding the marker's first name (`pytest` of
     `pytest.mark.skip`); a line with two markers of one kind reports once.
     """
-    source = _normalize(source)
-    if not _PY_MARKER_HINT.search(source):
+    return _python_markers(_normalize(source), None)
+
+
+def _python_markers(text: str, view: _CodeView | None) -> list[MarkerHit]:
+    """Markers of normalized text, reusing its view when there is one.
+
+    A file without a marker word, which is most of them, is not lexed.
+    """
+    if not _PY_MARKER_HINT.search(text):
         return []
-    view = _python_view(source)
+    view = view or _python_view(text)
     return _hits_to_markers(view, _python_marker_hits(view))
 
 
@@ -815,7 +858,7 @@ def _python_marker_hits(view: _CodeView) -> list[tuple[int, str]]:
         if head in seen:
             continue
         seen.add(head)
-        chain, end = left + [match.group()], match.end()
+        chain, end = [*left, match.group()], match.end()
         while (right := _PY_CHAIN_RIGHT.match(code, end)) is not None:
             chain.append(right.group(1))
             end = right.end()
@@ -901,7 +944,7 @@ def _js_call(view: _CodeView, name_end: int) -> _JsCall | None:
         if mods[-1] in _JS_ARG_MODIFIERS:
             nxt = view.after(pos)
             if view.char(nxt) == "(":
-                pos = view.brackets.close[nxt] + 1
+                pos = view.paren_close.get(nxt, len(code)) + 1
             elif nxt in view.literals:  # it.each`table`
                 pos = view.literals[nxt]
     opener = view.after(pos)
@@ -954,7 +997,7 @@ def _js_defs(path: str, view: _CodeView) -> list[TestDef]:
             name = " > ".join([t for _, t in suites] + [title])
             out.append(TestDef(path, name, view.line_of(start)))
         else:
-            suites.append((view.brackets.close[call.open], title))
+            suites.append((view.paren_close.get(call.open, len(view.code)), title))
     return out
 
 
@@ -996,10 +1039,14 @@ def js_markers(source: str) -> list[MarkerHit]:
     test, and `t.skip()`/`this.skip()`. Never text in strings, templates or
     comments, and never `.skip(` on other objects.
     """
-    source = _normalize(source)
-    if not _JS_MARKER_HINT.search(source):
+    return _js_markers(_normalize(source), None)
+
+
+def _js_markers(text: str, view: _CodeView | None) -> list[MarkerHit]:
+    """Markers of normalized text, reusing its view when there is one."""
+    if not _JS_MARKER_HINT.search(text):
         return []
-    view = _js_view(source)
+    view = view or _js_view(text)
     return _hits_to_markers(view, _js_marker_hits(view))
 
 
@@ -1081,14 +1128,20 @@ def _js_option_set(view: _CodeView, start: int, end: int) -> bool:
 # --------------------------------------------------------------------------
 
 
-_EXACT_DIFF_BUDGET = 1_000_000  # about 0.1 s in the worst case
+# Past this many line pairs, SequenceMatcher (exact, but near-quadratic on
+# repetitive lines such as "}" or blanks: 8,000 of them take seconds) gives
+# way to counting lines. About 0.1 s in the worst case.
+_EXACT_DIFF_BUDGET = 1_000_000
 
 
 def added_lines(old: str, new: str) -> set[int]:
     """1-based numbers of the lines of `new` that `old` does not account for.
 
-    The common head and tail are trimmed before `SequenceMatcher` runs, so a
-    small edit to a huge file costs a scan rather than a quadratic match.
+    The common head and tail are trimmed first, so a small edit to a huge
+    file costs a scan. What remains is matched by `SequenceMatcher` when it
+    is small enough; otherwise a line of `new` counts as added when `old`
+    has no unused copy of it, which is linear and errs only on lines moved
+    within the middle, which it takes for unchanged.
     """
     a, b = old.split("\n"), new.split("\n")
     limit = min(len(a), len(b))
@@ -1099,17 +1152,25 @@ def added_lines(old: str, new: str) -> set[int]:
     while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
     middle_a, middle_b = a[head:len(a) - tail], b[head:len(b) - tail]
-    if not middle_a:
-        return set(range(head + 1, head + len(middle_b) + 1))
-    # Without autojunk, SequenceMatcher is exact but near-quadratic on
-    # repetitive lines ("}", blank): 8,000 such lines take seconds. Past a
-    # budget, frequent lines only anchor matches after rarer ones do.
-    exact = len(middle_a) * len(middle_b) <= _EXACT_DIFF_BUDGET
-    matcher = SequenceMatcher(None, middle_a, middle_b, autojunk=not exact)
+    if len(middle_a) * len(middle_b) > _EXACT_DIFF_BUDGET:
+        return {head + 1 + index for index in _unmatched_lines(middle_a, middle_b)}
+    matcher = SequenceMatcher(None, middle_a, middle_b, autojunk=False)
     out: set[int] = set()
     for tag, _, _, j1, j2 in matcher.get_opcodes():
         if tag in ("replace", "insert"):
             out.update(range(head + j1 + 1, head + j2 + 1))
+    return out
+
+
+def _unmatched_lines(old: Sequence[str], new: Sequence[str]) -> list[int]:
+    """Indexes of lines of `new` left over once each old line is used once."""
+    available = Counter(old)
+    out: list[int] = []
+    for index, line in enumerate(new):
+        if available[line] > 0:
+            available[line] -= 1
+        else:
+            out.append(index)
     return out
 
 
@@ -1126,31 +1187,13 @@ class _FileScan(NamedTuple):
 
 
 def _scan_file(language: Language, path: str, text: str, *, markers: bool) -> _FileScan:
-    """Definitions and (when asked) markers of one version, from one view.
-
-    `text` is already normalized. The marker search is skipped outright in
-    a file without any marker word, which is most of them.
-    """
+    """Definitions and (when asked) markers of one normalized version,
+    lexing it at most once."""
     if language == "js":
         view = _js_view(text)
-        hits = (
-            _hits_to_markers(view, _js_marker_hits(view))
-            if markers and _JS_MARKER_HINT.search(text) else []
-        )
-        return _FileScan(_js_defs(path, view), hits)
-    py_view: _CodeView | None = None
-    defs: list[TestDef] = []
-    if "test" in text:
-        tree = _parse_python(text)
-        if tree is not None:
-            defs = _ast_test_defs(path, tree)
-        else:
-            py_view = _python_view(text)
-            defs = _view_test_defs(path, py_view)
-    if not markers or not _PY_MARKER_HINT.search(text):
-        return _FileScan(defs, [])
-    py_view = py_view or _python_view(text)
-    return _FileScan(defs, _hits_to_markers(py_view, _python_marker_hits(py_view)))
+        return _FileScan(_js_defs(path, view), _js_markers(text, view) if markers else [])
+    defs, py_view = _python_defs(path, text)
+    return _FileScan(defs, _python_markers(text, py_view) if markers else [])
 
 
 class _Side(NamedTuple):

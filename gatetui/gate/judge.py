@@ -89,7 +89,8 @@ def judge_old_tests(run: SuiteRun, sealed_changed: Sequence[str], judge_changed:
     if run.passed:
         return CheckResult(CheckId.OLD_TESTS, Status.PASS, tail)
     if run.report is not None and run.report.failed():
-        what = f"{listing([t.id for t in run.report.failed()])} fails under base's tests"
+        failed = [t.id for t in run.report.failed()]
+        what = f"{listing(failed)} {'fails' if len(failed) == 1 else 'fail'} under base's tests"
     else:
         what = run.failure()
     return CheckResult(CheckId.OLD_TESTS, Status.FAIL, "; ".join([what, *notes]))

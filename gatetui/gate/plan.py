@@ -8,14 +8,16 @@ here, before anything is created.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gatetui.errors import BadInput
 from gatetui.gate.diffscan import DiffScan, js_test_defs, python_test_defs, scan_changes
 from gatetui.gate.digests import Digests
 from gatetui.gate.seal import compute_digests, overlay
-from gatetui.profiles import Profile, importable_packages, load_profile, pytest_ini_text, pytest_settings
+from gatetui.profiles import (
+    Profile, importable_packages, load_profile, pytest_ini_text, pytest_settings, scm_version,
+)
 from gatetui.repo import GitRepo
 from gatetui.snapshot import Snapshot
 
@@ -71,6 +73,9 @@ def make_plan(request: GateRequest) -> Plan:
         raise BadInput(f"{request.head} is already part of {request.base}: nothing new to judge")
     base, head = Snapshot.of_commit(repo, merge_base), Snapshot.of_commit(repo, head_sha)
     profile = load_profile(base)
+    if profile.install_env:  # a version read from git: name it after head's nearest tag
+        version = scm_version(repo.nearest_tag(head_sha))
+        profile = replace(profile, install_env={k: version for k in profile.install_env})
     scan = scan_changes(repo.changes(merge_base, head_sha), profile.is_test_file)
     files, env = old_tests_overlay(base, head, profile)
     modules = importable_packages(head.paths) if profile.import_check and profile.stack == "python" else []

@@ -121,7 +121,8 @@ class _Gate:
             lambda dest: self.plan.repo.export(self.plan.head.sha, dest), self.plan.request.run_id
         )
         for command in self._install_commands():
-            result = await self._run(workspace, CheckId.INSTALL, "install", command, {})
+            result = await self._run(workspace, CheckId.INSTALL, "install", command,
+                                     dict(self.plan.profile.install_env))
             if result.timed_out:
                 await workspace.close()
                 self._finish(CheckResult(CheckId.INSTALL, Status.ERROR,
