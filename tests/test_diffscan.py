@@ -7,6 +7,7 @@ object's `.skip(`) is as harmful as one missed.
 
 from __future__ import annotations
 
+import ast
 import json
 import string
 
@@ -744,7 +745,7 @@ def test_property_fallback_agrees_with_ast_on_valid_code(source: str) -> None:
     """Protects the broken-file path: on code that parses, the indentation
     scan finds exactly what `ast` finds, names and lines alike."""
     tree = ds._parse_python(source)
-    assert tree is not None
+    assert isinstance(tree, ast.Module)
     assert ds._view_test_defs(PY, ds._python_view(source)) == ds._ast_test_defs(PY, tree)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gatetui.backends.local import LocalBackend
-from gatetui.gate.checks import CheckId, Status
+from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.events import (
     CheckFinished, CheckStarted, GateEvent, OutputChunk, RunFinished, RunStarted,
 )
@@ -51,6 +51,10 @@ def finished(events: list[GateEvent]) -> RunFinished:
     return last
 
 
+def check_result(gated: dict[str, list[GateEvent]], name: str, check: CheckId) -> CheckResult:
+    return {r.id: r for r in finished(gated[name]).results}[check]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_sample_checks_match_scenario(gated: dict[str, list[GateEvent]], name: str) -> None:
     scenario = SCENARIOS[name]
@@ -80,38 +84,38 @@ def test_diff_checks_answer_before_the_install_starts(gated: dict[str, list[Gate
 
 
 def test_skip_marker_detail_names_the_marker_and_file(gated: dict[str, list[GateEvent]]) -> None:
-    result = {r.id: r for r in finished(gated["skip_marker"]).results}[CheckId.NO_NEW_SKIPS]
+    result = check_result(gated, "skip_marker", CheckId.NO_NEW_SKIPS)
     assert result.detail.startswith('+ @pytest.mark.skip(reason="flaky") at tests/test_leap.py:')
 
 
 def test_old_tests_detail_names_the_failing_base_test(gated: dict[str, list[GateEvent]]) -> None:
-    result = {r.id: r for r in finished(gated["loosened_assertion"]).results}[CheckId.OLD_TESTS]
+    result = check_result(gated, "loosened_assertion", CheckId.OLD_TESTS)
     assert result.detail.startswith("tests/test_leap.py::test_leap_day fails under base's tests")
     assert "sealed files changed at head: tests/test_leap.py" in result.detail
 
 
 def test_flaky_sample_names_flaky_tests(gated: dict[str, list[GateEvent]]) -> None:
-    result = {r.id: r for r in finished(gated["flaky_test"]).results}[CheckId.RUNS]
+    result = check_result(gated, "flaky_test", CheckId.RUNS)
     assert ": flaky tests/" in result.detail
 
 
 def test_conftest_drop_is_caught_as_a_missing_base_test(gated: dict[str, list[GateEvent]]) -> None:
-    result = {r.id: r for r in finished(gated["conftest_drop"]).results}[CheckId.TESTS_KEPT]
+    result = check_result(gated, "conftest_drop", CheckId.TESTS_KEPT)
     assert result.detail == "1 base test missing from head's runs: tests/test_leap.py::test_leap_day"
 
 
 def test_addopts_change_is_named_in_old_tests(gated: dict[str, list[GateEvent]]) -> None:
-    result = {r.id: r for r in finished(gated["addopts_deselect"]).results}[CheckId.OLD_TESTS]
+    result = check_result(gated, "addopts_deselect", CheckId.OLD_TESTS)
     assert "pyproject.toml#tool.pytest.ini_options" in result.detail
 
 
 def test_exit_zero_without_report_fails_runs(gated: dict[str, list[GateEvent]]) -> None:
-    result = {r.id: r for r in finished(gated["conftest_exit0"]).results}[CheckId.RUNS]
+    result = check_result(gated, "conftest_exit0", CheckId.RUNS)
     assert "wrote no test report" in result.detail
 
 
 def test_undeclared_package_fails_install_naming_the_module(gated: dict[str, list[GateEvent]]) -> None:
-    result = {r.id: r for r in finished(gated["undeclared_package"]).results}[CheckId.INSTALL]
+    result = check_result(gated, "undeclared_package", CheckId.INSTALL)
     assert "No module named" in result.detail
 
 
