@@ -403,6 +403,8 @@ def test_js_code_after_templates_regexes_and_divisions_is_still_read() -> None:
     assert names(ds.js_test_defs(JS, source)) == ["real"]
 
 
+# Scanner input, not a test of this project: the `it.skip` inside must be
+# counted as a definition (and as a marker when added).
 JS_DEFS = """describe('math', () => {
   it('adds', () => {
     expect(/a+/.test('aaa')).toBe(true);

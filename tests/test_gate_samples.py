@@ -94,29 +94,21 @@ def test_old_tests_detail_names_the_failing_base_test(gated: dict[str, list[Gate
     assert "sealed files changed at head: tests/test_leap.py" in result.detail
 
 
-def test_flaky_sample_names_flaky_tests(gated: dict[str, list[GateEvent]]) -> None:
-    result = check_result(gated, "flaky_test", CheckId.RUNS)
-    assert ": flaky tests/" in result.detail
-
-
 def test_conftest_drop_is_caught_as_a_missing_base_test(gated: dict[str, list[GateEvent]]) -> None:
     result = check_result(gated, "conftest_drop", CheckId.TESTS_KEPT)
     assert result.detail == "1 base test missing from head's runs: tests/test_leap.py::test_leap_day"
 
 
-def test_addopts_change_is_named_in_old_tests(gated: dict[str, list[GateEvent]]) -> None:
-    result = check_result(gated, "addopts_deselect", CheckId.OLD_TESTS)
-    assert "pyproject.toml#tool.pytest.ini_options" in result.detail
-
-
-def test_exit_zero_without_report_fails_runs(gated: dict[str, list[GateEvent]]) -> None:
-    result = check_result(gated, "conftest_exit0", CheckId.RUNS)
-    assert "wrote no test report" in result.detail
-
-
-def test_undeclared_package_fails_install_naming_the_module(gated: dict[str, list[GateEvent]]) -> None:
-    result = check_result(gated, "undeclared_package", CheckId.INSTALL)
-    assert "No module named" in result.detail
+@pytest.mark.parametrize("name, check, words", [
+    ("flaky_test", CheckId.RUNS, ": flaky tests/"),
+    ("addopts_deselect", CheckId.OLD_TESTS, "pyproject.toml#tool.pytest.ini_options"),
+    ("conftest_exit0", CheckId.RUNS, "wrote no test report"),
+    ("undeclared_package", CheckId.INSTALL, "No module named"),
+])
+def test_failing_detail_names_the_cause(gated: dict[str, list[GateEvent]], name: str, check: CheckId, words: str) -> None:
+    """The detail an agent reads names what to fix: the flaky tests, the
+    changed setting, the missing report, the undeclared module."""
+    assert words in check_result(gated, name, check).detail
 
 
 def test_output_of_every_run_is_streamed(gated: dict[str, list[GateEvent]]) -> None:

@@ -14,7 +14,6 @@ import contextlib
 import shlex
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 from gatetui.backends.base import Backend, CommandResult, Workspace
 from gatetui.errors import BackendError
@@ -241,4 +240,4 @@ def last_line(text: str) -> str:
     return lines[-1][:300] if lines else "no output"
 
 
-__all__: list[Any] = ["run_gate"]
+__all__ = ["run_gate"]
