@@ -61,7 +61,15 @@ def verdict_block(finished: RunFinished) -> str:
 
 
 def verdict_json(started: RunStarted, finished: RunFinished) -> str:
-    return json.dumps({
+    return json.dumps(verdict_record(started, finished), indent=2)
+
+
+def verdict_record(started: RunStarted, finished: RunFinished) -> dict[str, object]:
+    """The run as one JSON-ready object: `check --json`, history and seals
+    all use this shape, so a stored verdict reads like the CLI's."""
+    return {
+        "run_id": started.run_id,
+        "repo": started.repo,
         "verdict": finished.verdict.value,
         "base": finished.digests.base,
         "head": finished.digests.head,
@@ -78,4 +86,4 @@ def verdict_json(started: RunStarted, finished: RunFinished) -> str:
         "cost": finished.cost.to_json(),
         "notes": list(finished.notes),
         "seconds": finished.seconds,
-    }, indent=2)
+    }
