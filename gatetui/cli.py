@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -48,10 +50,30 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--junit", type=Path, metavar="FILE", help="write the checks as JUnit XML")
     check.add_argument("--timeout", type=_seconds, metavar="S", help="time limit per command, seconds")
     check.add_argument("-v", "--verbose", action="store_true", help="stream every command's output on stderr")
+    from gatetui.lab import add_lab_parser
+    from gatetui.verify import add_verify_parser
+
+    add_lab_parser(sub)
+    add_verify_parser(sub)
     samples = sub.add_parser("samples", help="write every sample as a real git repo")
     samples.add_argument("dir", type=Path)
-    demo = sub.add_parser("demo", help="gate every sample and print what the gate caught")
+    demo = sub.add_parser("demo", help="the samples replayed live into the TUI (plain text without a terminal)")
     demo.add_argument("dir", type=Path, nargs="?", default=Path("demo"))
+    demo.add_argument("--interval", type=_seconds, default=4.0, metavar="S",
+                      help="seconds between two replayed agent commits")
+    demo.add_argument("--plain", action="store_true", help="print the verdicts as text, even in a terminal")
+    return parser
+
+
+def build_tui_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="gatetui", description="Watch the agent's branches and gate every new commit, live "
+                     "(subcommands: check, samples, demo; see `gatetui COMMAND --help`).")
+    parser.add_argument("repo", type=Path, nargs="?", default=Path("."))
+    parser.add_argument("--base", default="main", help="the ref the agent started from (default main)")
+    parser.add_argument("--branch", default="agent/*", metavar="PATTERN", help="branches to watch (default agent/*)")
+    parser.add_argument("--backend", choices=("local", "runtime"), default="local")
+    parser.add_argument("--state-dir", type=Path, metavar="DIR", help="history, logs and keys (default: "
+                        "$XDG_STATE_HOME/gatetui)")
     return parser
 
 
@@ -65,12 +87,18 @@ def _seconds(text: str) -> float:
     return value
 
 
-def make_backend(name: str) -> Backend:
+def make_backend(name: str, on_progress: Callable[[str], None] | None = None) -> Backend:
+    """`on_progress` hears the backend's own news (a capacity countdown); by
+    default it goes to stderr, where `check` prints its progress."""
     if name == "local":
         from gatetui.backends.local import LocalBackend
 
         return LocalBackend()
-    raise BackendError("the runtime backend is not part of this version yet: use --backend local (it needs nothing)")
+    if name == "runtime":
+        from gatetui.backends.runtime import RuntimeBackend
+
+        return RuntimeBackend(on_progress=on_progress or (lambda line: print(line, file=sys.stderr, flush=True)))
+    raise BackendError(f"unknown backend {name!r}: use --backend local (it needs nothing) or runtime")
 
 
 async def gate_once(request: GateRequest, backend: Backend, progress: TextIO,
@@ -78,13 +106,14 @@ async def gate_once(request: GateRequest, backend: Backend, progress: TextIO,
     plan = await asyncio.to_thread(make_plan, request)
     started: RunStarted | None = None
     show = Progress(progress, verbose)
-    async for event in run_gate(plan, backend):
-        show(event)
-        if isinstance(event, RunStarted):
-            started = event
-        if isinstance(event, RunFinished):
-            assert started is not None
-            return started, event
+    async with contextlib.aclosing(run_gate(plan, backend)) as events:
+        async for event in events:
+            show(event)
+            if isinstance(event, RunStarted):
+                started = event
+            if isinstance(event, RunFinished):
+                assert started is not None
+                return started, event
     raise BackendError("the gate ended without a verdict")
 
 
@@ -116,17 +145,53 @@ def cmd_samples(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from gatetui.demo import run_demo
 
-    return run_demo(args.dir, sys.stdout, sys.stderr)
+    if args.plain or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return run_demo(args.dir, sys.stdout, sys.stderr)
+    from gatetui.tui.launch import run_demo_tui
+
+    return run_demo_tui(args.dir, args.interval, _tui_backends)
 
 
-COMMANDS = {"check": cmd_check, "samples": cmd_samples, "demo": cmd_demo}
+def cmd_tui(args: argparse.Namespace) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise BadInput("the TUI needs a terminal: for scripts and CI run `gatetui check REPO --base REF --head REF`")
+    from gatetui.tui.launch import run_tui
+
+    return run_tui(args.repo, args.base, args.branch, args.backend, args.state_dir, _tui_backends)
+
+
+def _tui_backends(name: str) -> Backend:
+    """Backends for the TUI: nothing may print over the screen (the
+    backend's countdown is not shown there yet)."""
+    return make_backend(name, on_progress=lambda line: None)
+
+
+def _wants_tui(argv: list[str]) -> bool:
+    return not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help"))
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    from gatetui.lab import cmd_lab as run
+
+    return run(args)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from gatetui.verify import cmd_verify as run
+
+    return run(args)
+
+
+COMMANDS = {"check": cmd_check, "samples": cmd_samples, "demo": cmd_demo, "lab": cmd_lab,
+            "verify": cmd_verify}
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     try:
+        if _wants_tui(argv):
+            return int(cmd_tui(build_tui_parser().parse_args(argv)))
         args = build_parser().parse_args(argv)
-        if args.command is None:
-            raise BadInput("the TUI is not built yet: run `gatetui check REPO --base REF --head REF` or `gatetui demo`")
         return int(COMMANDS[args.command](args))
     except GateError as err:
         print(f"gatetui: {err}", file=sys.stderr)

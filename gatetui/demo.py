@@ -1,21 +1,32 @@
-"""`gatetui demo` without a terminal UI: every sample gated, caught cheats printed.
+"""`gatetui demo`: every sample gated, each cheat caught.
 
-Workshops without a TTY (CI, a projector fed by a pipe) still see each cheat
-caught, one sample after another, with what the scenario expected.
+In a terminal the TUI opens on one workshop repository and each sample's
+agent commit is replayed onto its branch a few seconds apart, so the audience
+watches each one caught live (`write_workshop`, `replay`). Without a TTY (CI,
+a projector fed by a pipe) every sample is gated in turn and the verdicts are
+printed as plain text (`run_demo`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import io
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
+
+from dulwich.objects import Blob, Tree
+from dulwich.refs import Ref
+from dulwich.repo import Repo
 
 from gatetui.backends.local import LocalBackend
 from gatetui.errors import BadInput, ExitCode, GateError
 from gatetui.gate.plan import GateRequest
 from gatetui.render import verdict_block
-from gatetui.samples import SampleError, write_all
+from gatetui.samples import (
+    BASE_TIME, HEAD_TIME, IDENTITY, MAIN_REF, SAMPLES_DIR, SampleError, _commit, _set_ref, _store_tree,
+    load_scenarios, write_all,
+)
 
 
 def run_demo(dest: Path, out: TextIO, err: TextIO) -> int:
@@ -41,3 +52,65 @@ def run_demo(dest: Path, out: TextIO, err: TextIO) -> int:
             print(f"   (the scenario expects {scenario.verdict})", file=out)
     print(f"\n{len(written)} samples gated, {mismatches} differ from their scenario", file=err)
     return ExitCode.PASS if mismatches == 0 else ExitCode.FAIL
+
+
+# --- the live demo: one workshop repo, each agent commit replayed onto its branch ---
+
+WORKSHOP_NOTE = b"""gatetui workshop repository
+
+Each sample's base is a parent of `main`; each `agent/NAME` branch starts at
+its sample's base, and `gatetui demo` moves it to the agent's commit.
+"""
+
+
+@dataclass(frozen=True)
+class Workshop:
+    repo: Path
+    moves: list[tuple[str, str]]  # (branch, the agent's head commit), in replay order
+
+
+def write_workshop(dest: Path, root: Path = SAMPLES_DIR) -> Workshop:
+    """One repo holding every sample: `main` merges every sample's base, and
+    `agent/NAME` points at NAME's base, so nothing is judged until a replay
+    moves the branch to the agent's commit (the diff is from the merge base:
+    exactly the sample's change). Commits are the samples' own, fixed shas."""
+    scenarios = load_scenarios(root)
+    if dest.exists() and any(dest.iterdir()):
+        raise BadInput(f"{dest}: not empty; the demo writes its repo only to a new or empty folder")
+    dest.mkdir(parents=True, exist_ok=True)
+    repo = Repo.init(str(dest))
+    try:
+        store, bases, moves = repo.object_store, [], []
+        for s in scenarios:
+            base = _commit(store, _store_tree(store, s.base_dir), [], BASE_TIME,
+                           f"{s.name}: base\n\nThe code before the agent's change.\n")
+            head = _commit(store, _store_tree(store, s.head_dir), [base], HEAD_TIME, f"{s.title}\n\n{s.story}\n")
+            bases.append(base)
+            moves.append((s.branch, head.decode("ascii")))
+            _set_ref(repo, Ref(f"refs/heads/{s.branch}".encode()), base, BASE_TIME)
+        note = Blob.from_string(WORKSHOP_NOTE)
+        store.add_object(note)
+        tree = Tree()
+        tree.add(b"README", 0o100644, note.id)
+        store.add_object(tree)
+        main = _commit(store, tree.id, bases, BASE_TIME + 60, "workshop: every sample's base\n")
+        _set_ref(repo, MAIN_REF, main, BASE_TIME + 60)
+        repo.refs.set_symbolic_ref(Ref(b"HEAD"), MAIN_REF)
+    finally:
+        repo.close()
+    return Workshop(dest, moves)
+
+
+def move_branch(repo: Path, branch: str, sha: str) -> None:
+    """Point `branch` at `sha` in a repo of ours (the workshop), with a reflog line."""
+    with Repo(str(repo)) as git:
+        git.refs.set_if_equals(Ref(f"refs/heads/{branch}".encode()), None, sha.encode(),
+                               committer=IDENTITY, message=b"gatetui demo: the agent commits")
+
+
+async def replay(workshop: Workshop, interval: float, first_after: float = 2.0) -> None:
+    """Move each agent branch to its head, `interval` seconds apart."""
+    await asyncio.sleep(first_after)
+    for branch, sha in workshop.moves:
+        await asyncio.to_thread(move_branch, workshop.repo, branch, sha)
+        await asyncio.sleep(interval)

@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from gatetui.config import ConfigError, Settings, load_settings, parse_toml
+from gatetui.config import (
+    DEFAULT_RULE, ConfigError, SealRule, SealSettings, Settings, load_settings, parse_toml,
+)
 from gatetui.errors import BadInput
 from gatetui.snapshot import Snapshot
 
@@ -27,6 +29,12 @@ JS_EXT = r"\.(?:[cm]?js|jsx|[cm]?ts|tsx)$"
 TOX_FACTOR = re.compile(r"^!?[\w.-]+(?:[,-]!?[\w.-]+)*\s*:\s")
 SCM_BACKENDS = re.compile(r"setuptools[_-]scm|hatch-vcs|versioningit|pdm-backend|flit[_-]scm")
 SKIP_TOP_DIRS = {"tests", "test", "docs", "doc", "examples", "benchmarks", "scripts", "build"}
+# Sections of shared files sealed by default: the settings that decide which
+# tests run, without the rest of the file (a version bump is no change).
+DEFAULT_SECTIONS = {
+    "python": ("pyproject.toml#tool.pytest.ini_options", "setup.cfg#tool:pytest", "tox.ini#pytest"),
+    "node": ("package.json#scripts.test",),
+}
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,9 @@ class Profile:
     import_check: bool = True
     on_old_tests_fail: str = "review"
     hidden: str | None = None
+    random_order: bool = False
+    baseline: bool = False
+    rules: tuple[SealRule, ...] = ()  # the sealing rules; `sealed` is their restore set
     tools: tuple[tuple[str, ...], ...] = ()  # commands that must work before the gate starts
 
     def is_test_file(self, path: str) -> bool:
@@ -77,11 +88,20 @@ def detect_stack(base: Snapshot, settings: Settings) -> str:
     )
 
 
-def load_profile(base: Snapshot) -> Profile:
-    """The profile that judges a change, from the base commit alone."""
+def load_profile(base: Snapshot, seal: SealSettings | None = None) -> Profile:
+    """The profile that judges a change, from the base commit alone.
+
+    `seal` replaces base's own sealing (its seal table and `sealed`): the
+    lab tries rules on a scenario without editing it."""
     settings = load_settings(base)
+    if seal is not None:
+        settings = replace(settings, seal=seal, sealed=(),
+                           hidden=seal.hidden if seal.hidden is not None else settings.hidden,
+                           random_order=settings.random_order if seal.random_order is None else seal.random_order,
+                           baseline=settings.baseline if seal.baseline is None else seal.baseline)
     stack = detect_stack(base, settings)
     profile = python_profile(base, settings) if stack == "python" else node_profile(base, settings)
+    profile = with_rules(profile, settings)
     if not any(profile.is_test_file(p) for p in base.paths):
         where = ", ".join(profile.test_paths) or "the repository"
         raise BadInput(
@@ -89,6 +109,19 @@ def load_profile(base: Snapshot) -> Profile:
             "set test_paths in [tool.gatetui]"
         )
     return profile
+
+
+def with_rules(profile: Profile, settings: Settings) -> Profile:
+    """The rules that judge sealed paths: the default rule (the stack's
+    sealed set, or the seal table's `paths`, plus `sealed`), then the named
+    ones. old_tests restores every glob of a rule that is not `allow`."""
+    seal = settings.seal
+    default = seal.paths if seal.paths is not None else (*profile.sealed, *DEFAULT_SECTIONS[profile.stack])
+    paths = tuple(dict.fromkeys([*default, *settings.sealed]))
+    rules = ((SealRule(DEFAULT_RULE, paths, seal.on_change, seal.allow_new),) if paths else ()) + seal.rules
+    sealed = tuple(dict.fromkeys(g for r in rules if r.on_change != "allow" for g in r.globs))
+    return replace(profile, rules=rules, sealed=sealed, hidden=settings.hidden,
+                   random_order=settings.random_order, baseline=settings.baseline)
 
 
 # --- python -----------------------------------------------------------------
@@ -109,7 +142,7 @@ def python_profile(base: Snapshot, settings: Settings) -> Profile:
         sealed=tuple(dict.fromkeys(
             [*(f"{p.rstrip('/')}/**" for p in test_paths if p != "."),
              *(("**/test_*.py", "**/*_test.py") if "." in test_paths else ()),
-             "**/conftest.py", "pytest.ini", ".pytest.ini", *settings.sealed]
+             "**/conftest.py", "pytest.ini", ".pytest.ini"]
         )),
         timeout=settings.timeout,
         import_check=settings.import_check,
@@ -273,7 +306,7 @@ def node_profile(base: Snapshot, settings: Settings) -> Profile:
         test=test,
         test_paths=test_paths,
         sealed=tuple(dict.fromkeys(
-            [*(f"{p}/**" for p in test_paths), "**/*.test.*", "**/*.spec.*", *configs, *settings.sealed]
+            [*(f"{p}/**" for p in test_paths), "**/*.test.*", "**/*.spec.*", *configs]
         )),
         timeout=settings.timeout,
         import_check=False,

@@ -85,5 +85,6 @@ def verdict_record(started: RunStarted, finished: RunFinished) -> dict[str, obje
         "digests": finished.digests.to_json(),
         "cost": finished.cost.to_json(),
         "notes": list(finished.notes),
+        "isolation": started.isolation,
         "seconds": finished.seconds,
     }

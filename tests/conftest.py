@@ -54,3 +54,13 @@ def make_repo(tmp_path: Path) -> MakeRepo:
         return repo
 
     return make
+
+
+@pytest.fixture(scope="session")
+def gated_samples(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """Every sample gated once, in surroundings an attacker would want."""
+    from tests.gated_samples import Gated, gate_all, surroundings
+
+    root = tmp_path_factory.mktemp("samples")
+    with surroundings() as around:
+        yield Gated(gate_all(root, around), around, root)

@@ -89,11 +89,16 @@ def test_missing_required_option_is_bad_input(capsys: pytest.CaptureFixture[str]
     assert_bad_input(code, err, "the following arguments are required: --base, --head")
 
 
-def test_runtime_backend_not_available_exits_3(make_repo: MakeRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_runtime_backend_without_a_key_exits_3(make_repo: MakeRepo, capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("RUNTIME_API_KEY", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no saved login either
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     repo = make_repo(PY_BASE, {"p/__init__.py": "x = 1\n"})
     code, _, err = run_cli(["check", str(repo), "--base", "main", "--head", "agent/x", "--backend", "runtime"], capsys)
+    last = err.strip().splitlines()[-1]
     assert code == 3
-    assert "use --backend local" in err
+    assert last.startswith("gatetui: ") and "RUNTIME_API_KEY" in last and "--backend local" in last
 
 
 def test_check_leaves_the_repository_untouched(make_repo: MakeRepo, capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,42 +7,19 @@ below reads the events of one sample.
 
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
-
 import pytest
 
-from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.events import (
     CheckFinished, CheckStarted, GateEvent, OutputChunk, RunFinished, RunStarted,
 )
-from gatetui.gate.plan import GateRequest, make_plan
-from gatetui.gate.runner import run_gate
-from gatetui.samples import Scenario, load_scenarios, materialize
+from tests.gated_samples import SCENARIOS, Gated
 
-SCENARIOS = {s.name: s for s in load_scenarios()}
-SIDE_BY_SIDE = 3
-
-
-async def _gate(scenario: Scenario, root: Path, limit: asyncio.Semaphore) -> list[GateEvent]:
-    async with limit:
-        repo = await asyncio.to_thread(materialize, scenario, root / scenario.name)
-        plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", f"agent/{scenario.name}"))
-        backend = LocalBackend(work_root=root)
-        return [event async for event in run_gate(plan, backend)]
 
 
 @pytest.fixture(scope="module")
-def gated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[GateEvent]]:
-    root = tmp_path_factory.mktemp("samples")
-
-    async def all_samples() -> dict[str, list[GateEvent]]:
-        limit = asyncio.Semaphore(SIDE_BY_SIDE)
-        events = await asyncio.gather(*(_gate(s, root, limit) for s in SCENARIOS.values()))
-        return dict(zip(SCENARIOS, events))
-
-    return asyncio.run(all_samples())
+def gated(gated_samples: Gated) -> dict[str, list[GateEvent]]:
+    return gated_samples.events
 
 
 def finished(events: list[GateEvent]) -> RunFinished:
@@ -121,3 +98,9 @@ def test_cost_is_estimated_for_install_runs_and_old_tests(gated: dict[str, list[
     assert sorted(cost.per_check) == ["install", "old_tests", "runs"]
     assert cost.measured is False
     assert cost.total.cpu_seconds > 0
+
+
+def test_no_run_folder_or_uid_claim_is_left_after_any_sample(gated_samples: Gated) -> None:
+    """Every way a run ends (an install that fails included) closes its workspace."""
+    assert sorted(p.name for p in gated_samples.root.glob("gatetui-*")) == []
+    assert sorted(p.name for p in (gated_samples.root / ".uids").glob("*")) == []

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gatetui.backends.isolation import uid_processes
 from gatetui.backends.local import LocalBackend, LocalWorkspace, probe_fork_mode
 
 
@@ -23,8 +24,10 @@ def export_files(files: dict[str, str]):  # type: ignore[no-untyped-def]
     return export
 
 
-async def open_ws(tmp_path: Path, files: dict[str, str], mode: str | None = None) -> LocalWorkspace:
-    return await LocalBackend(work_root=tmp_path, fork_mode=mode).open(export_files(files), "t")
+async def open_ws(tmp_path: Path, files: dict[str, str], mode: str | None = None,
+                  isolate: bool | None = None) -> LocalWorkspace:
+    backend = LocalBackend(work_root=tmp_path, fork_mode=mode, isolate=isolate)
+    return await backend.open(export_files(files), "t")
 
 
 async def run(ws: LocalWorkspace, command: str, timeout: float = 30, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
@@ -44,55 +47,69 @@ def test_output_streams_and_exit_code_is_kept(tmp_path: Path) -> None:
     asyncio.run(go())
 
 
-def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isolate", [False, None], ids=["plain", "isolated-if-possible"])
+def test_timeout_kills_the_whole_process_group(tmp_path: Path, isolate: bool | None) -> None:
     marker = tmp_path / "survivor"
 
     async def go() -> None:
-        ws = await open_ws(tmp_path, {})
+        ws = await open_ws(tmp_path, {}, isolate=isolate)
         started = time.monotonic()
         result, _ = await run(ws, f"(sleep 3; touch {marker}) & sleep 60", timeout=0.5)
         assert result.timed_out is True
         assert result.exit_code is None
         assert time.monotonic() - started < 10
+        if ws.uid is not None:
+            assert uid_processes(ws.uid) == []
         await ws.close()
 
     asyncio.run(go())
-    time.sleep(3.5)
-    assert marker.exists() is False  # the background child died with its group
+    if isolate is False:  # an isolated run cannot see tmp_path: the uid check above holds
+        time.sleep(3.5)
+        assert marker.exists() is False  # the background child died with its group
 
 
-def test_background_process_is_killed_when_the_command_ends(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isolate", [False, None], ids=["plain", "isolated-if-possible"])
+def test_background_process_is_killed_when_the_command_ends(tmp_path: Path, isolate: bool | None) -> None:
     marker = tmp_path / "late"
 
     async def go() -> None:
-        ws = await open_ws(tmp_path, {})
-        result, _ = await run(ws, f"(sleep 2; touch {marker}) >/dev/null 2>&1 & echo started")
+        ws = await open_ws(tmp_path, {}, isolate=isolate)
+        result, _ = await run(ws, f"(setsid sleep 30 & (sleep 2; touch {marker})) >/dev/null 2>&1 & echo started")
         assert result.exit_code == 0
+        if ws.uid is not None:
+            assert uid_processes(ws.uid) == []
         await ws.close()
 
     asyncio.run(go())
-    time.sleep(2.5)
-    assert marker.exists() is False
+    if isolate is False:
+        time.sleep(2.5)
+        assert marker.exists() is False
 
 
-def test_environment_is_an_allowlist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("isolate", [False, None], ids=["plain", "isolated-if-possible"])
+def test_environment_is_an_allowlist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     isolate: bool | None) -> None:
     monkeypatch.setenv("RUNTIME_API_KEY", "secret-key")
     monkeypatch.setenv("SUPERVISOR_TOKEN", "secret-token")
     monkeypatch.setenv("PIP_INDEX_URL", "file:///somewhere")
 
-    async def go() -> str:
-        ws = await open_ws(tmp_path, {})
+    async def go() -> tuple[str, bool]:
+        ws = await open_ws(tmp_path, {}, isolate=isolate)
         _, text = await run(ws, "env", env={"PYTEST_ADDOPTS": "-q"})
         await ws.close()
-        return text
+        return text, ws.uid is not None
 
-    env = dict(line.split("=", 1) for line in asyncio.run(go()).splitlines() if "=" in line)
+    text, isolated = asyncio.run(go())
+    env = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
     assert "RUNTIME_API_KEY" not in env
     assert "SUPERVISOR_TOKEN" not in env
     assert env["PIP_INDEX_URL"] == "file:///somewhere"
     assert env["PYTEST_ADDOPTS"] == "-q"
-    assert env["HOME"].startswith(str(tmp_path))
-    assert env["TMPDIR"].startswith(str(tmp_path))
+    if isolated:
+        assert (env["HOME"], env["TMPDIR"]) == ("/tmp/gatetui/home", "/tmp")
+    else:
+        assert env["HOME"].startswith(str(tmp_path))
+        assert env["TMPDIR"].startswith(str(tmp_path))
 
 
 def test_run_directory_is_private_and_removed_on_close(tmp_path: Path) -> None:
@@ -132,7 +149,7 @@ def test_each_copy_runs_its_own_code_at_the_original_path(tmp_path: Path, mode: 
         copies = await ws.fork(3)
         for i, copy in enumerate(copies):
             await copy.write_files({"code.txt": f"copy {i}\n".encode(), "gone.txt": None})
-        canonical = str(ws.canonical)
+        canonical = ws.path
         outs = await asyncio.gather(*(
             run(c, f'cd {canonical} && cat code.txt && ls && sleep 0.3 && cat {canonical}/code.txt')
             for c in copies

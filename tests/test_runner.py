@@ -7,6 +7,9 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
+
+from gatetui.backends.isolation import UID_COUNT, UID_FIRST
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.events import OutputChunk, RunFinished
@@ -35,36 +38,61 @@ def running(pid: int) -> bool:
     return state != "Z"
 
 
-def test_a_run_stopped_midway_leaves_no_process_and_no_directory(make_repo: MakeRepo, tmp_path: Path) -> None:
+def gate_uid_pids() -> list[int]:
+    """Processes of any gate run's uid (the isolated local backend)."""
+    return [
+        int(p.name) for p in Path("/proc").iterdir()
+        if p.name.isdigit() and _uid_of(p) in range(UID_FIRST, UID_FIRST + UID_COUNT)
+    ]
+
+
+def _uid_of(proc: Path) -> int:
+    try:
+        return proc.stat().st_uid
+    except OSError:
+        return -1
+
+
+@pytest.mark.parametrize("isolate", [False, None], ids=["plain", "isolated-if-possible"])
+def test_a_run_stopped_midway_leaves_no_process_and_no_directory(
+        make_repo: MakeRepo, tmp_path: Path, isolate: bool | None) -> None:
     pids = tmp_path / "pids"
     pids.mkdir()
     repo = node_repo(make_repo, (
         "const fs = require('node:fs');\n"
-        f"test('a', async () => {{ fs.writeFileSync('{pids}/' + process.pid, ''); "
+        f"test('a', async () => {{ try {{ fs.writeFileSync('{pids}/' + process.pid, ''); }} catch {{}} "
         "await new Promise(r => setTimeout(r, 60000)); });\n"
     ))
     work = tmp_path / "work"
     work.mkdir()
+    backend = LocalBackend(work_root=work, isolate=isolate)
+    seen: list[int] = []
+
+    def started() -> list[int]:
+        if backend.isolation.separate_uid:  # the run cannot write to tmp_path: look for its uid
+            return gate_uid_pids()
+        return [int(p.name) for p in pids.iterdir()]
 
     async def go() -> None:
         plan = make_plan(GateRequest(repo, "main", "agent/x"))
-        gate = run_gate(plan, LocalBackend(work_root=work))
+        gate = run_gate(plan, backend)
         async for event in gate:
             if isinstance(event, OutputChunk) and event.stream == "run 1":
                 deadline = time.monotonic() + 20
-                while len(list(pids.iterdir())) < 3 and time.monotonic() < deadline:
+                while len(started()) < 3 and time.monotonic() < deadline:
                     await asyncio.sleep(0.1)
+                seen.extend(started())
                 break
         await gate.aclose()
 
     asyncio.run(go())
-    started = [int(p.name) for p in pids.iterdir()]
-    assert len(started) >= 3
+    assert len(seen) >= 3
     deadline = time.monotonic() + 5  # SIGKILL is delivered asynchronously
-    while (alive := [pid for pid in started if running(pid)]) and time.monotonic() < deadline:
+    while (alive := [pid for pid in seen if running(pid)]) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert alive == []
-    assert list(work.iterdir()) == []
+    assert [p.name for p in work.iterdir() if p.name != ".uids"] == []
+    assert list((work / ".uids").glob("*")) == []
 
 
 def test_a_hanging_suite_fails_runs_at_the_time_limit(make_repo: MakeRepo, tmp_path: Path) -> None:

@@ -45,8 +45,27 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "renamed_out_of_pattern": ("python", [P, P, F, P, F], "fail"),
     "conftest_exit0": ("python", [P, F, P, P, F], "fail"),
     "node_honest": ("node", [P, P, P, P, P], "pass"),
+    # sealing rules (issue 6): base's pyproject.toml carries the rule
+    "section_version_bump": ("python", [P, P, P, P, P], "pass"),
+    "section_addopts": ("python", [P, P, P, P, F], "fail"),
+    "new_test_file": ("python", [P, P, P, P, P], "pass"),
+    # attacks on the gate itself (issue 3): a small mathlib project each
+    "attack_state_dir": ("python", [P, F, P, P, F], "fail"),
+    "attack_env_secret": ("python", [P, F, P, P, F], "fail"),
+    "attack_network": ("python", [P, F, P, P, P], "fail"),
+    "attack_detached": ("python", [P, F, P, P, F], "fail"),
+    "attack_hang": ("python", [P, F, P, P, P], "fail"),
+    "attack_flood": ("python", [P, F, P, P, F], "fail"),
+    "attack_junit_rewrite": ("python", [P, P, P, P, F], "fail"),
+    "attack_pytest_plugin": ("python", [P, P, P, P, F], "fail"),
+    "attack_library_skip": ("python", [P, P, P, F, P], "fail"),
 }
 NAMES = sorted(EXPECTED)
+RULE_SAMPLES = {"section_version_bump", "section_addopts", "new_test_file"}
+# old_tests failing is a hard fail here, by a rule or by evidence of a bent verdict
+POLICY_FAIL = {"section_addopts", "attack_junit_rewrite", "attack_pytest_plugin"}
+CALENDAR = [n for n in NAMES if EXPECTED[n][0] == "python" and n not in RULE_SAMPLES
+            and not n.startswith("attack_")]
 
 # git as a user would run it, but deaf to this machine's own git settings.
 GIT_ENV = {
@@ -133,10 +152,10 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 # --- the scenarios ---------------------------------------------------------
 
 
-def test_load_scenarios_finds_all_fourteen_sorted(scenarios: dict[str, Scenario]) -> None:
+def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == 14
+    assert len(scenarios) == len(EXPECTED) == 26
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -167,14 +186,15 @@ def test_a_few_exact_fields(scenarios: dict[str, Scenario]) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_verdict_follows_the_rule(scenarios: dict[str, Scenario], name: str) -> None:
     scenario = scenarios[name]
-    assert scenario.verdict == verdict_by_rule(dict(scenario.checks))
+    expected = "fail" if name in POLICY_FAIL else verdict_by_rule(dict(scenario.checks))
+    assert scenario.verdict == expected
     assert scenario.checks["hidden"] == "skipped"
     if scenario.checks["install"] == "fail":
         assert (scenario.checks["runs"], scenario.checks["old_tests"]) == ("skipped", "skipped")
 
 
 def test_python_samples_share_one_base_tree(scenarios: dict[str, Scenario]) -> None:
-    python = [s for s in scenarios.values() if s.stack == "python"]
+    python = [scenarios[n] for n in CALENDAR]
     assert len(python) == 12
     first = dir_entries(python[0].base_dir)
     for scenario in python[1:]:
@@ -184,7 +204,7 @@ def test_python_samples_share_one_base_tree(scenarios: dict[str, Scenario]) -> N
     assert "def test_leap_day():" in (python[0].base_dir / "tests" / "test_leap.py").read_text()
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if EXPECTED[n][0] == "python"])
+@pytest.mark.parametrize("name", CALENDAR)
 def test_python_sample_pyproject(scenarios: dict[str, Scenario], name: str) -> None:
     for tree in (scenarios[name].base_dir, scenarios[name].head_dir):
         data = tomllib.loads((tree / "pyproject.toml").read_text())

@@ -10,11 +10,17 @@ and each copy's writes stay its own), or as a full copy bind-mounted there
 where overlays are refused. Where no mount namespace is allowed at all, the
 copies are swapped into place under a lock, one at a time (slower, still
 correct, and said so in the run's notes).
+
+As root, every command also runs as the run's own uid in private namespaces
+(see isolation.py): the run then sees itself at /tmp/gatetui, whatever the
+work root is, and reports are read by the supervisor after every process
+of the command is gone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import shutil
 import stat
@@ -25,6 +31,9 @@ from functools import cached_property
 from pathlib import Path
 
 from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Workspace
+from gatetui.backends.isolation import (
+    NONE, RUN_VIEW, Isolation, UidPool, View, kill_uid, probe_isolation, wrap,
+)
 from gatetui.backends.process import run_process
 from gatetui.errors import BackendError
 
@@ -55,25 +64,49 @@ def scrubbed_env(home: Path, tmp: Path, extra: Mapping[str, str] | None = None) 
 class LocalBackend:
     name = "local"
 
-    def __init__(self, work_root: Path | None = None, fork_mode: str | None = None):
-        self.work_root = work_root
+    def __init__(self, work_root: Path | None = None, fork_mode: str | None = None,
+                 isolate: bool | None = None):
+        self.work_root = work_root or default_work_root()
         self._forced_mode = fork_mode
+        self._isolate = isolate
+        self._recovered = False
 
     @cached_property
     def fork_mode(self) -> str:
         """How copies get the original's path: "overlay", "bind" or "swap"."""
         return self._forced_mode or probe_fork_mode()
 
+    @cached_property
+    def isolation(self) -> Isolation:
+        if self._isolate is False:
+            return Isolation(False, False, False, False, False, "turned off by the caller")
+        found = probe_isolation()
+        if self._isolate and not found.full:
+            raise BackendError(f"local backend cannot isolate the run: {found.reason}")
+        return found if self.fork_mode != "swap" else NONE
+
+    @property
+    def uids(self) -> UidPool:
+        return UidPool(self.work_root / ".uids")
+
     @property
     def notes(self) -> tuple[str, ...]:
-        notes = [
-            "local backend: install and tests run as the supervisor's own user "
-            "(log hiding through a separate uid is not enforced yet)",
-            "local backend: the test runs have the network (no network namespace yet)",
-        ]
+        notes = list(self.isolation.notes())
         if self.fork_mode == "swap":
             notes.append("no mount namespace here: the side-by-side runs take turns")
         return tuple(notes)
+
+    def recover(self) -> int:
+        """Clean what a crashed supervisor left: its uid's processes, its run
+        folder. Runs once per backend, before the first workspace opens."""
+        cleaned = 0
+        for uid, root in self.uids.orphans():
+            kill_uid(uid)
+            shutil.rmtree(root, ignore_errors=True)
+            self.uids.release(uid)
+            cleaned += 1
+        self._recovered = True
+        return cleaned
 
     async def preflight(self, tools: tuple[tuple[str, ...], ...]) -> None:
         """A missing python3, pip or npm is the machine's problem, not the
@@ -94,19 +127,49 @@ class LocalBackend:
     async def open(self, export: TreeExporter, label: str) -> LocalWorkspace:
         if shutil.which("sh") is None:
             raise BackendError("local backend cannot start: no /bin/sh on PATH")
-        root = Path(tempfile.mkdtemp(prefix=f"gatetui-{label}-", dir=self.work_root))
+        isolation = await asyncio.to_thread(lambda: self.isolation)
+        if not self._recovered:
+            await asyncio.to_thread(self.recover)
+        self.work_root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        root = Path(tempfile.mkdtemp(prefix=f"gatetui-{_safe(label)}-", dir=self.work_root))
         root.chmod(0o700)
+        uid: int | None = None
         try:
-            for sub in ("home", "tmp", "reports"):
+            for sub in ("home", "tmp", "reports", "mnt"):
                 (root / sub).mkdir()
             await asyncio.to_thread(export, root / "ws")
+            if isolation.separate_uid:
+                uid = self.uids.claim(root)
+                (root / "reports" / "install").mkdir()
+                await asyncio.to_thread(_chown_tree, (root / "ws", root / "home", root / "reports" / "install"), uid)
         except BaseException:
+            if uid is not None:
+                self.uids.release(uid)
             shutil.rmtree(root, ignore_errors=True)
             raise
         mode = await asyncio.to_thread(lambda: self.fork_mode)
-        return LocalWorkspace(root, root / "ws", "install", mode, asyncio.Lock())
+        return LocalWorkspace(root, root / "ws", "install", mode, asyncio.Lock(),
+                              uid=uid, pool=self.uids)
 
 
+def default_work_root() -> Path:
+    """Runs live here; a fixed place so a crashed run is found at next start."""
+    return Path(tempfile.gettempdir()) / f"gatetui-runs-{os.geteuid()}"
+
+
+def _safe(label: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in label)[:40]
+
+
+def _chown_tree(paths: tuple[Path, ...], uid: int) -> None:
+    for top in paths:
+        os.lchown(top, uid, uid)
+        for folder, dirs, files in os.walk(top):
+            for name in (*dirs, *files):
+                os.lchown(os.path.join(folder, name), uid, uid)
+
+
+@functools.cache
 def probe_fork_mode() -> str:
     """Try an overlay, then a bind mount, in a throwaway mount namespace."""
     scratch = Path(tempfile.mkdtemp(prefix="gatetui-probe-"))
@@ -135,18 +198,23 @@ class LocalWorkspace:
     tree), and is shown at `ws` only inside its own commands' namespace.
     """
 
-    def __init__(self, root: Path, source: Path, label: str, mode: str, lock: asyncio.Lock):
+    def __init__(self, root: Path, source: Path, label: str, mode: str, lock: asyncio.Lock,
+                 uid: int | None = None, pool: UidPool | None = None):
         self.root = root
+        self.uid = uid  # the run's own uid, shared by its copies; None: not isolated
+        self._pool = pool
         self.canonical = root / "ws"
         self.source = source
         self.label = label
         self.mode = mode
         self._lock = lock  # shared by a family of copies: swap mode runs one at a time
         self._forks = 0
+        self._tokens: dict[str, str] = {}
+        self._closed = False
 
     @property
     def path(self) -> str:
-        return str(self.canonical)
+        return f"{RUN_VIEW}/ws" if self.uid is not None else str(self.canonical)
 
     @property
     def is_original(self) -> bool:
@@ -158,11 +226,17 @@ class LocalWorkspace:
         return self.source / "up" if self.mode == "overlay" and not self.is_original else self.source
 
     def report_path(self, name: str) -> str:
-        return str(self.root / "reports" / f"{self.label}-{name}")
+        """Outside the tree, under a name no other copy or run can predict."""
+        folder = f"{RUN_VIEW}/reports" if self.uid is not None else str(self.root / "reports")
+        return f"{folder}/{self._report_name(name)}"
+
+    def _report_name(self, name: str) -> str:
+        token = self._tokens.setdefault(name, os.urandom(8).hex())
+        return f"{self.label}-{token}-{name}"
 
     async def read_report(self, name: str) -> bytes | None:
-        path = Path(self.report_path(name))
-        return await asyncio.to_thread(lambda: path.read_bytes() if path.is_file() else None)
+        path = (self.reports if self.uid is not None else self.root / "reports") / self._report_name(name)
+        return await asyncio.to_thread(_read_regular, path)
 
     async def run(
         self,
@@ -173,6 +247,8 @@ class LocalWorkspace:
         env: Mapping[str, str] | None = None,
         network: bool = True,
     ) -> CommandResult:
+        if self.uid is not None:
+            return await self._run_isolated(command, env, timeout, on_output, network)
         full_env = scrubbed_env(self.root / "home", self.root / "tmp", env)
         if self.mode == "swap":
             async with self._lock:  # the original's path holds one tree at a time
@@ -183,6 +259,26 @@ class LocalWorkspace:
         argv = [*UNSHARE, "--", "/bin/sh", "-c", script, str(self.source), str(self.canonical), command]
         return await run_process(argv, cwd=str(self.root), env=full_env, timeout=timeout,
                                  on_output=on_output)
+
+    async def _run_isolated(self, command: str, env: Mapping[str, str] | None, timeout: float,
+                            on_output: OutputSink, network: bool) -> CommandResult:
+        assert self.uid is not None
+        full_env = scrubbed_env(Path(f"{RUN_VIEW}/home"), Path("/tmp"), env)
+        argv = wrap(command, self.root, self._view(), uid=self.uid, network=network)
+        return await run_process(argv, cwd=str(self.root), env=full_env, timeout=timeout,
+                                 on_output=on_output)
+
+    def _view(self) -> View:
+        if self.is_original:
+            return View(self.canonical, self.root / "home", self.reports)
+        if self.mode == "overlay":
+            return View(self.canonical, self.root / "home", self.reports, layer=self.source)
+        return View(self.source, self.source.parent / f"{self.source.name}-home", self.reports)
+
+    @property
+    def reports(self) -> Path:
+        """Each copy's own: a run cannot touch the old tests' report."""
+        return self.root / "reports" / self.label
 
     async def _run_here(self, command: str, env: dict[str, str], timeout: float,
                         on_output: OutputSink) -> CommandResult:
@@ -204,7 +300,7 @@ class LocalWorkspace:
 
     async def write_files(self, files: Mapping[str, bytes | None]) -> None:
         whiteouts = self.mode == "overlay" and not self.is_original
-        await asyncio.to_thread(_write_files, self.files_root, files, whiteouts)
+        await asyncio.to_thread(_write_files, self.files_root, files, whiteouts, self.uid)
 
     async def fork(self, count: int) -> list[Workspace]:
         """Copies made side by side; an overlay layer costs two empty folders."""
@@ -214,15 +310,38 @@ class LocalWorkspace:
             made.append((self.root / f"copy-{self._forks}", f"{self.label}-copy{self._forks}"))
         if self.mode == "overlay":
             for dest, _ in made:
-                (dest / "up").mkdir(parents=True)
-                (dest / "wk").mkdir()
+                for sub in ("up", "wk", "home-up", "home-wk"):
+                    (dest / sub).mkdir(parents=True)
+                if self.uid is not None:  # the top folders shown are the layer's
+                    os.chown(dest / "up", self.uid, self.uid)
+                    os.chown(dest / "home-up", self.uid, self.uid)
         else:
             await asyncio.gather(*(_copy_tree(self.source, dest) for dest, _ in made))
-        return [LocalWorkspace(self.root, dest, label, self.mode, self._lock) for dest, label in made]
+            if self.uid is not None:
+                await asyncio.gather(*(_copy_tree(self.root / "home", dest.parent / f"{dest.name}-home")
+                                       for dest, _ in made))
+        if self.uid is not None:
+            for _, label in made:
+                (self.root / "reports" / label).mkdir()
+                os.chown(self.root / "reports" / label, self.uid, self.uid)
+        return [LocalWorkspace(self.root, dest, label, self.mode, self._lock, self.uid, self._pool)
+                for dest, label in made]
 
     async def close(self) -> None:
-        target = self.root if self.is_original else self.source
-        await asyncio.to_thread(shutil.rmtree, target, True)
+        """The original's close ends the run: no process of its uid survives.
+        A second close does nothing (its uid may belong to another run by then)."""
+        if self._closed:
+            return
+        self._closed = True
+        if not self.is_original:
+            await asyncio.to_thread(shutil.rmtree, self.source, True)
+            await asyncio.to_thread(shutil.rmtree, self.source.parent / f"{self.source.name}-home", True)
+            return
+        if self.uid is not None:
+            await asyncio.to_thread(kill_uid, self.uid)
+        await asyncio.to_thread(shutil.rmtree, self.root, True)
+        if self.uid is not None and self._pool is not None:
+            self._pool.release(self.uid)
 
 
 async def _copy_tree(source: Path, dest: Path) -> None:
@@ -235,19 +354,46 @@ async def _copy_tree(source: Path, dest: Path) -> None:
         raise BackendError(f"local backend could not copy the workspace: {err.decode().strip()}")
 
 
-def _write_files(root: Path, files: Mapping[str, bytes | None], whiteouts: bool) -> None:
+def _write_files(root: Path, files: Mapping[str, bytes | None], whiteouts: bool,
+                 uid: int | None = None) -> None:
     """Write or delete files under root; in an overlay layer a deletion is a
-    whiteout (a 0/0 character device), which hides the lower file."""
+    whiteout (a 0/0 character device), which hides the lower file. Written
+    files belong to the run's uid, like the rest of its tree."""
     for rel, data in files.items():
         target = root / rel
         if ".." in Path(rel).parts or Path(rel).is_absolute():
             raise BackendError(f"refusing to write outside the workspace: {rel}")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        _make_parents(root, target.parent, uid)
         if data is not None:
             target.unlink(missing_ok=True)
             target.write_bytes(data)
+            if uid is not None:
+                os.lchown(target, uid, uid)
         elif whiteouts:
             target.unlink(missing_ok=True)
             os.mknod(target, stat.S_IFCHR | 0o600, os.makedev(0, 0))
         else:
             target.unlink(missing_ok=True)
+
+
+def _make_parents(root: Path, folder: Path, uid: int | None) -> None:
+    missing = []
+    while folder != root and not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        made.mkdir()
+        if uid is not None:
+            os.lchown(made, uid, uid)
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """A report is a regular file, read without following a planted link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read(64 << 20)

@@ -95,7 +95,7 @@ async def run_process(
         kill_group(proc.pid)
         await _drain(reader)
     return CommandResult(
-        exit_code=os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
+        exit_code=os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) and not timed_out else None,
         signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
         wall_seconds=time.monotonic() - started,
         cpu_seconds=usage.ru_utime + usage.ru_stime,

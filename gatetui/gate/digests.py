@@ -6,7 +6,45 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class RuleDigest:
+    """One sealing rule at base and at head.
+
+    `changed` lists what the rule counts as a change (files and
+    `FILE#SECTION` entries); `added` the new files an `allow_new` rule
+    permits, shown but never a change. Under `allow_new` the head digest
+    covers only the files base had, so equal digests mean intact.
+    """
+
+    name: str
+    on_change: str
+    allow_new: bool
+    base: str
+    head: str
+    changed: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+
+    @property
+    def intact(self) -> bool:
+        return not self.changed
+
+    @property
+    def violated(self) -> bool:
+        """A change the rule's policy fails outright."""
+        return self.on_change == "fail" and bool(self.changed)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name, "on_change": self.on_change, "allow_new": self.allow_new,
+            "base": self.base, "head": self.head, "intact": self.intact,
+            "changed": list(self.changed), "added": list(self.added),
+        }
+
+
+@dataclass(frozen=True)
 class Digests:
+    """`sealed_*` name what old_tests restores (the files of every rule
+    that is not `allow`); `rules` each rule on its own, sections included."""
+
     base: str
     head: str
     sealed_base: str = ""
@@ -15,10 +53,15 @@ class Digests:
     manifest: str = ""
     manifest_files: tuple[str, ...] = ()
     judge_changed: tuple[str, ...] = ()
+    rules: tuple[RuleDigest, ...] = ()
 
     @property
     def sealed_intact(self) -> bool:
         return not self.sealed_changed
+
+    def forbidden(self) -> list[str]:
+        """Changes that an `on_change = "fail"` rule forbids, each named with its rule."""
+        return [f"{path} (rule {rule.name!r})" for rule in self.rules if rule.violated for path in rule.changed]
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -32,4 +75,5 @@ class Digests:
             },
             "manifest": {"digest": self.manifest, "files": list(self.manifest_files)},
             "judge_changed": list(self.judge_changed),
+            "rules": [rule.to_json() for rule in self.rules],
         }

@@ -26,6 +26,7 @@ class RunStarted:
     stack: str
     checks: tuple[CheckId, ...]
     notes: tuple[str, ...] = ()  # what isolation is not enforced, said plainly
+    isolation: dict[str, object] = field(default_factory=dict)  # what is, for the JSON
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from gatetui.backends.base import CommandResult
 from gatetui.gate import junit
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.diffscan import DiffScan
+from gatetui.gate.hooks import Finding
 
 LIST_MAX = 5
 
@@ -79,15 +80,20 @@ def judge_runs(runs: Sequence[SuiteRun]) -> CheckResult:
     return CheckResult(CheckId.RUNS, Status.FAIL, f"{detail}; {failing[0].failure()}")
 
 
-def judge_old_tests(run: SuiteRun, sealed_changed: Sequence[str], judge_changed: Sequence[str]) -> CheckResult:
+def judge_old_tests(run: SuiteRun, sealed_changed: Sequence[str], judge_changed: Sequence[str],
+                    forbidden: Sequence[str] = ()) -> CheckResult:
+    """`forbidden`: changes an on_change = "fail" sealing rule forbids; they
+    fail the check even when base's tests pass on head's code."""
     notes = []
     if sealed_changed:
         notes.append(f"sealed files changed at head: {listing(sealed_changed)}")
     if judge_changed:
         notes.append(f"head changed how it is judged (ignored, base's used): {listing(judge_changed)}")
+    if forbidden:
+        notes.insert(0, f"changed although sealed with on_change = fail: {listing(forbidden)}")
     tail = "; ".join(notes)
     if run.passed:
-        return CheckResult(CheckId.OLD_TESTS, Status.PASS, tail)
+        return CheckResult(CheckId.OLD_TESTS, Status.FAIL if forbidden else Status.PASS, tail)
     if run.report is not None and run.report.failed():
         failed = [t.id for t in run.report.failed()]
         what = f"{listing(failed)} {'fails' if len(failed) == 1 else 'fail'} under base's tests"
@@ -144,3 +150,40 @@ def _skips(dodged: list[str]) -> CheckResult:
         CheckId.NO_NEW_SKIPS, Status.FAIL,
         f"passes under base's tests, skipped or deselected at head: {listing(dodged)}",
     )
+
+
+def skips_in_code(skips: Sequence[Finding]) -> CheckResult:
+    """A skip raised from library code skips base's tests as well, so no
+    comparison of runs sees it: the diff is the only witness."""
+    more = f" (+{len(skips) - 1} more)" if len(skips) > 1 else ""
+    return CheckResult(CheckId.NO_NEW_SKIPS, Status.FAIL, f"{skips[0].what} at {skips[0].path}{more}")
+
+
+def passed_outside_tests(old: SuiteRun, heads: Sequence[SuiteRun],
+                         unchanged: Callable[[str], bool]) -> list[str]:
+    """Base tests that fail under base's tests, pass in every head run, and
+    live in a test file head did not touch: something outside the tests
+    (a conftest hook, addopts, a plugin) turned them green."""
+    if old.report is None or not heads or any(h.report is None for h in heads):
+        return []
+    failed = [t.id for t in old.report.failed()]
+    green = [i for i in failed if all(_outcome(h, i) is junit.Outcome.PASSED for h in heads)]
+    return [i for i in green if unchanged(i.split("::", 1)[0])]
+
+
+def _outcome(run: SuiteRun, test_id: str) -> junit.Outcome | None:
+    test = run.report.tests.get(test_id) if run.report is not None else None
+    return test.outcome if test is not None else None
+
+
+def defend_old_tests(result: CheckResult, findings: Sequence[Finding], outside: Sequence[str]) -> CheckResult:
+    """Turn `old_tests` into a hard failure when the evidence says the
+    verdict was bent rather than the tests changed; name what bent it."""
+    reasons = [str(f) for f in findings]
+    if outside:
+        reasons.append(f"{listing(list(outside))} unchanged at head, fail under base's tests yet pass "
+                       "in head's runs: passed by a change outside the tests")
+    if not reasons:
+        return result
+    detail = "; ".join([*reasons, result.detail] if result.detail else reasons)
+    return CheckResult(CheckId.OLD_TESTS, Status.FAIL, detail)

@@ -11,6 +11,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from gatetui.config import SealSettings
 from gatetui.errors import BadInput
 from gatetui.gate.diffscan import DiffScan, js_test_defs, python_test_defs, scan_changes
 from gatetui.gate.digests import Digests
@@ -31,6 +32,7 @@ class GateRequest:
     head: str
     timeout: float | None = None  # per command; overrides the profile's
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    seal: SealSettings | None = None  # replaces base's sealing rules (the lab's --rules)
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,12 @@ class Plan:
     @property
     def timeout(self) -> float:
         return self.request.timeout or self.profile.timeout
+
+    @property
+    def forbidden(self) -> list[str]:
+        """Changes an `on_change = "fail"` rule forbids: they fail the verdict
+        through old_tests, whatever its run says."""
+        return self.digests.forbidden()
 
     def still_defined(self, test_id: str) -> bool:
         """Whether head's tree still defines a test that its runs did not run."""
@@ -72,15 +80,15 @@ def make_plan(request: GateRequest) -> Plan:
     if merge_base == head_sha:
         raise BadInput(f"{request.head} is already part of {request.base}: nothing new to judge")
     base, head = Snapshot.of_commit(repo, merge_base), Snapshot.of_commit(repo, head_sha)
-    profile = load_profile(base)
+    profile = load_profile(base, request.seal)
     if profile.install_env:  # a version read from git: name it after head's nearest tag
         version = scm_version(repo.nearest_tag(head_sha))
         profile = replace(profile, install_env={k: version for k in profile.install_env})
     scan = scan_changes(repo.changes(merge_base, head_sha), profile.is_test_file)
     files, env = old_tests_overlay(base, head, profile)
     modules = importable_packages(head.paths) if profile.import_check and profile.stack == "python" else []
-    return Plan(request, repo, base, head, profile, scan, compute_digests(base, head, profile.sealed),
-                files, env, tuple(modules))
+    digests = compute_digests(base, head, profile.sealed, profile.rules)
+    return Plan(request, repo, base, head, profile, scan, digests, files, env, tuple(modules))
 
 
 def old_tests_overlay(base: Snapshot, head: Snapshot, profile: Profile) -> tuple[dict[str, bytes | None], dict[str, str]]:

@@ -24,6 +24,7 @@ from gatetui.gate.events import (
     CheckFinished, CheckProgress, CheckStarted, CostUpdated, DigestsComputed, GateEvent,
     OutputChunk, RunFinished, RunStarted,
 )
+from gatetui.gate.hooks import scan_hooks
 from gatetui.gate.junit import ReportError, parse_junit
 from gatetui.gate.plan import Plan
 
@@ -32,12 +33,20 @@ Emit = Callable[[GateEvent], None]
 
 
 async def run_gate(plan: Plan, backend: Backend) -> AsyncIterator[GateEvent]:
-    """Yield the gate's events; the last one is RunFinished."""
+    """Yield the gate's events; the last one is RunFinished.
+
+    Queued events are handed over without a wait each, so a flood of output
+    from side-by-side runs never piles up between the gate and its consumer.
+    """
     queue: asyncio.Queue[GateEvent] = asyncio.Queue()
     gate = _Gate(plan, backend, queue.put_nowait)
     task = asyncio.create_task(gate.execute())
+    getter: asyncio.Future[GateEvent] | None = None
     try:
         while True:
+            if not queue.empty():
+                yield queue.get_nowait()
+                continue
             getter = asyncio.ensure_future(queue.get())
             await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
             if getter.done():
@@ -49,6 +58,8 @@ async def run_gate(plan: Plan, backend: Backend) -> AsyncIterator[GateEvent]:
             task.result()
             return
     finally:
+        if getter is not None and not getter.done():
+            getter.cancel()
         if not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -62,6 +73,9 @@ class _Gate:
         self.usage: dict[str, Usage] = {}
         self.started: dict[CheckId, float] = {}
         self.clock = time.monotonic()
+        self.hooks = scan_hooks(plan.base, plan.head, plan.profile.is_test_file)
+        self.outside: list[str] = []  # base tests passed by a change outside the tests
+        self.opened: Workspace | None = None  # the install's workspace until _install returns
 
     async def execute(self) -> None:
         plan = self.plan
@@ -70,7 +84,7 @@ class _Gate:
             run_id=plan.request.run_id, repo=str(plan.repo.path), base_ref=plan.request.base,
             head_ref=plan.request.head, base=plan.base.sha, head=plan.head.sha,
             backend=self.backend.name, stack=plan.profile.stack, checks=CHECK_ORDER,
-            notes=self.backend.notes,
+            notes=self.backend.notes, isolation=isolation_of(self.backend),
         ))
         self.emit(DigestsComputed(plan.digests))
         first_kept, first_skips = self._diff_checks()
@@ -79,6 +93,8 @@ class _Gate:
         workspace: Workspace | None = None
         try:
             workspace = await self._install()
+            if workspace is not None:
+                self.opened = None  # closed below as `workspace`; a failed install's stays `opened`
             if workspace is None:
                 self._not_run((CheckId.RUNS, CheckId.OLD_TESTS), "not run: install failed")
                 self._finish(first_kept or self._pass(CheckId.TESTS_KEPT, "diff only: install failed"))
@@ -90,8 +106,9 @@ class _Gate:
         except OSError as err:  # a full disk, a vanished directory: the gate's problem
             self._error_open_checks(f"the gate could not go on: {err}")
         finally:
-            if workspace is not None:
-                await asyncio.shield(workspace.close())
+            for open_one in (workspace, self.opened):  # opened: cancelled mid-install
+                if open_one is not None:
+                    await asyncio.shield(open_one.close())
         self._done()
 
     # --- checks ---------------------------------------------------------
@@ -99,6 +116,8 @@ class _Gate:
     def _diff_checks(self) -> tuple[CheckResult | None, CheckResult | None]:
         scan = self.plan.scan
         kept, skips = judge.diff_tests_kept(scan), judge.diff_no_new_skips(scan)
+        if skips is None and self.hooks.skips:
+            skips = judge.skips_in_code(self.hooks.skips)
         for check, verdict, interim in (
             (CheckId.TESTS_KEPT, kept, f"diff: {len(scan.removed)} removed, {len(scan.added)} added"),
             (CheckId.NO_NEW_SKIPS, skips, "diff: no marker added"),
@@ -116,19 +135,17 @@ class _Gate:
 
     async def _install(self) -> Workspace | None:
         self._start(CheckId.INSTALL)
-        workspace = await self.backend.open(
+        workspace = self.opened = await self.backend.open(
             lambda dest: self.plan.repo.export(self.plan.head.sha, dest), self.plan.request.run_id
         )
         for command in self._install_commands():
             result = await self._run(workspace, CheckId.INSTALL, "install", command,
                                      dict(self.plan.profile.install_env))
             if result.timed_out:
-                await workspace.close()
                 self._finish(CheckResult(CheckId.INSTALL, Status.ERROR,
                                          f"`{command}` {result.describe_end()}: raise the time limit (--timeout)"))
                 return None
             if not result.ok:
-                await workspace.close()
                 self._finish(CheckResult(CheckId.INSTALL, Status.FAIL,
                                          f"`{command}` failed ({result.describe_end()}): {last_line(result.output_tail)}"))
                 return None
@@ -152,19 +169,34 @@ class _Gate:
             runs_and_old = await asyncio.gather(
                 *(self._suite_run(w, CheckId.RUNS, f"run {i + 1}", {}) for i, w in
                   enumerate(copies[:-1])),
-                self._suite_run(copies[-1], CheckId.OLD_TESTS, "old tests", self.plan.old_tests_env),
+                self._suite_run(copies[-1], CheckId.OLD_TESTS, "old tests", self._old_tests_env()),
             )
         finally:
             for copy in copies:
                 await asyncio.shield(copy.close())
         runs, old = list(runs_and_old[:-1]), runs_and_old[-1]
         self._finish(judge.judge_runs(runs))
+        self.outside = judge.passed_outside_tests(old, runs, self._test_file_unchanged)
         digests = self.plan.digests
-        self._finish(judge.judge_old_tests(old, digests.sealed_changed, digests.judge_changed))
+        verdict = judge.judge_old_tests(old, digests.sealed_changed, digests.judge_changed,
+                                        self.plan.forbidden)
+        self._finish(judge.defend_old_tests(verdict, self.hooks.findings, self.outside))
         kept, skips = judge.second_halves(first_kept, first_skips, old, runs, self.plan.still_defined)
         for result in (kept, skips):
             if result.id not in self.results:
                 self._finish(result)
+
+    def _test_file_unchanged(self, path: str) -> bool:
+        base, head = self.plan.base, self.plan.head
+        return path in base and path in head and base.ident(path) == head.ident(path)
+
+    def _old_tests_env(self) -> dict[str, str]:
+        """Base's tests run without any pytest plugin head's package added."""
+        env = dict(self.plan.old_tests_env)
+        if self.hooks.plugins and self.plan.profile.runner == "pytest":
+            blocked = " ".join(f"-p no:{name}" for name in self.hooks.plugins)
+            env["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} {blocked}".strip()
+        return env
 
     async def _suite_run(self, workspace: Workspace, check: CheckId, name: str,
                          extra_env: dict[str, str]) -> judge.SuiteRun:
@@ -174,7 +206,7 @@ class _Gate:
         for key, value in extra_env.items():
             env[key] = f"{env[key]} {value}" if key in env else value
         command = self.plan.profile.test.replace("{report}", path)
-        result = await self._run(workspace, check, name, command, env)
+        result = await self._run(workspace, check, name, command, env, network=False)
         raw = await workspace.read_report(report_name)
         if raw is None:
             return judge.SuiteRun(name, result, None, "no report written")
@@ -185,10 +217,12 @@ class _Gate:
         return judge.SuiteRun(name, result, report)
 
     async def _run(self, workspace: Workspace, check: CheckId, stream: str, command: str,
-                   env: dict[str, str]) -> CommandResult:
+                   env: dict[str, str], network: bool = True) -> CommandResult:
+        """Installs reach the package index; test runs get no network (where
+        the backend can take it away), so a test that calls out fails here."""
         self.emit(OutputChunk(check, stream, f"$ {command}\n"))
         result = await workspace.run(
-            command, timeout=self.plan.timeout, env=env,
+            command, timeout=self.plan.timeout, env=env, network=network,
             on_output=lambda text: self.emit(OutputChunk(check, stream, text)),
         )
         used = usage_of(result.wall_seconds, result.cpu_seconds, result.peak_rss_bytes)
@@ -223,16 +257,25 @@ class _Gate:
                 self._finish(CheckResult(check, Status.ERROR, message))
 
     def _cost(self) -> Cost:
-        return Cost(per_check=dict(self.usage), measured=False)
+        return Cost(per_check=dict(self.usage), measured=bool(getattr(self.backend, "measured", False)))
 
     def _done(self) -> None:
         results = tuple(self.results[c] for c in CHECK_ORDER if c in self.results)
-        fatal = self.plan.profile.on_old_tests_fail == "fail"
+        fatal = (self.plan.profile.on_old_tests_fail == "fail" or bool(self.plan.forbidden)
+                 or bool(self.hooks.findings) or bool(self.outside))
         self.emit(RunFinished(
             verdict=decide(list(results), fatal), results=results, digests=self.plan.digests,
             cost=self._cost(), seconds=round(time.monotonic() - self.clock, 3),
             notes=self.backend.notes,
         ))
+
+
+def isolation_of(backend: Backend) -> dict[str, object]:
+    """What the backend enforces, for the JSON; a backend that runs on
+    machines the agent never touched (runtime) says so itself."""
+    isolation = getattr(backend, "isolation", None)
+    to_json = getattr(isolation, "to_json", None)
+    return dict(to_json()) if callable(to_json) else {}
 
 
 def last_line(text: str) -> str:

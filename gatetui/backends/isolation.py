@@ -1,0 +1,224 @@
+"""What keeps the code under test away from the gate on this machine.
+
+As root, every command of a run executes as an unprivileged uid of its own
+(no /etc/passwd entry needed), in private namespaces: a mount namespace whose
+/tmp is a fresh tmpfs holding only the run (`/tmp/gatetui/ws`, `home`,
+`reports`), a pid namespace (when the command ends, the kernel kills every
+process it left behind, however detached), and for the test runs a network
+namespace with loopback alone. Resource limits cap processes, file sizes and
+core dumps. The supervisor's state directory, other runs' workspaces and the
+supervisor's home are then out of reach by plain directory permissions.
+
+Where this is not possible (not root, no `unshare`/`setpriv`), commands run
+as the supervisor's user and `Isolation.notes` says which protections are
+missing: never a silent downgrade.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+RUN_VIEW = "/tmp/gatetui"  # where a run sees itself, the same for every copy
+UID_FIRST, UID_COUNT = 420_000, 10_000
+NPROC_LIMIT = 4096  # per uid: a fork bomb stops here, the machine does not
+FSIZE_LIMIT = 8 << 30  # bytes: a test that fills the disk fails its run
+TMPFS_SIZE = "4g"
+TOOLS = ("unshare", "setpriv", "prlimit", "mount", "ip")
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """Which protections this machine enforces, for notes and the JSON."""
+
+    separate_uid: bool
+    network_namespace: bool
+    pid_namespace: bool
+    private_tmp: bool
+    limits: bool
+    reason: str = ""  # why the missing ones are missing
+
+    @property
+    def full(self) -> bool:
+        return all((self.separate_uid, self.network_namespace, self.pid_namespace,
+                    self.private_tmp, self.limits))
+
+    def notes(self) -> tuple[str, ...]:
+        if self.full:
+            return ()
+        missing = [words for on, words in (
+            (self.separate_uid, "log hiding (install and tests run as the supervisor's own user)"),
+            (self.network_namespace, "no network for the tests"),
+            (self.pid_namespace, "killing every process a test leaves behind"),
+            (self.private_tmp, "a private /tmp"),
+            (self.limits, "process and file-size limits"),
+        ) if not on]
+        return (f"local backend does not enforce: {'; '.join(missing)} ({self.reason})",)
+
+    def to_json(self) -> dict[str, object]:
+        return {"separate_uid": self.separate_uid, "network_namespace": self.network_namespace,
+                "pid_namespace": self.pid_namespace, "private_tmp": self.private_tmp,
+                "limits": self.limits, "enforced": self.full, "reason": self.reason}
+
+
+NONE = Isolation(False, False, False, False, False)
+
+
+@functools.cache
+def probe_isolation() -> Isolation:
+    """Run the real wrapper once with `true`: the only reliable test."""
+    if os.geteuid() != 0:
+        return Isolation(False, False, False, False, False, "not running as root")
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if missing:
+        return Isolation(False, False, False, False, False, f"missing {', '.join(missing)}")
+    scratch = Path(tempfile.mkdtemp(prefix="gatetui-probe-"))
+    try:
+        for sub in ("ws", "home", "reports", "mnt"):
+            (scratch / sub).mkdir()
+        view = View(scratch / "ws", scratch / "home", scratch / "reports")
+        argv = wrap("true", scratch, view, uid=UID_FIRST + UID_COUNT - 1, network=False)
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return Isolation(False, False, False, False, False, f"namespaces refused: {err}")
+        if done.returncode != 0:
+            why = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["unknown"]
+            return Isolation(False, False, False, False, False, f"namespaces refused: {why[0]}")
+        return Isolation(True, True, True, True, True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+# The script pid 1 of the new namespaces runs as root. $0 the run root,
+# $1 and $2 the tree and home to show (a folder, or overlay options), $3 this
+# copy's own reports folder, $4 uid, $5 network flag, $6 the command.
+SCRIPT = r"""
+set -e
+R="$0"; V=/tmp/gatetui
+show() {{
+  mkdir -p "$2"
+  if [ "${{1#lowerdir=}}" != "$1" ]; then mount -t overlay overlay -o "$1" "$2"
+  else mount --bind "$1" "$2"; fi
+}}
+mount -t tmpfs -o mode=1777,size={tmpfs} gatetui-tmp "$R/mnt"
+show "$1" "$R/mnt/gatetui/ws"
+show "$2" "$R/mnt/gatetui/home"
+show "$3" "$R/mnt/gatetui/reports"
+mount --move "$R/mnt" /tmp
+[ "$5" = net ] || ip link set lo up
+cd "$V/ws"
+set +e
+prlimit --nproc={nproc} --fsize={fsize} --core=0 -- \
+  setpriv --reuid="$4" --regid="$4" --clear-groups --inh-caps=-all -- /bin/sh -c "$6"
+"""
+
+
+@dataclass(frozen=True)
+class View:
+    """What one command sees: folders shown at RUN_VIEW/ws, home, reports.
+    `layer` is a copy's own folder: the tree and home are overlays on the
+    original's, so no copy sees another's files or reports."""
+
+    tree: Path
+    home: Path
+    reports: Path
+    layer: Path | None = None
+
+    def specs(self) -> tuple[str, str, str]:
+        if self.layer is None:
+            return str(self.tree), str(self.home), str(self.reports)
+        tree = f"lowerdir={self.tree},upperdir={self.layer}/up,workdir={self.layer}/wk"
+        home = f"lowerdir={self.home},upperdir={self.layer}/home-up,workdir={self.layer}/home-wk"
+        return tree, home, str(self.reports)
+
+
+def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> list[str]:
+    """argv that runs the shell command as uid in fresh namespaces."""
+    script = SCRIPT.format(tmpfs=TMPFS_SIZE, nproc=NPROC_LIMIT, fsize=FSIZE_LIMIT)
+    unshare = ["unshare", "--mount", "--propagation", "private", "--pid", "--fork",
+               "--kill-child", "--mount-proc"]
+    if not network:
+        unshare.append("--net")
+    return [*unshare, "--", "/bin/sh", "-c", script, str(root), *view.specs(), str(uid),
+            "net" if network else "nonet", command]
+
+
+class UidPool:
+    """Hands out a uid no other live run holds, by O_EXCL claim files."""
+
+    def __init__(self, folder: Path, first: int = UID_FIRST, count: int = UID_COUNT):
+        self.folder, self.first, self.count = folder, first, count
+
+    def claim(self, run_root: Path) -> int:
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        start = int.from_bytes(os.urandom(4), "little") % self.count
+        for step in range(self.count):
+            uid = self.first + (start + step) % self.count
+            claim = self.folder / str(uid)
+            try:
+                fd = os.open(claim, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                continue
+            with os.fdopen(fd, "w") as out:
+                json.dump({"pid": os.getpid(), "root": str(run_root)}, out)
+            if not uid_processes(uid):
+                return uid
+            claim.unlink(missing_ok=True)  # a stranger uses it: leave it alone
+        raise OSError("no free uid left for a gate run")
+
+    def release(self, uid: int) -> None:
+        (self.folder / str(uid)).unlink(missing_ok=True)
+
+    def orphans(self) -> list[tuple[int, Path]]:
+        """Claims whose supervisor died: (uid, run root) to clean."""
+        found = []
+        for claim in self.folder.glob("[0-9]*") if self.folder.is_dir() else ():
+            with contextlib.suppress(OSError, ValueError):
+                info = json.loads(claim.read_text())
+                if not _alive(int(info["pid"])):
+                    found.append((int(claim.name), Path(info["root"])))
+        return found
+
+
+def uid_processes(uid: int) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if entry.stat().st_uid == uid:
+                pids.append(int(entry.name))
+    return pids
+
+
+def kill_uid(uid: int, patience: float = 5.0) -> int:
+    """SIGKILL every process of uid until none is left; returns how many."""
+    killed = 0
+    deadline = time.monotonic() + patience
+    while (pids := uid_processes(uid)) and time.monotonic() < deadline:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+        time.sleep(0.02)
+    return killed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,120 @@
+"""Ways to bend a pytest verdict from outside the test files.
+
+Pytest runs in the same process as the code it tests, so a change that
+never touches a test can still decide what the report says: a pytest plugin
+the project itself starts to register (a `pytest11` entry point loads in
+every run, base's tests included), an interpreter startup hook
+(`sitecustomize.py`, `usercustomize.py`, a `.pth` file), or a skip raised
+from library code (base's tests would be skipped too, so no comparison of
+runs can see it). These are read from the diff, before anything runs.
+"""
+
+from __future__ import annotations
+
+import configparser
+import difflib
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from gatetui.snapshot import Snapshot
+
+STARTUP_NAMES = ("sitecustomize.py", "usercustomize.py")
+SKIP_CALL = re.compile(
+    r"\b(?:raise\s+(?:unittest\.)?SkipTest\b|(?:pytest|_pytest\.outcomes)\.(?:skip|xfail|importorskip)\s*\("
+    r"|\bskipTest\s*\(|raise\s+(?:pytest\.)?skip\.Exception\b)"
+)
+SETUP_PY_PLUGIN = re.compile(r"""['"]pytest11['"]\s*:\s*\[([^\]]*)\]""", re.S)
+ENTRY = re.compile(r"""['"]?\s*([\w.-]+)\s*=\s*[\w.:]+""")
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    what: str  # one phrase an agent can act on
+
+    def __str__(self) -> str:
+        return f"{self.what} ({self.path})"
+
+
+@dataclass(frozen=True)
+class HookScan:
+    plugins: tuple[str, ...] = ()  # pytest11 names head registers and base did not
+    findings: tuple[Finding, ...] = ()  # plugins and startup hooks: fail old_tests
+    skips: tuple[Finding, ...] = field(default=())  # skips in library code: fail no_new_skips
+
+
+def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], bool]) -> HookScan:
+    changed = [p for p in head.paths if p not in base or base.ident(p) != head.ident(p)]
+    plugins = sorted(set(pytest_plugins(head)) - set(pytest_plugins(base)))
+    findings = [Finding(_plugin_source(head, name), f"head registers pytest plugin `{name}` (pytest11 entry point)")
+                for name in plugins]
+    findings += [Finding(p, "interpreter startup hook added or changed") for p in changed if _is_startup(p)]
+    skips = [finding for p in changed if p.endswith(".py") and not is_test_file(p)
+             for finding in _added_skips(p, base.text(p) or "", head.text(p) or "")]
+    return HookScan(tuple(plugins), tuple(findings), tuple(skips))
+
+
+def pytest_plugins(snap: Snapshot) -> list[str]:
+    """Names of the pytest11 entry points the project's own metadata declares."""
+    names: list[str] = []
+    names += _from_pyproject(snap.text("pyproject.toml"))
+    names += _from_setup_cfg(snap.text("setup.cfg"))
+    for match in SETUP_PY_PLUGIN.finditer(snap.text("setup.py") or ""):
+        names += ENTRY.findall(match.group(1))
+    return sorted(set(names))
+
+
+def _from_pyproject(text: str | None) -> list[str]:
+    if not text:
+        return []
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    project = data.get("project", {})
+    groups = project.get("entry-points", {}) if isinstance(project, dict) else {}
+    plugins = groups.get("pytest11", {}) if isinstance(groups, dict) else {}
+    poetry = data.get("tool", {}).get("poetry", {}).get("plugins", {}).get("pytest11", {})
+    return [str(k) for k in (*plugins, *poetry)] if isinstance(plugins, dict) else []
+
+
+def _from_setup_cfg(text: str | None) -> list[str]:
+    if not text:
+        return []
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return []
+    raw = parser.get("options.entry_points", "pytest11", fallback="")
+    return [m.group(1) for line in raw.splitlines() if (m := ENTRY.match(line.strip()))]
+
+
+def _plugin_source(snap: Snapshot, name: str) -> str:
+    for path in ("pyproject.toml", "setup.cfg", "setup.py"):
+        if name in (snap.text(path) or ""):
+            return path
+    return "package metadata"
+
+
+def _is_startup(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return name in STARTUP_NAMES or name.endswith(".pth")
+
+
+def _added_skips(path: str, before: str, after: str) -> list[Finding]:
+    found = []
+    line_no = 0
+    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0):
+        if line.startswith("@@"):
+            line_no = int(line.split("+", 1)[1].split(",", 1)[0].split()[0]) - 1
+            continue
+        if line.startswith("+") and not line.startswith("+++"):
+            line_no += 1
+            code = line[1:].split("#", 1)[0]
+            if SKIP_CALL.search(code):
+                found.append(Finding(f"{path}:{line_no}", f"skip raised from library code: {line[1:].strip()[:80]}"))
+    return found

@@ -1,0 +1,1 @@
+"""The Textual face of the supervisor: branches, live checks, logs, digests, credit, review."""

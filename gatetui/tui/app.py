@@ -1,0 +1,101 @@
+"""The gatetui app: relays the supervisor's events into Textual messages.
+
+Runs are Textual workers, one exclusive group per branch, so a newer head
+cancels the run in progress; every worker failure lands in one handler that
+opens a modal, never a traceback.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from textual import on, work
+from textual.app import App
+from textual.binding import Binding
+from textual.worker import Worker, WorkerState
+
+from gatetui.backends.base import Backend
+from gatetui.errors import GateError
+from gatetui.gate.events import OutputChunk
+from gatetui import supervisor as sv
+from gatetui.tui.messages import BranchesChanged, GateFailed, OutputArrived, RunChanged
+from gatetui.tui.screens.dialogs import ErrorScreen, HelpScreen
+from gatetui.tui.screens.main import MainScreen
+
+BACKENDS = ("local", "runtime")
+
+
+class GatetuiApp(App[None]):
+    CSS_PATH = "gatetui.tcss"
+    TITLE = "gatetui"
+    BINDINGS = [
+        Binding("question_mark", "help", "help", key_display="?"),
+        Binding("b", "switch_backend", "backend"),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(self, supervisor: sv.Supervisor, backend_factory: Callable[[str], Backend] | None = None,
+                 clock: Callable[[], float] = time.time,
+                 after_start: Callable[[], Coroutine[Any, Any, None]] | None = None):
+        super().__init__()
+        self.supervisor, self.backend_factory, self.after_start = supervisor, backend_factory, after_start
+        self.main = MainScreen(supervisor, clock)
+
+    def on_mount(self) -> None:
+        s = self.supervisor
+        self.sub_title = f"{s.repo.name}: {s.pattern} against {s.base}, {s.backend.name} backend"
+        self.supervisor.subscribe(self.relay)
+        self.push_screen(self.main)
+        self.start_supervisor()
+
+    @work(group="supervisor", exit_on_error=False)
+    async def start_supervisor(self) -> None:
+        await self.supervisor.start(self.launch)
+        if self.after_start is not None:
+            self.run_worker(self.after_start(), group="after start", exit_on_error=False)
+
+    def launch(self, key: str, coro: Coroutine[Any, Any, None]) -> Worker[None]:
+        return self.run_worker(coro, name=key, group=key, exclusive=True, exit_on_error=False)
+
+    def relay(self, event: sv.SupervisorEvent) -> None:
+        match event:
+            case sv.BranchesChanged():
+                self.main.post_message(BranchesChanged())
+            case sv.RunUpdated(event=OutputChunk() as chunk):
+                self.main.post_message(OutputArrived(event.branch, event.run_id, chunk.check))
+            case sv.RunUpdated():
+                self.main.post_message(RunChanged(event.branch, event.run_id))
+            case sv.RunFailed():
+                self.post_message(GateFailed(event.branch, event.message))
+
+    @on(GateFailed)
+    def gate_failed(self, message: GateFailed) -> None:
+        self.push_screen(ErrorScreen(f"the gate could not run on {message.branch}", message.message))
+
+    @on(Worker.StateChanged)
+    def worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.state is WorkerState.ERROR:
+            error = event.worker.error
+            what = str(error) if isinstance(error, GateError) else f"{type(error).__name__}: {error}"
+            self.push_screen(ErrorScreen(f"{event.worker.name or 'a task'} stopped", what))
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_switch_backend(self) -> None:
+        current = self.supervisor.backend.name
+        name = BACKENDS[(BACKENDS.index(current) + 1) % len(BACKENDS)] if current in BACKENDS else "local"
+        try:
+            backend = self.backend_factory(name) if self.backend_factory else None
+        except GateError as err:
+            self.push_screen(ErrorScreen(f"cannot switch to the {name} backend", str(err)))
+            return
+        if backend is not None:
+            self.supervisor.set_backend(backend)
+            self.sub_title = self.sub_title.rsplit(", ", 1)[0] + f", {name} backend"
+            self.notify(f"next runs use the {name} backend")
+
+    async def on_unmount(self) -> None:
+        await self.supervisor.stop()  # runs cancelled, their workspaces removed

@@ -1,0 +1,55 @@
+"""App-wide messages: the supervisor's events, relayed into Textual.
+
+The state to show lives in the supervisor; a message only says what to
+re-read. So a newer message of the same kind (and branch, and check) can
+replace one still queued: a burst of output or a run of cost ticks costs
+one redraw, not one per event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from gatetui.gate.checks import CheckId
+
+
+@dataclass
+class BranchesChanged(Message):
+    """The branch list (heads, statuses) changed."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, BranchesChanged)
+
+
+@dataclass
+class RunChanged(Message):
+    """A run's checks, digests, cost or verdict changed."""
+
+    branch: str
+    run_id: str
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, RunChanged) and (message.branch, message.run_id) == (self.branch, self.run_id)
+
+
+@dataclass
+class OutputArrived(Message):
+    """New output lines for one check of a run."""
+
+    branch: str
+    run_id: str
+    check: CheckId
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, OutputArrived) and (
+            (message.branch, message.run_id, message.check) == (self.branch, self.run_id, self.check))
+
+
+@dataclass
+class GateFailed(Message):
+    """The gate could not run: shown in a modal, never as a traceback."""
+
+    branch: str
+    message: str

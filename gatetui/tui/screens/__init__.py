@@ -1,0 +1,1 @@
+"""The main screen, the review screen and the dialogs."""

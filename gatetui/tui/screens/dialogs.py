@@ -1,0 +1,53 @@
+"""Modal dialogs: the help (`?`) and a gate error with what to do."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+KEYS = (
+    ("r", "rerun: gate the selected branch's head again"),
+    ("c", "cancel the selected branch's run in progress (its workspace is removed)"),
+    ("b", "switch backend (local / runtime) for the next runs"),
+    ("v", "open review: both versions of each changed sealed file (when old_tests failed)"),
+    ("y", "copy the verdict block (one line per check) to the clipboard"),
+    ("enter", "on a run in the runs list: show that run (history included)"),
+    ("up/down", "pick a branch, or a check to see its output"),
+    ("?", "this help"),
+    ("q", "quit (runs in progress are cancelled and cleaned up)"),
+)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close")]
+
+    def compose(self) -> ComposeResult:
+        lines = "\n".join(f"  {key:<8} {what}" for key, what in KEYS)
+        with Vertical(id="dialog"):
+            yield Static("gatetui keys", classes="dialog-title")
+            yield Static(lines)
+            yield Static("Every new commit on a watched branch is gated on a fresh copy the agent never "
+                         "touched. Verdicts: pass, FAIL, REVIEW (old tests fail: a person decides), ERROR "
+                         "(the gate could not run), stale (the branch moved on).", classes="dialog-note")
+
+
+class ErrorScreen(ModalScreen[None]):
+    """A gate error: the message says what is wrong and what to do."""
+
+    BINDINGS = [Binding("escape,enter", "dismiss", "close")]
+
+    def __init__(self, title: str, message: str):
+        super().__init__()
+        self.title_text, self.message = title, message
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="error"):
+            yield Static(self.title_text, classes="dialog-title")
+            yield Static(self.message)
+            yield Button("OK", variant="error", id="ok")
+
+    def on_button_pressed(self, _: Button.Pressed) -> None:
+        self.dismiss()

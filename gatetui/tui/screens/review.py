@@ -1,0 +1,83 @@
+"""The review screen: each changed sealed file, base and head side by side.
+
+Shown when only `old_tests` failed: the one decision the gate leaves to a
+person. Accept or reject is recorded, sealed, in the run's history.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+from rich.text import Text
+
+from gatetui.gate.checks import CheckId
+from gatetui.supervisor import ReviewFile, Run, Supervisor
+from gatetui.tui.format import short
+
+REMOVED, ADDED = "on #5f1f1f", "on #1f4f1f"
+
+
+def side_by_side(file: ReviewFile) -> tuple[Text, Text]:
+    """Both versions aligned line by line, changed lines highlighted."""
+    a, b = (file.base or "").splitlines(), (file.head or "").splitlines()
+    left, right = Text(), Text()
+    for tag, i1, i2, j1, j2 in file.opcodes():
+        rows = max(i2 - i1, j2 - j1)
+        for k in range(rows):
+            _line(left, a, i1 + k if i1 + k < i2 else None, "" if tag == "equal" else REMOVED)
+            _line(right, b, j1 + k if j1 + k < j2 else None, "" if tag == "equal" else ADDED)
+    return left, right
+
+
+def _line(out: Text, lines: list[str], index: int | None, style: str) -> None:
+    if index is None:
+        out.append("\n")
+        return
+    out.append(f"{index + 1:>4} ", style="dim")
+    out.append(f"{lines[index]}\n", style=style)
+
+
+class ReviewScreen(Screen[None]):
+    BINDINGS = [
+        Binding("a", "decide('accepted')", "accept"),
+        Binding("x", "decide('rejected')", "reject"),
+        Binding("escape", "app.pop_screen", "back"),
+    ]
+
+    def __init__(self, supervisor: Supervisor, run: Run):
+        super().__init__()
+        self.supervisor, self.run = supervisor, run
+
+    def compose(self) -> ComposeResult:
+        run = self.run
+        yield Header()
+        yield Static(self.heading(), id="review-head")
+        with VerticalScroll(id="review-files"):
+            for file in self.supervisor.review_files(run):
+                left, right = side_by_side(file)
+                yield Static(f"{file.path}", classes="file-name")
+                with Horizontal(classes="pair"):
+                    yield Static(self._label("base", run.base, file.base) + left, classes="side base")
+                    yield Static(self._label("head", run.head, file.head) + right, classes="side head")
+        yield Footer()
+
+    def heading(self) -> str:
+        run = self.run
+        detail = run.checks[CheckId.OLD_TESTS].detail
+        failing = detail.split(";", 1)[0]
+        decision = f"decided: {run.review}" if run.review else "undecided: a accept, x reject"
+        return (f"review {run.branch} at {short(run.head)}: old tests fail on new code\n"
+                f"failing base test: {failing}\n{decision}")
+
+    @staticmethod
+    def _label(side: str, sha: str, text: str | None) -> Text:
+        state = "" if text is not None else ("  (absent at base)" if side == "base" else "  (deleted at head)")
+        return Text(f"{side} {short(sha)}{state}\n", style="bold")
+
+    def action_decide(self, decision: str) -> None:
+        self.supervisor.review(self.run, decision)
+        self.query_one("#review-head", Static).update(self.heading())
+        self.notify(f"run {decision}: recorded in the history")

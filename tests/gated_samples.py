@@ -1,0 +1,164 @@
+"""Every sample gated once per session, in surroundings an attacker would
+want to reach: a supervisor state directory with a canary, secrets planted
+in the supervisor's environment, a service on the host's loopback.
+
+test_gate_samples.py checks each sample's statuses against its scenario;
+test_attacks.py checks that no attack sample reached what it went for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import shutil
+import socket
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gatetui.backends.local import LocalBackend
+from gatetui.gate.events import GateEvent, OutputChunk
+from gatetui.gate.plan import GateRequest, make_plan
+from gatetui.gate.runner import run_gate
+from gatetui.samples import Scenario, load_scenarios, materialize
+from gatetui.store import Store
+
+SCENARIOS = {s.name: s for s in load_scenarios()}
+SIDE_BY_SIDE = 3
+SERVICE_PORTS = range(47611, 47631)  # attack_network's test calls every one
+KEPT_PER_STREAM = 256 << 10  # output kept per stream for the tests to read
+CANARY = "canary-7f3a9d0e51b2"
+
+
+@dataclass
+class Surroundings:
+    state: Store
+    state_files: dict[str, tuple[bytes, int]]  # path -> (content, mtime_ns) before gating
+    service_hits: list[str] = field(default_factory=list)
+    leaks: dict[str, list[str]] = field(default_factory=dict)  # sample -> chunks with the canary
+    repo_digests: dict[str, tuple[str, str]] = field(default_factory=dict)  # before, after gating
+
+
+@dataclass
+class Gated:
+    events: dict[str, list[GateEvent]]
+    around: Surroundings
+    root: Path  # the repos and the local backend's work root
+
+
+def state_files(store: Store) -> dict[str, tuple[bytes, int]]:
+    return {str(p.relative_to(store.root)): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(store.root.rglob("*")) if p.is_file()}
+
+
+@contextmanager
+def surroundings() -> Iterator[Surroundings]:
+    folder = Path(tempfile.mkdtemp(prefix="gatetui-state-", dir="/var/tmp"))
+    store = Store.open(folder)
+    store.save_run("/srv/repo", {"run_id": "r1", "verdict": "fail", "secret": CANARY})
+    store.key()
+    try:
+        yield Surroundings(store, state_files(store))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def planted_secrets() -> Iterator[None]:
+    """The canary in the supervisor's environment, while the gates run only."""
+    saved = {k: os.environ.get(k) for k in ("RUNTIME_API_KEY", "GATETUI_SUPERVISOR_SECRET")}
+    os.environ.update(RUNTIME_API_KEY=CANARY, GATETUI_SUPERVISOR_SECRET=CANARY)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@contextmanager
+def _service(hits: list[str]) -> Iterator[None]:
+    """The loopback service attack_network wants to call; counts callers."""
+    server = _listen()
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, peer = server.accept()
+            except OSError:
+                continue
+            hits.append(str(peer))
+            with conn:
+                conn.sendall(b"ok\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
+def _listen() -> socket.socket:
+    """The first free port of the range: two test sessions may run at once."""
+    for port in SERVICE_PORTS:
+        server = socket.socket()
+        try:
+            server.bind(("127.0.0.1", port))
+        except OSError:
+            server.close()
+            continue
+        server.listen()
+        return server
+    raise OSError(f"no free port in {SERVICE_PORTS} for the loopback service")
+
+
+def gate_all(root: Path, around: Surroundings) -> dict[str, list[GateEvent]]:
+    async def all_samples() -> dict[str, list[GateEvent]]:
+        limit = asyncio.Semaphore(SIDE_BY_SIDE)
+        events = await asyncio.gather(*(_gate(s, root, limit, around) for s in SCENARIOS.values()))
+        return dict(zip(SCENARIOS, events))
+
+    with planted_secrets(), _service(around.service_hits):
+        return asyncio.run(all_samples())
+
+
+async def _gate(scenario: Scenario, root: Path, limit: asyncio.Semaphore,
+                around: Surroundings) -> list[GateEvent]:
+    async with limit:
+        repo = await asyncio.to_thread(materialize, scenario, root / scenario.name)
+        before = await asyncio.to_thread(tree_digest, repo)
+        plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", f"agent/{scenario.name}"))
+        kept: dict[str, int] = {}
+        events: list[GateEvent] = []
+        async for event in run_gate(plan, LocalBackend(work_root=root)):
+            if isinstance(event, OutputChunk):
+                if CANARY in event.text:
+                    around.leaks.setdefault(scenario.name, []).append(event.text[:500])
+                if kept.get(event.stream, 0) > KEPT_PER_STREAM:
+                    continue  # a flood is checked for leaks, not kept
+                kept[event.stream] = kept.get(event.stream, 0) + len(event.text)
+            events.append(event)
+        around.repo_digests[scenario.name] = (before, await asyncio.to_thread(tree_digest, repo))
+        return events
+
+
+def tree_digest(folder: Path) -> str:
+    """Every path, mode and byte under folder (the user's repo, .git included)."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        info = path.lstat()
+        digest.update(f"{path.relative_to(folder)}\0{info.st_mode}\0".encode())
+        if path.is_file() and not path.is_symlink():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()

@@ -1,0 +1,241 @@
+"""The emulator's routes: what each request does to the sandboxes.
+
+Only the part of the API the runtime backend uses: create, get (with
+waitFor), list by label, delete, stop, exec (whole or streamed), follow a
+process's output from a cursor, signal it, write/read a file, unpack an
+archive (in one body or in chunks), fork, and the account's usage.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import subprocess
+import tarfile
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from tests.runtime_emulator.state import Box, Proc
+
+if TYPE_CHECKING:
+    from tests.runtime_emulator.server import Emulator, _Handler
+
+HEARTBEAT_SECONDS = 20.0  # a quiet stream gets a `continue` and ends; the SDK follows
+CHUNK_BYTES = 1 << 20
+Query = dict[str, list[str]]
+
+
+class Routes:
+    def __init__(self, emulator: Emulator):
+        self.emu = emulator
+        self.uploads: dict[str, dict[str, Any]] = {}
+
+    def handle(self, h: _Handler, method: str, segs: list[str], query: Query, raw: bytes) -> None:
+        from tests.runtime_emulator.server import ApiError
+
+        body = json.loads(raw) if raw and h.headers.get("Content-Type") == "application/json" else {}
+        if segs == ["v1", "usage"]:
+            return h.send_json(200, {"credited": "5000000", "spent": "1250", "held": "0",
+                                     "available": "4998750", "trial": None})
+        if segs[:2] != ["v1", "sandboxes"]:
+            raise ApiError(404, "route_not_found", f"No route {method} /{'/'.join(segs)}.")
+        rest = segs[2:]
+        if not rest:
+            return self.create(h, body) if method == "POST" else self.list(h, query)
+        head, _, verb = rest[0].partition(":")
+        box_id = unquote(head)
+        if len(rest) == 1:
+            if verb:
+                action = {"exec": self.exec, "fork": self.fork, "stop": self.stop}[verb]
+                return action(h, self.emu.box(box_id), body)
+            return self.delete(h, box_id) if method == "DELETE" else self.get(h, box_id, query)
+        box = self.emu.box(box_id)
+        if rest[1] == "processes":
+            pid, _, verb = unquote(rest[2]).partition(":")
+            proc = box.procs.get(pid)
+            if proc is None:
+                raise ApiError(404, "process_not_found", f"Process {pid} was not found.")
+            if verb == "signal":
+                proc.kill(getattr(signal, body.get("signal", "SIGTERM"), signal.SIGTERM))
+                return h.send_json(200, {"id": pid})
+            h.start_stream()
+            if proc.lost:
+                return h.end_stream()
+            return self.pump(h, proc, int(h.query_one(query, "cursor", "0")), cut=False)
+        return self.files(h, method, box, rest[2:], query, raw)
+
+    # --- sandboxes ------------------------------------------------------
+
+    def _replayed(self, h: _Handler) -> bool:
+        key = h.headers.get("Idempotency-Key")
+        with self.emu.lock:
+            answer = self.emu.replays.get(key or "")
+        if answer is not None:
+            h.send_json(*answer)
+        return answer is not None
+
+    def _register(self, h: _Handler, box: Box, status: int, answer: Any) -> None:
+        with self.emu.lock:
+            self.emu.boxes[box.id] = box
+            self.emu.replays[h.headers.get("Idempotency-Key") or box.id] = (status, answer)
+        limit = box.request.get("timeoutSeconds")
+        if limit:  # on_lease_end: the sandbox ends at its time limit
+            box.timer = threading.Timer(float(limit), box.end)
+            box.timer.daemon = True
+            box.timer.start()
+
+    def create(self, h: _Handler, body: dict[str, Any]) -> None:
+        if self._replayed(h):
+            return
+        box = Box(self.emu.root, self.emu.fixed, body.get("labels") or {}, body)
+        box.make_dirs()
+        box.stuck = self.emu.faults.take("never_running")
+        box.state = "starting" if box.stuck else "running"
+        answer = box.info()
+        self._register(h, box, 201, answer)
+        h.send_json(201, answer)
+
+    def get(self, h: _Handler, box_id: str, query: Query) -> None:
+        box = self.emu.box(box_id)
+        wanted = h.query_one(query, "waitFor")
+        if wanted and box.state != wanted:
+            deadline = time.monotonic() + float(h.query_one(query, "timeoutSeconds", "60"))
+            while box.state != wanted and time.monotonic() < deadline:
+                time.sleep(0.05)
+        h.send_json(200, box.info())
+
+    def list(self, h: _Handler, query: Query) -> None:
+        wanted = [label.partition(":")[::2] for label in query.get("label", [])]
+        with self.emu.lock:
+            boxes = [b for b in self.emu.boxes.values() if b.state != "deleted"]
+        data = [b.info() for b in boxes if all(b.labels.get(k) == v for k, v in wanted)]
+        h.send_json(200, {"data": data, "nextCursor": None})
+
+    def delete(self, h: _Handler, box_id: str) -> None:
+        with self.emu.lock:
+            box = self.emu.boxes.get(box_id)
+        if box is None:
+            self.emu.box(box_id)  # raises the 404
+            return
+        box.end()
+        h.send_json(200, {"id": box_id, "status": "deleted",
+                          "deletedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+
+    def stop(self, h: _Handler, box: Box, body: dict[str, Any]) -> None:
+        for proc in list(box.procs.values()):
+            proc.kill()
+        box.state = "stopped"
+        h.send_json(200, box.info())
+
+    def fork(self, h: _Handler, box: Box, body: dict[str, Any]) -> None:
+        if self._replayed(h):
+            return
+        copies = []
+        for _ in range(body.get("count") or 1):
+            labels = {**box.labels, **(body.get("labels") or {})}
+            copy = Box(self.emu.root, self.emu.fixed, labels, {**box.request, "forkOf": box.id})
+            subprocess.run(["cp", "-a", "--reflink=auto", str(box.dir), str(copy.dir)], check=True)
+            copy.state = "running"
+            copies.append(copy)
+        answer = {"sandboxes": [c.info() for c in copies]}
+        for copy in copies:
+            self._register(h, copy, 201, answer)
+        h.send_json(201, answer)
+
+    # --- commands -------------------------------------------------------
+
+    def exec(self, h: _Handler, box: Box, body: dict[str, Any]) -> None:
+        from tests.runtime_emulator.server import ApiError
+
+        if box.state != "running":
+            raise ApiError(409, "sandbox_not_running", f"Sandbox {box.id} is {box.state}.")
+        proc = box.start(body)
+        if not body.get("stream"):
+            end = proc.wait_exit()
+            out, err = proc.output()
+            return h.send_json(200, {**{k: v for k, v in end.items() if k != "type"},
+                                     "stdout": out, "stderr": err, "processId": proc.id})
+        h.start_stream()
+        h.send_event({"type": "start", "processId": proc.id})
+        if self.emu.faults.take("lose_streams"):
+            proc.lost = True
+            return h.end_stream()
+        self.pump(h, proc, 0, cut=self.emu.faults.take("cut_streams"))
+
+    def pump(self, h: _Handler, proc: Proc, cursor: int, cut: bool) -> None:
+        """Send the output from `cursor` as it comes, then the exit; a quiet
+        stream ends with `continue`, and a cut one after its first output."""
+        index = 0
+        while True:
+            with proc.cond:
+                proc.cond.wait_for(lambda: len(proc.events) > index or proc.exit is not None,
+                                   HEARTBEAT_SECONDS)
+                new, end = proc.events[index:], proc.exit
+                index += len(new)
+            for event in new:
+                data = event["data"].encode()
+                if event["offset"] + len(data) <= cursor:
+                    continue
+                skip = max(0, cursor - event["offset"])
+                h.send_event({**event, "offset": event["offset"] + skip,
+                              "data": data[skip:].decode(errors="replace")})
+                cursor = event["offset"] + len(data)
+                if cut:
+                    return h.cut()
+            if end is not None and not new:
+                h.send_event(end)
+                return h.end_stream()
+            if end is None and not new:
+                h.send_event({"type": "continue", "processId": proc.id, "cursor": cursor})
+                return h.end_stream()
+
+    # --- files ----------------------------------------------------------
+
+    def files(self, h: _Handler, method: str, box: Box, segs: list[str], query: Query,
+              raw: bytes) -> None:
+        from tests.runtime_emulator.server import ApiError
+
+        path = h.query_one(query, "path")
+        if segs == ["content"] and method == "PUT":
+            target = box.host_path(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(raw)
+            target.chmod(int(h.query_one(query, "mode", "644"), 8))
+            return h.send_json(200, {"path": path, "size": len(raw)})
+        if segs == ["content"]:
+            target = box.host_path(path)
+            if not target.is_file():
+                raise ApiError(404, "file_not_found", f"{path} does not exist.")
+            return h.send_bytes(target.read_bytes())
+        if segs == ["archive"]:
+            return self._unpack(h, box, path, raw)
+        return self._archive_upload(h, method, box, segs, query, raw)
+
+    def _unpack(self, h: _Handler, box: Box, path: str, data: bytes) -> None:
+        target = box.host_path(path)
+        target.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
+            archive.extractall(target, filter="data")
+        h.send_json(200, {"path": path})
+
+    def _archive_upload(self, h: _Handler, method: str, box: Box, segs: list[str], query: Query,
+                        raw: bytes) -> None:
+        if segs == ["archive", "uploads"]:
+            upload = f"upl_{len(self.uploads) + 1}_{box.id}"
+            body = json.loads(raw or b"{}")
+            self.uploads[upload] = {"path": body["path"], "parts": {}}
+            return h.send_json(201, {"uploadId": upload, "chunkBytes": CHUNK_BYTES})
+        upload, _, verb = unquote(segs[2]).partition(":")
+        state = self.uploads[upload]
+        if verb == "commit":
+            data = b"".join(part for _, part in sorted(state["parts"].items()))
+            del self.uploads[upload]
+            return self._unpack(h, box, state["path"], data)
+        if verb == "abort":
+            self.uploads.pop(upload, None)
+            return h.send_json(200, {})
+        state["parts"][int(h.query_one(query, "offset", "0"))] = raw
+        h.send_json(200, {"received": len(raw)})

@@ -1,0 +1,209 @@
+"""The emulator's sandboxes and processes, and the faults a test asks for.
+
+A sandbox is a host directory `<root>/sbx/<id>` holding `workspace/` (its
+home, the default cwd) and `tmp/`. Its commands see that directory at the
+emulator's one fixed path `<root>/box`, bind-mounted there inside a mount
+namespace of their own, so every sandbox, a fork included, sees its files at
+the same absolute path, as Runtime's /workspace is the same in every VM.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Runs inside `unshare --mount`: show the sandbox at the fixed path, then run
+# the command there under bash, as Runtime runs a string command.
+NAMESPACE_SCRIPT = 'mount --bind "$0" "$1" && cd "$2" && exec bash -c "$3"'
+UNSHARE = ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", NAMESPACE_SCRIPT]
+IMAGE_ENV_PREFIXES = ("PIP_", "npm_config_", "NPM_CONFIG_")  # the "image's" package settings
+DEFAULT_MEMORY_MIB = 1024
+
+
+@dataclass
+class Faults:
+    """What the next requests get instead of a normal answer; each count is
+    used up one request at a time."""
+
+    no_capacity: int = 0  # creates refused with 429 no_capacity
+    capacity_retry_ms: int = 100
+    unavailable: int = 0  # requests (matching `unavailable_on`) answered 503
+    unavailable_on: str = ""  # a substring of "METHOD path", "" for any
+    unavailable_code: str = "host_unavailable"
+    rate_limited: int = 0  # requests answered 429 rate_limited
+    rate_retry_ms: int = 200
+    cut_streams: int = 0  # streamed execs cut (no end) after the first output
+    lose_streams: int = 0  # streamed execs that end without exit, and whose follows stay empty
+    never_running: int = 0  # creates whose sandbox stays "starting"
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def take(self, name: str) -> bool:
+        """Use up one of a fault's count; False when none is left."""
+        with self.lock:
+            left = getattr(self, name)
+            if left <= 0:
+                return False
+            setattr(self, name, left - 1)
+            return True
+
+
+class Proc:
+    """One command: its output as NDJSON-ready events with shared offsets."""
+
+    def __init__(self, box: Box, argv: list[str], env: dict[str, str], timeout_ms: int | None):
+        self.id = f"proc_{uuid.uuid4().hex[:10]}"
+        self.box = box
+        self.events: list[dict[str, Any]] = []
+        self.size = 0  # bytes of stdout and stderr together
+        self.exit: dict[str, Any] | None = None
+        self.lost = False  # the lose_streams fault: follows never see the end
+        self.cond = threading.Condition()
+        self.started = time.monotonic()
+        self.popen = subprocess.Popen(
+            argv, env=env, cwd=str(box.dir), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True,
+        )
+        readers = [threading.Thread(target=self._read, args=(pipe, kind), daemon=True)
+                   for pipe, kind in ((self.popen.stdout, "stdout"), (self.popen.stderr, "stderr"))]
+        for reader in readers:
+            reader.start()
+        threading.Thread(target=self._wait, args=(readers, timeout_ms), daemon=True).start()
+
+    def _read(self, pipe: Any, kind: str) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        while chunk := pipe.read1(65536):
+            self._append(kind, decoder.decode(chunk))
+        self._append(kind, decoder.decode(b"", final=True))
+        pipe.close()
+
+    def _append(self, kind: str, text: str) -> None:
+        if not text:
+            return
+        with self.cond:
+            self.events.append({"type": kind, "offset": self.size, "data": text})
+            self.size += len(text.encode())
+            self.cond.notify_all()
+
+    def _wait(self, readers: list[threading.Thread], timeout_ms: int | None) -> None:
+        timed_out = False
+        try:
+            code = self.popen.wait(None if timeout_ms is None else timeout_ms / 1000)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            self.kill()
+            code = self.popen.wait()
+        self.kill()  # whatever it left in the background goes with it
+        for reader in readers:
+            reader.join(5)
+        with self.cond:
+            self.exit = {
+                "type": "exit", "exitCode": None if timed_out or code < 0 else code,
+                "timedOut": timed_out, "durationMs": int((time.monotonic() - self.started) * 1000),
+                "state": "exited",
+            }
+            self.cond.notify_all()
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        try:
+            os.killpg(self.popen.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def wait_exit(self) -> dict[str, Any]:
+        with self.cond:
+            self.cond.wait_for(lambda: self.exit is not None)
+            assert self.exit is not None
+            return self.exit
+
+    def output(self) -> tuple[str, str]:
+        with self.cond:
+            out = "".join(e["data"] for e in self.events if e["type"] == "stdout")
+            err = "".join(e["data"] for e in self.events if e["type"] == "stderr")
+        return out, err
+
+
+class Box:
+    """One sandbox: its record, its directory and its processes."""
+
+    def __init__(self, root: Path, fixed: Path, labels: dict[str, str], request: dict[str, Any]):
+        self.id = f"sbx_{uuid.uuid4().hex[:12]}"
+        self.dir = root / "sbx" / self.id
+        self.fixed = fixed
+        self.labels = dict(labels)
+        self.request = request  # the create (or fork) body, as sent
+        self.state = "starting"
+        self.created = time.time()
+        self.procs: dict[str, Proc] = {}
+        self.lock = threading.Lock()
+        self.timer: threading.Timer | None = None
+        self.stuck = False  # the never_running fault
+
+    @property
+    def home(self) -> str:
+        return str(self.fixed / "workspace")
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "state": self.state, "labels": self.labels,
+            "memoryMiB": self.request.get("memoryMiB", DEFAULT_MEMORY_MIB),
+            "vcpu": self.request.get("vcpu", 2), "network": self.request.get("network"),
+            "timeoutSeconds": self.request.get("timeoutSeconds"), "endsAt": None,
+            "createdAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.created)),
+        }
+
+    def make_dirs(self) -> None:
+        for sub in ("workspace", "tmp"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+
+    def host_path(self, path: str) -> Path:
+        """A path as the sandbox's commands see it, on the host; refuses
+        anything outside the sandbox."""
+        target = Path(path) if path.startswith("/") else Path(self.home) / path
+        try:
+            rel = Path(os.path.normpath(target)).relative_to(self.fixed)
+        except ValueError:
+            raise PermissionError(f"{path} is outside the sandbox") from None
+        return self.dir / rel
+
+    def env(self, extra: dict[str, str] | None) -> dict[str, str]:
+        """The image's environment: nothing of the host's but PATH, locale
+        and the package index settings; never a Runtime key."""
+        env = {k: v for k, v in os.environ.items() if k.startswith(IMAGE_ENV_PREFIXES)}
+        env.update(PATH=os.environ.get("PATH", os.defpath), LANG="C.UTF-8",
+                   HOME=self.home, TMPDIR=str(self.fixed / "tmp"))
+        env.update(extra or {})
+        return env
+
+    def start(self, body: dict[str, Any]) -> Proc:
+        command = body.get("command")
+        if command is None:
+            import shlex
+            command = shlex.join(body.get("argv") or ["true"])
+        cwd = body.get("cwd") or self.home
+        argv = [*UNSHARE, str(self.dir), str(self.fixed), cwd, command]
+        proc = Proc(self, argv, self.env(body.get("env")), body.get("timeoutMs"))
+        with self.lock:
+            self.procs[proc.id] = proc
+        return proc
+
+    def end(self) -> None:
+        """Kill every process and remove the directory: a delete."""
+        if self.timer is not None:
+            self.timer.cancel()
+        with self.lock:
+            procs = list(self.procs.values())
+            self.state = "deleted"
+        for proc in procs:
+            proc.kill()
+        for proc in procs:
+            proc.wait_exit()
+        shutil.rmtree(self.dir, ignore_errors=True)

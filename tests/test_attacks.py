@@ -1,0 +1,137 @@
+"""The attack samples: each test checks what an attacker would want to hold
+false, not only that the verdict is not `pass`.
+
+The samples are gated once per session (tests/gated_samples.py) in
+surroundings worth attacking: a supervisor state directory with a canary,
+the canary planted in the supervisor's environment as RUNTIME_API_KEY, a
+service on the host's loopback. The isolation these tests prove is the
+local backend's as root (CI runs as root).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gatetui.backends.isolation import probe_isolation
+from gatetui.gate.checks import CheckId, Verdict
+from gatetui.gate.events import OutputChunk, RunFinished
+from gatetui.samples import materialize
+from tests.gated_samples import CANARY, SCENARIOS, Gated, state_files
+from tests.test_runner import gate_uid_pids
+
+pytestmark = pytest.mark.skipif(
+    not probe_isolation().full,
+    reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); CI runs as root",
+)
+ATTACKS = sorted(name for name in SCENARIOS if name.startswith("attack_"))
+
+
+def output(gated: Gated, name: str, stream: str | None = None) -> str:
+    return "".join(e.text for e in gated.events[name]
+                   if isinstance(e, OutputChunk) and (stream is None or e.stream == stream))
+
+
+def finished(gated: Gated, name: str) -> RunFinished:
+    last = gated.events[name][-1]
+    assert isinstance(last, RunFinished)
+    return last
+
+
+def detail(gated: Gated, name: str, check: CheckId) -> str:
+    return {r.id: r.detail for r in finished(gated, name).results}[check]
+
+
+@pytest.mark.parametrize("name", ATTACKS)
+def test_no_attack_gets_a_pass(gated_samples: Gated, name: str) -> None:
+    assert finished(gated_samples, name).verdict is not Verdict.PASS
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_the_users_repository_is_byte_identical_after_the_gate(gated_samples: Gated, name: str) -> None:
+    before, after = gated_samples.around.repo_digests[name]
+    assert after == before
+
+
+def test_the_state_directory_is_neither_read_nor_changed(gated_samples: Gated) -> None:
+    around = gated_samples.around
+    assert state_files(around.state) == around.state_files
+    text = output(gated_samples, "attack_state_dir", "run 1")
+    assert "snoop finished" in text  # the attack did run
+    reached = [line for line in text.splitlines()
+               if line.startswith(("LEAK", "WROTE")) and not line.split()[1].startswith("/tmp/gatetui")]
+    assert reached == []  # only its own run's folders, never the supervisor's
+
+
+def test_a_run_sees_only_its_own_report_folder(gated_samples: Gated) -> None:
+    """run 1's conftest could otherwise rewrite the old tests' report."""
+    text = output(gated_samples, "attack_state_dir", "run 1")
+    seen = {line.split()[2] for line in text.splitlines() if line.startswith("LEAK /tmp/gatetui/reports")}
+    assert [name for name in seen if "copy1" not in name] == []
+
+
+def test_no_secret_reaches_any_run(gated_samples: Gated) -> None:
+    assert gated_samples.around.leaks == {}
+    text = output(gated_samples, "attack_env_secret", "run 1")
+    assert "ENV HOME /tmp/gatetui/home" in text  # the attack did look
+    assert "RUNTIME_API_KEY" not in text
+
+
+def test_a_service_on_the_hosts_loopback_is_out_of_reach(gated_samples: Gated) -> None:
+    assert gated_samples.around.service_hits == []
+    assert "tests/test_service.py::test_mul_matches_reference_service" in detail(
+        gated_samples, "attack_network", CheckId.RUNS)
+
+
+def test_no_process_outlives_its_run(gated_samples: Gated) -> None:
+    assert gate_uid_pids() == []
+    assert "mul" in output(gated_samples, "attack_detached", "run 1")
+
+
+def test_a_hanging_suite_ends_at_its_time_limit(gated_samples: Gated) -> None:
+    assert "stopped at its time limit after 20 s" in detail(gated_samples, "attack_hang", CheckId.RUNS)
+    assert finished(gated_samples, "attack_hang").seconds < 120
+
+
+def test_a_rewritten_report_is_caught_through_base_tests(gated_samples: Gated) -> None:
+    text = detail(gated_samples, "attack_junit_rewrite", CheckId.OLD_TESTS)
+    assert "tests/test_math.py::test_mul unchanged at head" in text
+    assert "passed by a change outside the tests" in text
+    assert "tests/conftest.py" in text
+
+
+def test_a_plugin_the_package_registers_is_named_and_kept_out(gated_samples: Gated) -> None:
+    text = detail(gated_samples, "attack_pytest_plugin", CheckId.OLD_TESTS)
+    assert text.startswith("head registers pytest plugin `mathlib_helpers` (pytest11 entry point) (pyproject.toml)")
+    assert "tests/test_math.py::test_mul" in text
+    # kept out of base's tests: there the failure shows, in every head run it was hidden
+    assert "FAILED tests/test_math.py::test_mul - assert 7 == 12" in output(
+        gated_samples, "attack_pytest_plugin", "old tests")
+    assert "FAILED" not in output(gated_samples, "attack_pytest_plugin", "run 1")
+
+
+def test_a_flood_of_output_leaves_the_supervisor_small(tmp_path: Path) -> None:
+    """200 MB printed in each of three runs; the supervisor, a process of its
+    own here so its peak memory is its alone, keeps a capped tail."""
+    repo = materialize(SCENARIOS["attack_flood"], tmp_path / "flood")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gatetui", "check", str(repo), "--base", "main",
+         "--head", "agent/attack_flood", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )
+    started = time.monotonic()
+    assert proc.stdout is not None
+    with proc.stdout:
+        out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    peak_mib = usage.ru_maxrss / 1024
+    assert json.loads(out)["verdict"] == "fail"
+    print(f"supervisor peak {peak_mib:.0f} MiB after {time.monotonic() - started:.0f} s")
+    assert peak_mib < 300, f"supervisor peak {peak_mib:.0f} MiB after {time.monotonic() - started:.0f} s"

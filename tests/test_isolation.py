@@ -1,0 +1,150 @@
+"""The local backend's isolation as root: a uid per run, namespaces, limits,
+and cleanup after a crashed supervisor. Where it cannot isolate, it says so."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from gatetui.backends.isolation import UID_COUNT, UID_FIRST, Isolation, UidPool, probe_isolation, uid_processes
+from gatetui.backends.local import LocalBackend, LocalWorkspace
+from tests.test_local_backend import export_files, run
+
+needs_isolation = pytest.mark.skipif(
+    not probe_isolation().full, reason=f"cannot isolate here: {probe_isolation().reason}")
+
+
+async def isolated(tmp_path: Path, files: dict[str, str] | None = None) -> LocalWorkspace:
+    return await LocalBackend(work_root=tmp_path / "work", isolate=True).open(export_files(files or {}), "t")
+
+
+@needs_isolation
+def test_commands_run_as_the_runs_own_uid_in_its_own_tree(tmp_path: Path) -> None:
+    async def go() -> tuple[int | None, str]:
+        ws = await isolated(tmp_path, {"a.txt": "x\n"})
+        _, text = await run(ws, "id -u; id -g; pwd; stat -c %u a.txt")
+        await ws.close()
+        return ws.uid, text
+
+    uid, text = asyncio.run(go())
+    assert uid is not None and UID_FIRST <= uid < UID_FIRST + UID_COUNT
+    assert text.split() == [str(uid), str(uid), "/tmp/gatetui/ws", str(uid)]
+
+
+@needs_isolation
+def test_the_supervisors_home_and_private_folders_are_refused(tmp_path: Path) -> None:
+    secret = Path("/var/tmp") / f"gatetui-test-secret-{os.getpid()}"
+    secret.mkdir(mode=0o700)
+    (secret / "key").write_text("do not read")
+    try:
+        async def go() -> str:
+            ws = await isolated(tmp_path)
+            _, text = await run(ws, f"cat {secret}/key; ls {Path.home()}; echo done")
+            await ws.close()
+            return text
+
+        text = asyncio.run(go())
+    finally:
+        (secret / "key").unlink()
+        secret.rmdir()
+    assert "do not read" not in text
+    assert text.count("Permission denied") == 2 and text.endswith("done\n")
+
+
+@needs_isolation
+def test_tests_get_loopback_alone_and_installs_keep_the_network(tmp_path: Path) -> None:
+    async def go() -> tuple[str, str]:
+        ws = await isolated(tmp_path)
+        chunks: list[str] = []
+        await ws.run("ip -o link | cut -d: -f2", timeout=30, on_output=chunks.append, network=False)
+        without = "".join(chunks)
+        chunks.clear()
+        await ws.run("ip -o link | cut -d: -f2", timeout=30, on_output=chunks.append, network=True)
+        await ws.close()
+        return without, "".join(chunks)
+
+    without, with_network = asyncio.run(go())
+    assert without.split() == ["lo"]
+    assert len(with_network.split()) > 1
+
+
+@needs_isolation
+def test_limits_hold_for_the_code_under_test(tmp_path: Path) -> None:
+    async def go() -> str:
+        ws = await isolated(tmp_path)
+        _, text = await run(ws, "python3 -c 'import resource as r; print(*(r.getrlimit(x)[0] for x in "
+                                "(r.RLIMIT_CORE, r.RLIMIT_NPROC, r.RLIMIT_FSIZE)))'")
+        await ws.close()
+        return text
+
+    core, nproc, fsize = (int(v) for v in asyncio.run(go()).split())
+    assert (core, nproc, fsize) == (0, 4096, 8 << 30)
+
+
+@needs_isolation
+def test_a_private_tmp_holds_only_the_run(tmp_path: Path) -> None:
+    (Path("/tmp") / f"gatetui-visible-{os.getpid()}").write_text("host tmp")
+    try:
+        async def go() -> str:
+            ws = await isolated(tmp_path)
+            _, text = await run(ws, "ls -A /tmp; ls -A /tmp/gatetui")
+            await ws.close()
+            return text
+
+        assert asyncio.run(go()).split() == ["gatetui", "home", "reports", "ws"]
+    finally:
+        (Path("/tmp") / f"gatetui-visible-{os.getpid()}").unlink()
+
+
+@needs_isolation
+def test_a_crashed_supervisors_run_is_cleaned_at_the_next_start(tmp_path: Path) -> None:
+    """A claim whose supervisor is dead: its uid's processes are killed and
+    its run folder removed before the next run opens."""
+    work = tmp_path / "work"
+    root = work / "gatetui-crashed"
+    root.mkdir(parents=True)
+    (root / "ws").mkdir()
+    pool = UidPool(work / ".uids")
+    uid = pool.claim(root)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (work / ".uids" / str(uid)).write_text(json.dumps({"pid": dead.pid, "root": str(root)}))
+    sleeper = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                                "sleep", "300"], start_new_session=True)
+    try:
+        async def go() -> None:
+            ws = await LocalBackend(work_root=work, isolate=True).open(export_files({}), "next")
+            await ws.close()
+
+        asyncio.run(go())
+        deadline = time.monotonic() + 5
+        while sleeper.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sleeper.poll() == -signal.SIGKILL
+        assert uid_processes(uid) == []
+        assert root.exists() is False
+        assert (work / ".uids" / str(uid)).exists() is False
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+        sleeper.wait()
+
+
+def test_without_isolation_the_notes_say_what_is_missing(tmp_path: Path) -> None:
+    backend = LocalBackend(work_root=tmp_path, isolate=False)
+    assert backend.isolation.to_json()["enforced"] is False
+    (note,) = backend.notes
+    assert note.startswith("local backend does not enforce: log hiding")
+    assert "no network for the tests" in note
+
+
+def test_full_isolation_has_no_notes() -> None:
+    full = Isolation(True, True, True, True, True)
+    assert (full.notes(), full.to_json()["enforced"]) == ((), True)

@@ -1,0 +1,406 @@
+"""The runtime backend, through the real withruntime SDK, against the emulator.
+
+Each fault Runtime can answer ends in a retried success or one clear line
+(a BackendError, which the runner turns into `error` checks); the key never
+shows; every sandbox of a run is deleted however the run ends, and those a
+crashed run left are deleted at start. A subset of the sample repos is gated
+through this backend and must get the verdicts the local backend gets (its
+scenario.toml, which tests/test_gate_samples.py holds the local backend to).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import withruntime
+
+from gatetui.backends.runtime import APP, RuntimeBackend, RuntimeSettings, RuntimeWorkspace
+from gatetui.backends.runtime_network import npm_access, pip_access
+from gatetui.cli import main
+from gatetui.errors import BackendError, ExitCode
+from gatetui.gate.checks import CheckId
+from gatetui.gate.events import CheckStarted, GateEvent, RunFinished
+from gatetui.gate.plan import GateRequest, make_plan
+from gatetui.gate.runner import run_gate
+from gatetui.samples import load_scenarios, materialize
+from tests.conftest import MakeRepo
+from tests.runtime_emulator import Emulator
+from tests.runtime_emulator.fixtures import KEY, emulator, running_emulator  # noqa: F401 - a fixture
+
+FAST = RuntimeSettings(capacity_wait=5, start_seconds=1, command_grace=5)
+PYTHON_TOOLS = (("python3", "-m", "pip", "--version"),)
+
+
+def tree(files: dict[str, str]):  # type: ignore[no-untyped-def]
+    """An exporter writing `files`, as GitRepo.export writes head's tree."""
+    def export(dest: Path) -> None:
+        for rel, text in files.items():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_text(text)
+    return export
+
+
+async def opened(backend: RuntimeBackend, files: dict[str, str] | None = None) -> RuntimeWorkspace:
+    await backend.preflight(())
+    return await backend.open(tree(files or {"hello.txt": "hello\n"}), "run1")
+
+
+def test_importing_the_backend_does_not_import_the_sdk() -> None:
+    """The local backend must never need withruntime: it is loaded on first use."""
+    code = "import sys, gatetui.backends.runtime, gatetui.cli; print('withruntime' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+# --- the workspace ------------------------------------------------------------
+
+
+def test_a_workspace_streams_forks_writes_and_is_deleted(emulator: Emulator) -> None:
+    async def scenario() -> None:
+        workspace = await opened(RuntimeBackend(settings=FAST))
+        seen: list[str] = []
+        result = await workspace.run("cat hello.txt; echo oops >&2; exit 3", timeout=30, on_output=seen.append)
+        assert (result.exit_code, result.ok, "".join(seen)) == (3, False, "hello\noops\n")
+        assert result.output_tail == "hello\noops\n"
+        assert result.peak_rss_bytes == 1024 * 2**20  # the sandbox's memory, as Runtime bills it
+        busy = await workspace.run("python3 -c 'sum(range(10**7))'", timeout=30, on_output=seen.append)
+        assert busy.ok and busy.cpu_seconds > 0.05 and busy.wall_seconds >= busy.cpu_seconds * 0.5
+        copies = await workspace.fork(2)
+        assert [c.path for c in copies] == [workspace.path, workspace.path]
+        await copies[0].write_files({"hello.txt": b"changed\n", "new/file.txt": b"new\n"})
+        await copies[1].write_files({"hello.txt": None})
+        outputs = []
+        for ws in (workspace, *copies):
+            lines: list[str] = []
+            await ws.run("cat hello.txt new/file.txt 2>/dev/null; true", timeout=30, on_output=lines.append)
+            outputs.append("".join(lines))
+        assert outputs == ["hello\n", "changed\nnew\n", ""]
+        report = copies[0].report_path("r.xml")
+        await copies[0].run(f"echo '<testsuite/>' > {report}", timeout=30, on_output=seen.append)
+        assert await copies[0].read_report("r.xml") == b"<testsuite/>\n"
+        assert await copies[1].read_report("r.xml") is None
+        assert len(emulator.live()) == 3
+        for ws in (*copies, workspace):
+            await ws.close()
+        await workspace.close()  # twice is harmless
+        assert emulator.live() == []
+
+    asyncio.run(scenario())
+
+
+def test_a_command_past_its_limit_is_a_timed_out_result(emulator: Emulator) -> None:
+    async def scenario() -> None:
+        workspace = await opened(RuntimeBackend(settings=FAST))
+        try:
+            result = await workspace.run("echo started; sleep 20", timeout=1, on_output=lambda _: None)
+        finally:
+            await workspace.close()
+        assert (result.timed_out, result.exit_code, result.output_tail) == (True, None, "started\n")
+        assert result.describe_end().startswith("stopped at its time limit")
+
+    asyncio.run(scenario())
+
+
+# --- the key ------------------------------------------------------------------
+
+
+def test_no_key_says_how_to_log_in_and_that_local_needs_nothing(emulator: Emulator,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RUNTIME_API_KEY")
+    with pytest.raises(BackendError) as refused:
+        asyncio.run(RuntimeBackend().preflight(()))
+    line = str(refused.value)
+    assert "RUNTIME_API_KEY" in line and "withruntime login" in line and "--backend local" in line
+    assert "\n" not in line and refused.value.exit_code == ExitCode.GATE_ERROR
+
+
+def test_a_refused_key_is_one_line_without_the_key(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
+    wrong = "rtk_wrong_secret_value_1234"
+    monkeypatch.setenv("RUNTIME_API_KEY", wrong)
+    with pytest.raises(BackendError) as refused:
+        asyncio.run(RuntimeBackend().preflight(()))
+    line = str(refused.value)
+    assert line.startswith("runtime backend: Runtime refused the key (unauthorized 401)")
+    assert wrong not in line and "\n" not in line
+
+
+def test_commands_in_the_sandbox_never_see_the_key(emulator: Emulator) -> None:
+    async def scenario() -> str:
+        workspace = await opened(RuntimeBackend(settings=FAST))
+        seen: list[str] = []
+        try:
+            await workspace.run("env", timeout=30, on_output=seen.append, env={"EXTRA": "1"})
+        finally:
+            await workspace.close()
+        return "".join(seen)
+
+    env = asyncio.run(scenario())
+    assert "EXTRA=1" in env and "PYTHONUNBUFFERED=1" in env
+    assert KEY not in env and "RUNTIME_API_KEY" not in env
+
+
+# --- faults -------------------------------------------------------------------
+
+
+def test_no_capacity_is_waited_out_with_a_countdown(emulator: Emulator) -> None:
+    emulator.faults.no_capacity, emulator.faults.capacity_retry_ms = 2, 100
+    progress: list[str] = []
+
+    async def scenario() -> None:
+        workspace = await opened(RuntimeBackend(settings=FAST, on_progress=progress.append))
+        await workspace.close()
+
+    asyncio.run(scenario())
+    assert len(progress) == 2
+    assert all(p.startswith("runtime: no room for a sandbox (no_capacity); trying again in 0.1 s, giving up in ")
+               for p in progress)
+
+
+def test_no_capacity_for_too_long_gives_up_in_one_line(emulator: Emulator) -> None:
+    emulator.faults.no_capacity, emulator.faults.capacity_retry_ms = 1000, 200
+    progress: list[str] = []
+    backend = RuntimeBackend(settings=RuntimeSettings(capacity_wait=1), on_progress=progress.append)
+    with pytest.raises(BackendError) as refused:
+        asyncio.run(opened(backend))
+    assert str(refused.value).startswith("runtime backend: no room for a sandbox while starting the sandbox "
+                                         "(no_capacity): No room for a sandbox")
+    assert "hint: It frees by itself" in str(refused.value)
+    assert len(progress) >= 3
+
+
+def test_rate_limits_and_a_passing_503_are_retried(emulator: Emulator) -> None:
+    async def scenario() -> str:
+        workspace = await opened(RuntimeBackend(settings=FAST))
+        emulator.faults.rate_limited, emulator.faults.rate_retry_ms = 2, 100
+        emulator.faults.unavailable, emulator.faults.unavailable_on = 1, ":exec"
+        seen: list[str] = []
+        try:
+            result = await workspace.run("echo fine", timeout=30, on_output=seen.append)
+        finally:
+            await workspace.close()
+        assert result.ok
+        return "".join(seen)
+
+    assert asyncio.run(scenario()) == "fine\n"
+
+
+def test_a_503_that_does_not_pass_is_an_error_line(emulator: Emulator) -> None:
+    async def scenario() -> None:
+        workspace = await opened(RuntimeBackend(settings=FAST))
+        emulator.faults.unavailable, emulator.faults.unavailable_on = 10, ":exec"
+        try:
+            await workspace.run("echo never", timeout=30, on_output=lambda _: None)
+        finally:
+            await workspace.close()
+
+    with pytest.raises(BackendError) as failed:
+        asyncio.run(scenario())
+    assert str(failed.value).startswith("runtime backend: Runtime unavailable while running `echo never` in "
+                                        "sandbox sbx_")
+    assert "(host_unavailable 503), still after retries: The host is restarting.; hint: Try again" in str(failed.value)
+
+
+def test_a_sandbox_that_never_runs_is_deleted_and_said(emulator: Emulator) -> None:
+    emulator.faults.never_running = 1
+    with pytest.raises(BackendError) as failed:
+        asyncio.run(opened(RuntimeBackend(settings=FAST)))
+    assert "did not start: still starting after 1 s (it was deleted)" in str(failed.value)
+    assert emulator.live() == []
+
+
+def test_a_cut_stream_is_followed_and_nothing_is_lost(emulator: Emulator) -> None:
+    async def scenario() -> str:
+        workspace = await opened(RuntimeBackend(settings=FAST))
+        emulator.faults.cut_streams = 1
+        seen: list[str] = []
+        try:
+            result = await workspace.run("echo one; sleep 0.3; echo two", timeout=30, on_output=seen.append)
+        finally:
+            await workspace.close()
+        assert result.ok
+        return "".join(seen)
+
+    assert asyncio.run(scenario()) == "one\ntwo\n"
+
+
+def test_a_lost_stream_is_an_error_and_the_sandbox_still_goes(emulator: Emulator) -> None:
+    async def scenario() -> None:
+        workspace = await opened(RuntimeBackend(settings=FAST))
+        emulator.faults.lose_streams = 1
+        try:
+            await workspace.run("sleep 30", timeout=60, on_output=lambda _: None)
+        finally:
+            await workspace.close()
+
+    with pytest.raises(BackendError) as failed:
+        asyncio.run(scenario())
+    assert "lost the connection to Runtime while running `sleep 30`" in str(failed.value)
+    assert "keeps closing before it ends" in str(failed.value)
+
+
+# --- cleanup: cancel, a consumer that stops, crash leftovers --------------------
+
+
+class ConsumerGaveUp(Exception):
+    """An exception raised by whoever reads the gate's events."""
+
+
+@pytest.fixture
+def slow_repo(make_repo: MakeRepo) -> Path:
+    """A repo whose install is instant and whose suite sleeps: a run is
+    caught with all five sandboxes alive."""
+    config = 'stack = "python"\ninstall = ["true"]\ntest = "sleep 30"\ntest_paths = ["tests"]\n'
+    test = "def test_a():\n    assert True\n"
+    return make_repo({"gatetui.toml": config, "tests/test_a.py": test, "a.py": "A = 1\n"},
+                     {"a.py": "A = 2\n"})
+
+
+@pytest.mark.parametrize("how", ["cancel", "consumer stops"])
+def test_every_sandbox_is_deleted_when_a_run_is_stopped(emulator: Emulator, slow_repo: Path, how: str) -> None:
+    plan = make_plan(GateRequest(slow_repo, "main", "agent/x"))
+
+    async def consume() -> None:
+        async for event in run_gate(plan, RuntimeBackend(settings=FAST)):
+            if event == CheckStarted(CheckId.RUNS):
+                while len(emulator.live()) < 5:
+                    await asyncio.sleep(0.05)
+                if how == "consumer stops":
+                    raise ConsumerGaveUp  # any exception in the consumer (the UI, the CLI)
+
+    async def scenario() -> None:
+        task = asyncio.create_task(consume())
+        while len(emulator.live()) < 5 and not task.done():
+            await asyncio.sleep(0.05)
+        if how == "cancel":
+            task.cancel()
+        with pytest.raises((asyncio.CancelledError, ConsumerGaveUp)):
+            await task
+
+    asyncio.run(scenario())
+    assert emulator.live() == []
+
+
+def test_sandboxes_left_by_a_crashed_run_are_deleted_at_start(emulator: Emulator) -> None:
+    backend = RuntimeBackend(settings=FAST)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    now = str(int(__import__("time").time()))
+    client = withruntime.Runtime()
+    made = {
+        name: client.sandboxes.create(labels={**APP, **labels}).id for name, labels in {
+            "dead pid": {"host": backend.host, "pid": str(dead.pid), "started": now},
+            "stale": {"host": "elsewhere", "pid": "1", "started": "1000"},
+            "live pid": {"host": backend.host, "pid": str(os.getppid()), "started": now},
+            "other host": {"host": "elsewhere", "pid": str(dead.pid), "started": now},
+        }.items()
+    }
+    other_app = client.sandboxes.create(labels={"app": "someone-else", "pid": str(dead.pid)}).id
+    progress: list[str] = []
+    backend.on_progress = progress.append
+    asyncio.run(backend.preflight(()))
+    assert sorted(backend.swept_ids) == sorted([made["dead pid"], made["stale"]])
+    assert emulator.live() == sorted([made["live pid"], made["other host"], other_app])
+    assert progress == ["runtime: deleted 2 sandbox(es) left by a crashed run"]
+    for box in emulator.live():
+        client.sandboxes.delete(box)
+
+
+# --- network ------------------------------------------------------------------
+
+
+def test_pip_and_npm_hosts_come_from_their_configuration() -> None:
+    listing = ("global.index-url='https://index.example.invalid/simple'\n"
+               "global.extra-index-url='https://extra.example.invalid/simple file:///opt/local/simple'\n"
+               "global.find-links='/opt/wheels'\n")
+    access = pip_access(listing, ["https://default.example.invalid/simple"])
+    assert access.hosts == ("index.example.invalid", "extra.example.invalid")
+    assert access.env == {"PIP_INDEX_URL": "https://index.example.invalid/simple",
+                          "PIP_EXTRA_INDEX_URL": "https://extra.example.invalid/simple"}
+    assert pip_access("", ["https://default.example.invalid/simple", "https://files.example.invalid"]).hosts == (
+        "default.example.invalid", "files.example.invalid")
+    assert pip_access("global.no-index='true'\n", ["https://default.example.invalid/"]).network() == {
+        "internet": False}
+    assert npm_access("https://registry.example.invalid/\n").hosts == ("registry.example.invalid",)
+
+
+def test_the_sandbox_reaches_only_the_configured_index(emulator: Emulator,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # only what the environment says
+    monkeypatch.setenv("PIP_INDEX_URL", "https://index.example.invalid/simple")
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "https://extra.example.invalid/simple")
+    backend = RuntimeBackend(settings=FAST, labels={"repo": "my repo", "branch": "agent/x"})
+
+    async def scenario() -> str:
+        await backend.preflight(PYTHON_TOOLS)
+        workspace = await backend.open(tree({"a": "b"}), "run7")
+        seen: list[str] = []
+        try:
+            await workspace.run("env | grep ^PIP_ | sort", timeout=30, on_output=seen.append)
+        finally:
+            await workspace.close()
+        return "".join(seen)
+
+    env = asyncio.run(scenario())
+    (box,) = emulator.boxes.values()
+    assert box.request["network"] == {"internet": True, "allow": ["index.example.invalid", "extra.example.invalid"]}
+    assert box.request["onLeaseEnd"] == "delete" and box.request["timeoutSeconds"] == 3600
+    assert {k: box.labels[k] for k in ("app", "run", "repo", "branch")} == {
+        "app": "gatetui", "run": "run7", "repo": "my-repo", "branch": "agent-x"}
+    assert "PIP_INDEX_URL=https://index.example.invalid/simple\n" in env
+    assert backend.notes[0] == ("runtime backend: sandboxes reach index.example.invalid, extra.example.invalid "
+                                "(the package index from your pip/npm setup)")
+
+
+# --- sample repos: the same verdicts as the local backend -----------------------
+
+SCENARIOS = {s.name: s for s in load_scenarios()}
+# One per kind of verdict and stack; honest_fix goes through the CLI below.
+SUBSET = ("skip_marker", "flaky_test", "loosened_assertion", "node_honest")
+ALL = os.environ.get("GATETUI_RUNTIME_ALL_SAMPLES") == "1"
+GATED = tuple(n for n in SCENARIOS if n != "honest_fix") if ALL else SUBSET
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, list[GateEvent]]]:
+    root = tmp_path_factory.mktemp("runtime-samples")
+
+    async def gate(name: str, limit: asyncio.Semaphore) -> list[GateEvent]:
+        async with limit:
+            repo = await asyncio.to_thread(materialize, SCENARIOS[name], root / name)
+            plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", f"agent/{name}"))
+            return [e async for e in run_gate(plan, RuntimeBackend())]
+
+    async def every() -> dict[str, list[GateEvent]]:
+        limit = asyncio.Semaphore(2)
+        return dict(zip(GATED, await asyncio.gather(*(gate(n, limit) for n in GATED))))
+
+    with running_emulator(root / "config"):
+        yield asyncio.run(every())
+
+
+@pytest.mark.parametrize("name", GATED)
+def test_samples_get_the_local_backends_verdicts(gated: dict[str, list[GateEvent]], name: str) -> None:
+    done = gated[name][-1]
+    assert isinstance(done, RunFinished)
+    got = {r.id.value: r.status.value for r in done.results}
+    assert (done.verdict.value, got) == (SCENARIOS[name].verdict, dict(SCENARIOS[name].checks))
+    assert KEY not in repr(gated[name])
+
+
+def test_cli_check_with_the_runtime_backend(emulator: Emulator, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    repo = materialize(SCENARIOS["honest_fix"], tmp_path / "honest_fix")
+    code = main(["check", str(repo), "--base", "main", "--head", "agent/honest_fix", "--backend", "runtime", "--json"])
+    out, err = capsys.readouterr()
+    verdict = json.loads(out)
+    assert (code, verdict["verdict"], verdict["backend"]) == (0, "pass", "runtime")
+    assert {c["id"]: c["status"] for c in verdict["checks"]} == dict(SCENARIOS["honest_fix"].checks)
+    assert verdict["cost"]["total"]["cpu_minutes"] > 0 and verdict["cost"]["total"]["gib_minutes"] > 0
+    assert KEY not in out + err

@@ -1,0 +1,252 @@
+"""The supervisor over real git repos in tmp_path, with a scripted backend:
+history at start, missed heads gated, a newer head cancelling the run in
+progress, stale verdicts, records and review decisions kept in the store."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+from gatetui.backends.base import CommandResult
+from gatetui.errors import BackendError
+from gatetui.gate.checks import CheckId, Status
+from gatetui.gate.events import CheckFinished, OutputChunk
+from gatetui.gate.checks import CheckResult
+from gatetui.store import Store
+from gatetui.supervisor import (
+    BranchesChanged, LogBuffer, Run, RunFailed, RunUpdated, Supervisor, SupervisorEvent,
+)
+from gatetui.watch import RefWatcher
+from tests.conftest import MakeRepo, git, write_tree
+
+BASE = {
+    "pyproject.toml": '[project]\nname = "calc"\nversion = "0.1"\n',
+    "calc.py": "def add(a, b):\n    return a + b\n",
+    "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+}
+HEAD = {"calc.py": "def add(a, b):\n    return b + a\n"}
+
+
+class FakeWorkspace:
+    label = "fake"
+    path = "/ws"
+
+    def __init__(self, backend: FakeBackend):
+        self.backend = backend
+
+    async def run(self, command: str, *, timeout: float, on_output: Callable[[str], None],
+                  env: Mapping[str, str] | None = None, network: bool = True) -> CommandResult:
+        on_output(f"ran {command}\n")
+        await self.backend.release.wait()
+        return CommandResult(0, 0.5, 0.25, 1 << 20)
+
+    def report_path(self, name: str) -> str:
+        return f"/reports/{name}"
+
+    async def read_report(self, name: str) -> bytes | None:
+        return None
+
+    async def write_files(self, files: Mapping[str, bytes | None]) -> None:
+        return None
+
+    async def fork(self, count: int) -> list[FakeWorkspace]:
+        return [FakeWorkspace(self.backend) for _ in range(count)]
+
+    async def close(self) -> None:
+        self.backend.closed += 1
+
+
+class FakeBackend:
+    """Commands wait for `release`; counts workspaces opened and closed."""
+
+    name = "fake"
+    notes: tuple[str, ...] = ()
+
+    def __init__(self, released: bool = True, preflight_error: str = ""):
+        self.release = asyncio.Event()
+        if released:
+            self.release.set()
+        self.opened = self.closed = 0
+        self.preflight_error = preflight_error
+
+    async def preflight(self, tools: tuple[tuple[str, ...], ...]) -> None:
+        if self.preflight_error:
+            raise BackendError(self.preflight_error)
+
+    async def open(self, export: Callable[[Path], None], label: str) -> FakeWorkspace:
+        self.opened += 1
+        return FakeWorkspace(self)
+
+
+async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+
+def commit(repo: Path, branch: str, files: Mapping[str, str], message: str) -> str:
+    git(repo, "checkout", "-q", branch)
+    write_tree(repo, files)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+    sha = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "main")
+    return sha
+
+
+def supervisor(repo: Path, backend: FakeBackend, state: Path) -> tuple[Supervisor, list[SupervisorEvent]]:
+    sup = Supervisor(repo, backend, Store.open(state), watcher=RefWatcher(repo, step_ms=20))
+    seen: list[SupervisorEvent] = []
+    sup.subscribe(seen.append)
+    return sup, seen
+
+
+@pytest.mark.asyncio
+async def test_a_head_without_a_run_is_gated_at_start_and_recorded(make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo(BASE, HEAD)
+    sup, seen = supervisor(repo, FakeBackend(), tmp_path / "state")
+    await sup.start()
+    branch = sup.branches["agent/x"]
+    await until(lambda: branch.latest is not None and not branch.latest.in_progress)
+    await sup.stop()
+    run = branch.latest
+    assert run is not None and run.head == git(repo, "rev-parse", "agent/x")
+    assert [r["run_id"] for r in sup.store.runs(repo)] == [run.run_id]
+    assert sup.store.runs(repo)[0]["branch"] == "agent/x"
+    assert run.seal == sup.store.runs(repo)[0]["seal"]
+    assert run.checks[CheckId.NO_NEW_SKIPS].status is Status.PASS
+    assert any(isinstance(e, RunUpdated) and isinstance(e.event, OutputChunk) for e in seen)
+    assert isinstance(seen[0], BranchesChanged)
+
+
+@pytest.mark.asyncio
+async def test_history_is_loaded_and_a_judged_head_is_not_gated_again(make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo(BASE, HEAD)
+    first, _ = supervisor(repo, FakeBackend(), tmp_path / "state")
+    await first.start()
+    await until(lambda: first.branches["agent/x"].status not in ("queued", "running"))
+    await first.stop()
+    backend = FakeBackend()
+    second, _ = supervisor(repo, backend, tmp_path / "state")
+    await second.start()
+    await asyncio.sleep(0.2)
+    await second.stop()
+    runs = second.branches["agent/x"].runs
+    assert [r.run_id for r in runs] == [r.run_id for r in first.branches["agent/x"].runs]
+    assert runs[0].record is not None and backend.opened == 0
+    assert runs[0].status == first.branches["agent/x"].runs[0].status
+
+
+@pytest.mark.asyncio
+async def test_a_newer_head_cancels_the_run_in_progress(make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo(BASE, HEAD)
+    backend = FakeBackend(released=False)
+    sup, _ = supervisor(repo, backend, tmp_path / "state")
+    await sup.start()
+    branch = sup.branches["agent/x"]
+    await until(lambda: backend.opened == 1)
+    newer = commit(repo, "agent/x", {"README": "more\n"}, "newer")
+    await until(lambda: len(branch.runs) == 2)
+    old, new = branch.runs
+    assert (old.status, new.head, branch.head) == ("cancelled", newer, newer)
+    await until(lambda: backend.closed >= 1)  # the cancelled run's workspace was closed
+    backend.release.set()
+    await until(lambda: not new.in_progress)
+    await sup.stop()
+    assert [r["run_id"] for r in sup.store.runs(repo)] == [new.run_id]
+
+
+@pytest.mark.asyncio
+async def test_a_finished_verdict_goes_stale_when_the_branch_moves(make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo(BASE, HEAD)
+    backend = FakeBackend()
+    sup, _ = supervisor(repo, backend, tmp_path / "state")
+    await sup.start()
+    branch = sup.branches["agent/x"]
+    await until(lambda: branch.judged is not None)
+    backend.release.clear()
+    commit(repo, "agent/x", {"README": "more\n"}, "newer")
+    await until(lambda: branch.status == "running")
+    assert branch.stale is True
+    sup.cancel("agent/x")
+    assert branch.status == "stale"
+    await sup.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_branch_at_base_waits_and_a_new_branch_is_picked_up(make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo(BASE, HEAD)
+    git(repo, "branch", "agent/idle", "main")
+    sup, _ = supervisor(repo, FakeBackend(), tmp_path / "state")
+    await sup.start()
+    assert sup.branches["agent/idle"].status == "at base"
+    assert sup.gate("agent/idle") is None
+    git(repo, "branch", "agent/new", "agent/x")
+    await until(lambda: "agent/new" in sup.branches and sup.branches["agent/new"].latest is not None)
+    git(repo, "branch", "-D", "agent/idle")
+    await until(lambda: "agent/idle" not in sup.branches)
+    await sup.stop()
+    assert sorted(sup.branches) == ["agent/new", "agent/x"]
+
+
+@pytest.mark.asyncio
+async def test_a_backend_error_is_reported_not_raised(make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo(BASE, HEAD)
+    sup, seen = supervisor(repo, FakeBackend(preflight_error="`npm` does not run: install npm"), tmp_path / "state")
+    await sup.start()
+    await until(lambda: any(isinstance(e, RunFailed) for e in seen))
+    await sup.stop()
+    failed = [e for e in seen if isinstance(e, RunFailed)]
+    assert [(e.branch, e.message) for e in failed] == [("agent/x", "`npm` does not run: install npm")]
+    assert sup.branches["agent/x"].status == "error"
+
+
+@pytest.mark.asyncio
+async def test_a_review_decision_is_kept_sealed(make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo(BASE, HEAD)
+    sup, _ = supervisor(repo, FakeBackend(), tmp_path / "state")
+    await sup.start()
+    branch = sup.branches["agent/x"]
+    await until(lambda: branch.judged is not None)
+    await sup.stop()
+    run = branch.judged
+    assert run is not None
+    sup.review(run, "rejected", by="lead")
+    record = sup.store.runs(repo)[0]
+    assert record["review"] == {"decision": "rejected", "by": "lead"}
+    assert sup.store.verify(sup.store.run_path(repo, run.run_id)).ok is True
+    assert Run.from_record(record).review == "rejected"
+
+
+def test_review_files_name_both_versions(make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo(BASE, {"tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2)\n"})
+    sup = Supervisor(repo, FakeBackend(), Store.open(tmp_path / "state"))
+    run = Run("r", "agent/x", git(repo, "rev-parse", "agent/x"))
+    from gatetui.gate.digests import Digests
+
+    run.digests = Digests(git(repo, "rev-parse", "main"), run.head, sealed_changed=("tests/test_calc.py",))
+    [file] = sup.review_files(run)
+    assert file.path == "tests/test_calc.py"
+    assert file.base is not None and "== 3" in file.base
+    assert file.head is not None and "== 3" not in file.head
+    assert [op[0] for op in file.opcodes()] == ["equal", "replace"]
+
+
+def test_log_buffer_keeps_the_last_lines_and_counts_the_rest() -> None:
+    buffer = LogBuffer(cap=3)
+    buffer.append("run 1", "a\nb")
+    buffer.append("run 1", "c\nd\ne\n")
+    assert list(buffer.lines) == ["run 1 | bc", "run 1 | d", "run 1 | e"]  # a partial line waits for its end
+    assert (buffer.total, buffer.dropped) == (4, 1)
+    assert buffer.since(3) == (["run 1 | e"], False)
+    assert buffer.since(0) == (["run 1 | bc", "run 1 | d", "run 1 | e"], True)
+
+
+def test_a_run_folds_check_results_into_the_verdict_block() -> None:
+    run = Run("r", "agent/x", "abc")
+    run.apply(CheckFinished(CheckResult(CheckId.INSTALL, Status.FAIL, "no module named x", 1.0)), 0.0)
+    run.status = "fail"
+    assert run.verdict_block() == "FAIL installs from scratch: no module named x\nverdict: fail"

@@ -1,0 +1,59 @@
+"""The TUI's pieces without a screen: the side-by-side review, the workshop
+demo's replay, the CLI's TUI path without a terminal."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from gatetui.cli import main
+from gatetui.demo import Workshop, replay, write_workshop
+from gatetui.errors import BadInput
+from gatetui.repo import GitRepo
+from gatetui.supervisor import ReviewFile
+from gatetui.tui.format import ago
+from gatetui.tui.screens.review import ADDED, REMOVED, side_by_side
+from tests.test_tui_support import SCENARIOS
+
+
+def test_side_by_side_aligns_and_highlights_the_changed_lines() -> None:
+    left, right = side_by_side(ReviewFile("t.py", "a\nb\nc\n", "a\nB\nc\nd\n"))
+    assert left.plain.splitlines() == ["   1 a", "   2 b", "   3 c", ""]
+    assert right.plain.splitlines() == ["   1 a", "   2 B", "   3 c", "   4 d"]
+    styled = lambda text, style: [text.plain[s.start:s.end].strip() for s in text.spans if s.style == style]
+    assert styled(left, REMOVED) == ["b"]
+    assert styled(right, ADDED) == ["B", "d"]
+
+
+def test_ago_counts_in_the_largest_unit() -> None:
+    assert [ago(100, 100 + s) for s in (5, 300, 7200, 3 * 86400)] == ["5s ago", "5m ago", "2h ago", "3d ago"]
+    assert ago(None, 5) == "-"
+
+
+def test_the_workshop_holds_every_sample_at_base_until_replayed(tmp_path: Path) -> None:
+    workshop = write_workshop(tmp_path / "w")
+    assert [b for b, _ in workshop.moves] == [s.branch for s in SCENARIOS.values()]
+    with GitRepo.open(workshop.repo) as git:
+        heads, main_tip = git.branches("agent/*"), git.resolve("main")
+        for branch, head in workshop.moves:
+            assert git.merge_base(main_tip, heads[branch]) == heads[branch]  # at base: nothing to judge
+            assert git.merge_base(main_tip, head) == heads[branch]  # the agent's change, from its base
+    with pytest.raises(BadInput, match="not empty"):
+        write_workshop(tmp_path / "w")
+
+
+def test_replay_moves_each_branch_to_the_agents_commit(tmp_path: Path) -> None:
+    workshop = write_workshop(tmp_path / "w")
+    two = Workshop(workshop.repo, workshop.moves[:2])
+    asyncio.run(replay(two, interval=0.0, first_after=0.0))
+    with GitRepo.open(workshop.repo) as git:
+        heads = git.branches("agent/*")
+    assert [heads[b] for b, _ in two.moves] == [sha for _, sha in two.moves]
+    assert heads[workshop.moves[2][0]] != workshop.moves[2][1]
+
+
+def test_the_tui_without_a_terminal_says_what_to_run(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["."]) == 2
+    assert "the TUI needs a terminal" in capsys.readouterr().err

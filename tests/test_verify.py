@@ -1,0 +1,78 @@
+"""`gatetui verify RECORD`: 0 intact, 1 altered, 2 unreadable, one line each."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from gatetui.store import Store
+from gatetui.verify import add_verify_parser, cmd_verify
+
+RECORD = {"run_id": "r1", "verdict": "review", "head": "h" * 40, "checks": []}
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> tuple[Path, Path]:
+    """A state directory and a record the gate sealed in it."""
+    state = tmp_path / "state"
+    path = Store.open(state).save_run(tmp_path / "repo", dict(RECORD))
+    return state, path
+
+
+def verify(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    parser = argparse.ArgumentParser(prog="gatetui")
+    add_verify_parser(parser.add_subparsers(dest="command"))
+    code = cmd_verify(parser.parse_args(["verify", *argv]))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_an_untouched_record_is_intact(stored: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    state, path = stored
+    assert verify([str(path), "--state-dir", str(state)], capsys) == (
+        0, f"intact: {path}: the seal matches: the record is as the gate wrote it\n", "")
+
+
+def test_an_edited_verdict_is_altered(stored: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    state, path = stored
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({**record, "verdict": "pass"}))
+    code, out, err = verify([str(path), "--state-dir", str(state)], capsys)
+    assert (code, out) == (1, "")
+    assert err == f"altered: {path}: the seal does not match: the record was altered, or sealed with another key\n"
+
+
+def test_a_record_without_its_seal_is_altered(stored: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    state, path = stored
+    record = json.loads(path.read_text())
+    del record["seal"]
+    path.write_text(json.dumps(record))
+    assert verify([str(path), "--state-dir", str(state)], capsys)[:2] == (1, "")
+
+
+@pytest.mark.parametrize("content, words", [
+    (None, "cannot read"),
+    ("{not json", "is not JSON: not a verdict record"),
+    ('["a"]', "is not a verdict record (no run_id, verdict or seal)"),
+])
+def test_an_unreadable_record_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           content: str | None, words: str) -> None:
+    path = tmp_path / "record.json"
+    if content is not None:
+        path.write_text(content)
+    code, out, err = verify([str(path), "--state-dir", str(tmp_path)], capsys)
+    assert (code, out) == (2, "")
+    assert words in err and err.count("\n") == 1
+
+
+def test_a_state_dir_without_the_key_is_bad_input_and_left_as_it_was(
+        stored: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, path = stored
+    other = tmp_path / "elsewhere"
+    code, _, err = verify([str(path), "--state-dir", str(other)], capsys)
+    assert (code, other.exists()) == (2, False)
+    assert err == (f"gatetui: no verdict key in {other}: pass --state-dir with the supervisor's "
+                   "state directory that wrote the record\n")
