@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gatetui.backends.process import pid_alive
 from gatetui.errors import BadInput
 
 LOG_CAP = 4 << 20  # bytes of output kept per stream in the history
@@ -240,7 +241,7 @@ class Store:
         for path in folder.glob("*.json") if folder.is_dir() else ():
             with contextlib.suppress(OSError, ValueError):
                 info = json.loads(path.read_text())
-                if not _pid_alive(int(info.get("pid", 0))):
+                if not pid_alive(int(info.get("pid", 0))):
                     found.append(info)
         return found
 
@@ -272,18 +273,6 @@ class CappedLog:
 def _safe_name(name: str) -> str:
     cleaned = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip(".")
     return cleaned or "unnamed"
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _fsync_dir(path: Path) -> None:

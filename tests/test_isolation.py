@@ -15,6 +15,7 @@ import pytest
 
 from gatetui.backends.isolation import UID_COUNT, UID_FIRST, Isolation, UidPool, probe_isolation, uid_processes
 from gatetui.backends.local import LocalBackend, LocalWorkspace
+from gatetui.errors import BadInput
 from tests.test_local_backend import export_files, run
 
 needs_isolation = pytest.mark.skipif(
@@ -148,3 +149,29 @@ def test_without_isolation_the_notes_say_what_is_missing(tmp_path: Path) -> None
 def test_full_isolation_has_no_notes() -> None:
     full = Isolation(True, True, True, True, True)
     assert (full.notes(), full.to_json()["enforced"]) == ((), True)
+
+
+def test_the_uid_range_is_the_supervisors_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GATETUI_UID_RANGE", "500000-500009")
+    pool = LocalBackend(work_root=tmp_path).uids
+    assert (pool.first, pool.count) == (500000, 10)
+
+
+@pytest.mark.parametrize("text", ["12", "5-2", "x-y", "10-20"])
+def test_a_bad_uid_range_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    monkeypatch.setenv("GATETUI_UID_RANGE", text)
+    with pytest.raises(BadInput, match=r"GATETUI_UID_RANGE=.* is not FIRST-LAST"):
+        LocalBackend(work_root=tmp_path)
+
+
+@needs_isolation
+def test_runs_take_uids_from_the_configured_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GATETUI_UID_RANGE", "510000-510000")
+
+    async def go() -> str:
+        ws = await isolated(tmp_path)
+        _, text = await run(ws, "id -u")
+        await ws.close()
+        return text
+
+    assert asyncio.run(go()) == "510000\n"

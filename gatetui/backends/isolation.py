@@ -28,6 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from gatetui.backends.process import pid_alive
+
 RUN_VIEW = "/tmp/gatetui"  # where a run sees itself, the same for every copy
 UID_FIRST, UID_COUNT = 420_000, 10_000
 NPROC_LIMIT = 4096  # per uid: a fork bomb stops here, the machine does not
@@ -185,7 +187,7 @@ class UidPool:
         for claim in self.folder.glob("[0-9]*") if self.folder.is_dir() else ():
             with contextlib.suppress(OSError, ValueError):
                 info = json.loads(claim.read_text())
-                if not _alive(int(info["pid"])):
+                if not pid_alive(int(info["pid"])):
                     found.append((int(claim.name), Path(info["root"])))
         return found
 
@@ -212,13 +214,3 @@ def kill_uid(uid: int, patience: float = 5.0) -> int:
                 killed += 1
         time.sleep(0.02)
     return killed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

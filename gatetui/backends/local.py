@@ -32,10 +32,10 @@ from pathlib import Path
 
 from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Workspace
 from gatetui.backends.isolation import (
-    NONE, RUN_VIEW, Isolation, UidPool, View, kill_uid, probe_isolation, wrap,
+    NONE, RUN_VIEW, UID_COUNT, UID_FIRST, Isolation, UidPool, View, kill_uid, probe_isolation, wrap,
 )
 from gatetui.backends.process import run_process
-from gatetui.errors import BackendError
+from gatetui.errors import BackendError, BadInput
 
 ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SOURCE_DATE_EPOCH")
 ENV_ALLOW_PREFIXES = ("PIP_", "NPM_CONFIG_", "npm_config_", "UV_INDEX", "UV_DEFAULT_INDEX")
@@ -65,8 +65,9 @@ class LocalBackend:
     name = "local"
 
     def __init__(self, work_root: Path | None = None, fork_mode: str | None = None,
-                 isolate: bool | None = None):
+                 isolate: bool | None = None, uids: tuple[int, int] | None = None):
         self.work_root = work_root or default_work_root()
+        self.uid_range = uids or uid_range_from_env()
         self._forced_mode = fork_mode
         self._isolate = isolate
         self._recovered = False
@@ -87,7 +88,8 @@ class LocalBackend:
 
     @property
     def uids(self) -> UidPool:
-        return UidPool(self.work_root / ".uids")
+        first, count = self.uid_range
+        return UidPool(self.work_root / ".uids", first, count)
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -150,6 +152,19 @@ class LocalBackend:
         mode = await asyncio.to_thread(lambda: self.fork_mode)
         return LocalWorkspace(root, root / "ws", "install", mode, asyncio.Lock(),
                               uid=uid, pool=self.uids)
+
+
+def uid_range_from_env() -> tuple[int, int]:
+    """GATETUI_UID_RANGE=FIRST-LAST: the supervisor's choice of uids for runs
+    (never the repo's: its configuration is the agent's to edit)."""
+    text = os.environ.get("GATETUI_UID_RANGE", "")
+    if not text:
+        return UID_FIRST, UID_COUNT
+    first, sep, last = text.partition("-")
+    if not (sep and first.isdigit() and last.isdigit() and 1000 <= int(first) <= int(last) < 2**31 - 1):
+        raise BadInput(f"GATETUI_UID_RANGE={text!r} is not FIRST-LAST with 1000 <= FIRST <= LAST "
+                       "(uids for gate runs, e.g. 420000-429999)")
+    return int(first), int(last) - int(first) + 1
 
 
 def default_work_root() -> Path:

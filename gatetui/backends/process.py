@@ -54,6 +54,19 @@ class _Tail:
         return "".join(self.parts)
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process (a supervisor that may have crashed) still exists."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
