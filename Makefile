@@ -25,6 +25,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/gate_bench.py
+	$(BIN)/python bench/runtime_bench.py
 
 clean:
 	rm -rf $(VENV) $(DEMO)

@@ -1,4 +1,4 @@
-"""Entry points: `gatetui check`, `samples`, `demo`.
+"""Entry points: `gatetui check`, `samples`, `demo`, `submit`, `serve`, `mcp`.
 
 `main(argv) -> int` never raises for bad input: every error becomes one line
 on stderr and an exit code from `ExitCode` (see DESIGN.md's CLI contract).
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gatetui", description="Judge agent-written code on a machine the agent never touched.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     check = sub.add_parser("check", help="gate one change headless (for CI and scripts)")
-    check.add_argument("repo", type=Path)
+    check.add_argument("repo", type=Path, nargs="?", default=Path("."), help="the repository (default: here)")
     check.add_argument("--base", required=True, help="the ref the agent started from")
     check.add_argument("--head", required=True, help="the agent's commit or branch")
     check.add_argument("--backend", choices=("local", "runtime"), default="local")
@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--junit", type=Path, metavar="FILE", help="write the checks as JUnit XML")
     check.add_argument("--timeout", type=_seconds, metavar="S", help="time limit per command, seconds")
     check.add_argument("-v", "--verbose", action="store_true", help="stream every command's output on stderr")
+    check.add_argument("--state-dir", type=Path, metavar="DIR", help="where the hidden tests and the baseline "
+                       "cache are kept (default: $XDG_STATE_HOME/gatetui); read only, unless a baseline is cached")
     from gatetui.lab import add_lab_parser
     from gatetui.verify import add_verify_parser
 
@@ -62,18 +64,52 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--interval", type=_seconds, default=4.0, metavar="S",
                       help="seconds between two replayed agent commits")
     demo.add_argument("--plain", action="store_true", help="print the verdicts as text, even in a terminal")
+    _add_submit_parsers(sub)
     return parser
+
+
+def _add_submit_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    submit = sub.add_parser("submit", help="from the agent's working copy: commit, have the supervisor gate it")
+    submit.add_argument("--repo", type=Path, help="the working copy (default: the current folder)")
+    submit.add_argument("--message", "-m", default="", help="the commit message")
+    submit.add_argument("--standalone", action="store_true", help="gate here, without a supervisor "
+                        "(the cap and log hiding are then not enforced)")
+    submit.add_argument("--socket", type=Path, metavar="PATH", help="the supervisor's socket "
+                        "(default: found from the supervised repo's path, or $GATETUI_SOCKET)")
+    submit.add_argument("--base", help="--standalone only: the base ref (default origin/main, else main)")
+    serve = sub.add_parser("serve", help="the supervisor without a UI: watches, gates, answers submits")
+    serve.add_argument("repo", type=Path)
+    serve.add_argument("--base", default="main", help="the ref the agent started from (default main)")
+    serve.add_argument("--branch", default="agent/*", metavar="PATTERN", help="branches to watch (default agent/*)")
+    serve.add_argument("--backend", choices=("local", "runtime"), default="local")
+    serve.add_argument("--state-dir", type=Path, metavar="DIR", help="history, logs and keys (default: "
+                       "$XDG_STATE_HOME/gatetui)")
+    serve.add_argument("--socket", type=Path, metavar="PATH", help="where to listen (default "
+                       "/tmp/gatetui-KEY/submit.sock, KEY from the repo's path)")
+    serve.add_argument("--cap", type=_count, default=3, metavar="N", help="submits per branch before a "
+                       "person takes over (default 3)")
+    serve.add_argument("--group", help="make the socket 0660 for this group (default: 0666 in a 0711 folder)")
+    mcp = sub.add_parser("mcp", help="the submit and status tools over the Model Context Protocol (stdio)")
+    mcp.add_argument("--repo", type=Path, help="the agent's working copy (default: the current folder)")
+    mcp.add_argument("--socket", type=Path, metavar="PATH", help="the supervisor's socket (default: found)")
 
 
 def build_tui_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gatetui", description="Watch the agent's branches and gate every new commit, live "
-                     "(subcommands: check, samples, demo; see `gatetui COMMAND --help`).")
+                     "(subcommands: check, submit, serve, mcp, samples, demo; see `gatetui COMMAND --help`).")
     parser.add_argument("repo", type=Path, nargs="?", default=Path("."))
     parser.add_argument("--base", default="main", help="the ref the agent started from (default main)")
     parser.add_argument("--branch", default="agent/*", metavar="PATTERN", help="branches to watch (default agent/*)")
     parser.add_argument("--backend", choices=("local", "runtime"), default="local")
     parser.add_argument("--state-dir", type=Path, metavar="DIR", help="history, logs and keys (default: "
                         "$XDG_STATE_HOME/gatetui)")
+    parser.add_argument("--socket", type=Path, metavar="PATH", help="where `gatetui submit` reaches the app "
+                        "(default /tmp/gatetui-KEY/submit.sock, KEY from the repo's path)")
+    parser.add_argument("--cap", type=_count, default=3, metavar="N", help="submits per branch before a "
+                        "person takes over (default 3)")
+    parser.add_argument("--rules", type=Path, metavar="FILE", help="the rules lab's rules (key l)")
+    parser.add_argument("--scenarios", type=Path, metavar="DIR", help="the rules lab's scenarios "
+                        "(default: the sample repos)")
     return parser
 
 
@@ -84,6 +120,16 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
     return value
 
 
@@ -118,7 +164,14 @@ async def gate_once(request: GateRequest, backend: Backend, progress: TextIO,
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    request = GateRequest(args.repo, args.base, args.head, args.timeout)
+    from gatetui.state_inputs import StateCache, hidden_tests
+
+    try:
+        hidden = hidden_tests(args.state_dir, args.repo)
+    except (OSError, ValueError) as err:
+        raise BadInput(f"cannot read the hidden tests in the state directory: {err}") from None
+    request = GateRequest(args.repo, args.base, args.head, args.timeout, hidden=hidden,
+                          baseline_cache=StateCache(args.state_dir, args.repo))
     backend = make_backend(args.backend)
     started, finished = asyncio.run(gate_once(request, backend, sys.stderr, args.verbose))
     print(verdict_json(started, finished) if args.json else verdict_block(finished))
@@ -157,7 +210,8 @@ def cmd_tui(args: argparse.Namespace) -> int:
         raise BadInput("the TUI needs a terminal: for scripts and CI run `gatetui check REPO --base REF --head REF`")
     from gatetui.tui.launch import run_tui
 
-    return run_tui(args.repo, args.base, args.branch, args.backend, args.state_dir, _tui_backends)
+    return run_tui(args.repo, args.base, args.branch, args.backend, args.state_dir, _tui_backends,
+                   args.socket, args.cap, lab_scenarios=args.scenarios, lab_rules=args.rules)
 
 
 def _tui_backends(name: str) -> Backend:
@@ -182,8 +236,31 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_submit(args: argparse.Namespace) -> int:
+    from gatetui.submit import cmd_submit as run
+
+    return run(args)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from gatetui.serve import SubmitServer, run_serve
+    from gatetui.store import Store
+    from gatetui.supervisor import Supervisor
+
+    store = Store.open(args.state_dir)
+    supervisor = Supervisor(args.repo, make_backend(args.backend), store, base=args.base, pattern=args.branch,
+                            submit_cap=args.cap)
+    return run_serve(supervisor, SubmitServer(supervisor, args.socket, group=args.group))
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from gatetui.mcp_server import run_mcp
+
+    return run_mcp(args.repo or Path.cwd(), args.socket)
+
+
 COMMANDS = {"check": cmd_check, "samples": cmd_samples, "demo": cmd_demo, "lab": cmd_lab,
-            "verify": cmd_verify}
+            "verify": cmd_verify, "submit": cmd_submit, "serve": cmd_serve, "mcp": cmd_mcp}
 
 
 def main(argv: list[str] | None = None) -> int:

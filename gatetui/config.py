@@ -90,6 +90,7 @@ class Settings:
     hidden: str | None = None  # a folder under the state directory's hidden/, never in the repo
     random_order: bool = False  # one of the three runs in a random order (the runner's to do)
     baseline: bool = False  # judge `runs` against base's own failures (the runner's to do)
+    test_network: bool = False  # the test runs get the network (default: loopback alone)
     seal: SealSettings = field(default_factory=SealSettings)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -97,6 +98,7 @@ class Settings:
 _KEYS = {
     "stack", "install", "test", "test_paths", "sealed", "timeout",
     "on_old_tests_fail", "import_check", "hidden", "random_order", "baseline", "seal",
+    "test_network",
 }
 _SEAL_KEYS = {"paths", "on_change", "allow_new", "rules", "hidden", "random_order", "baseline"}
 _RULE_KEYS = {"name", "paths", "on_change", "allow_new"}
@@ -160,6 +162,7 @@ def _settings_from(table: Any, source: str, sha: str) -> Settings:
         hidden=seal.hidden or hidden_folder(get, "hidden"),
         random_order=get.boolean("random_order", bool(seal.random_order)),
         baseline=get.boolean("baseline", bool(seal.baseline)),
+        test_network=get.boolean("test_network", False),
         seal=seal,
         extra={k: table[k] for k in ("lab",) if k in table},
     )

@@ -27,6 +27,7 @@ from gatetui.samples import (
     BASE_TIME, HEAD_TIME, IDENTITY, MAIN_REF, SAMPLES_DIR, SampleError, _commit, _set_ref, _store_tree,
     load_scenarios, write_all,
 )
+from gatetui.store import Store
 
 
 def run_demo(dest: Path, out: TextIO, err: TextIO) -> int:
@@ -39,7 +40,8 @@ def run_demo(dest: Path, out: TextIO, err: TextIO) -> int:
     mismatches = 0
     for scenario, path in written:
         print(f"\n== {scenario.name}: {scenario.title}\n   {scenario.story}", file=out, flush=True)
-        request = GateRequest(path, "main", f"agent/{scenario.name}")
+        request = GateRequest(path, "main", f"agent/{scenario.name}", hidden=scenario.hidden_tests(),
+                              random_seed=scenario.random_seed)
         try:
             _, finished = asyncio.run(gate_once(request, LocalBackend(), io.StringIO()))
         except GateError as error:
@@ -99,6 +101,18 @@ def write_workshop(dest: Path, root: Path = SAMPLES_DIR) -> Workshop:
     finally:
         repo.close()
     return Workshop(dest, moves)
+
+
+def install_hidden(workshop: Workshop, store: Store, root: Path = SAMPLES_DIR) -> int:
+    """Put every sample's hidden tests in the workshop's state directory,
+    where the supervisor reads them (each sample's base names its own
+    subfolder, so one sample's hidden tests never judge another's branch)."""
+    written = 0
+    for scenario in load_scenarios(root):
+        for rel, data in scenario.hidden_tests().items():
+            store.write_atomic(store.hidden_dir(workshop.repo).relative_to(store.root) / rel, data)
+            written += 1
+    return written
 
 
 def move_branch(repo: Path, branch: str, sha: str) -> None:

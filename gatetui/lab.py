@@ -16,7 +16,7 @@ import asyncio
 import json
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -107,7 +107,9 @@ def run_lab(folder: Path, seal: SealSettings | None, progress: TextIO | None = N
 def _plan(scenario: Scenario, root: Path, seal: SealSettings | None) -> tuple[Scenario, Plan]:
     repo = materialize(scenario, root / scenario.name)
     try:
-        return scenario, make_plan(GateRequest(repo, "main", scenario.branch, seal=seal))
+        return scenario, make_plan(GateRequest(repo, "main", scenario.branch, seal=seal,
+                                                  hidden=scenario.hidden_tests(),
+                                                  random_seed=scenario.random_seed))
     except BadInput as err:
         raise BadInput(f"scenario {scenario.name}: {err}") from None
 
@@ -185,3 +187,76 @@ def summary(outcomes: Sequence[Outcome]) -> str:
 
 def _names(items: Sequence[str]) -> str:
     return ", ".join(items) if items else "none"
+
+
+# --- the lab as it happens (the TUI's lab screen; no Textual here) ---------------
+
+
+@dataclass(frozen=True)
+class LabPlanned:
+    """Every scenario is materialized and planned: the matrix's rows, in order."""
+
+    scenarios: tuple[Scenario, ...]
+
+
+@dataclass(frozen=True)
+class ScenarioStarted:
+    """A scenario's gate has a slot and is running."""
+
+    name: str
+
+
+LabEvent = LabPlanned | ScenarioStarted | Outcome
+
+
+def prepare_lab(folder: Path, seal: SealSettings | None, root: Path) -> list[tuple[Scenario, Plan]]:
+    """Every scenario of `folder` written as a repo under `root` and planned
+    under `seal`; bad input (BadInput) is raised here, before any gate."""
+    try:
+        scenarios = load_scenarios(folder)
+    except SampleError as err:
+        raise BadInput(str(err)) from None
+    if not scenarios:
+        raise BadInput(f"no scenarios in {folder}: each needs NAME/base, NAME/head and NAME/scenario.toml")
+    return [_plan(s, root, seal) for s in scenarios]
+
+
+async def stream_lab(folder: Path, seal: SealSettings | None, work_root: Path | None = None,
+                     side_by_side: int = SIDE_BY_SIDE) -> AsyncIterator[LabEvent]:
+    """The lab of `run_lab`, as it happens: `LabPlanned` first (bad input is
+    raised before it), then per scenario `ScenarioStarted` when its gate gets
+    a slot and its `Outcome` when the gate ends, in the order gates end.
+    Closing the iterator early (or cancelling its consumer) cancels the
+    gates in progress; their workspaces are removed."""
+    with tempfile.TemporaryDirectory(prefix="gatetui-lab-") as tmp:
+        plans = await asyncio.to_thread(prepare_lab, folder, seal, Path(tmp))
+        yield LabPlanned(tuple(scenario for scenario, _ in plans))
+        async for event in gate_as_finished(plans, work_root, side_by_side):
+            yield event
+
+
+async def gate_as_finished(plans: Sequence[tuple[Scenario, Plan]], work_root: Path | None = None,
+                           side_by_side: int = SIDE_BY_SIDE) -> AsyncIterator[ScenarioStarted | Outcome]:
+    """Gate every plan, `side_by_side` at a time, yielding as gates start and end."""
+    queue: asyncio.Queue[ScenarioStarted | Outcome | BaseException] = asyncio.Queue()
+    limit = asyncio.Semaphore(side_by_side)
+
+    async def one(scenario: Scenario, plan: Plan) -> None:
+        try:
+            async with limit:
+                queue.put_nowait(ScenarioStarted(scenario.name))
+                queue.put_nowait(await gate_one(scenario, plan, work_root))
+        except Exception as err:  # a bug, not the scenario's: the consumer sees it
+            queue.put_nowait(err)
+
+    tasks = [asyncio.create_task(one(s, p)) for s, p in plans]
+    try:
+        for _ in range(2 * len(tasks)):
+            item = await queue.get()
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -53,6 +53,7 @@ class Profile:
     hidden: str | None = None
     random_order: bool = False
     baseline: bool = False
+    test_network: bool = False  # from base's config: test runs may reach the network
     rules: tuple[SealRule, ...] = ()  # the sealing rules; `sealed` is their restore set
     tools: tuple[tuple[str, ...], ...] = ()  # commands that must work before the gate starts
 
@@ -121,7 +122,8 @@ def with_rules(profile: Profile, settings: Settings) -> Profile:
     rules = ((SealRule(DEFAULT_RULE, paths, seal.on_change, seal.allow_new),) if paths else ()) + seal.rules
     sealed = tuple(dict.fromkeys(g for r in rules if r.on_change != "allow" for g in r.globs))
     return replace(profile, rules=rules, sealed=sealed, hidden=settings.hidden,
-                   random_order=settings.random_order, baseline=settings.baseline)
+                   random_order=settings.random_order, baseline=settings.baseline,
+                   test_network=settings.test_network)
 
 
 # --- python -----------------------------------------------------------------

@@ -86,5 +86,6 @@ def verdict_record(started: RunStarted, finished: RunFinished) -> dict[str, obje
         "cost": finished.cost.to_json(),
         "notes": list(finished.notes),
         "isolation": started.isolation,
+        "baseline": finished.baseline.to_json(),
         "seconds": finished.seconds,
     }

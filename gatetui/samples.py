@@ -50,7 +50,7 @@ STATUSES: frozenset[str] = frozenset({"pass", "fail", "error", "skipped"})
 SKIPPED_NAMES: frozenset[str] = frozenset({"__pycache__", ".pytest_cache", "node_modules"})
 
 _TEXT_FIELDS: tuple[str, ...] = ("stack", "title", "story", "catches", "verdict")
-_KNOWN_KEYS: frozenset[str] = frozenset(_TEXT_FIELDS) | {"checks"}
+_KNOWN_KEYS: frozenset[str] = frozenset(_TEXT_FIELDS) | {"checks", "random_seed"}
 # A scenario's name becomes the branch `agent/NAME`: keep it a plain ref part.
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 
@@ -89,6 +89,26 @@ class Scenario:
     verdict: str
     checks: Mapping[str, str] = field(hash=False)
     path: Path
+    # The seed of the random-order run (random_order = true in base's config),
+    # fixed so the sample answers the same on every machine.
+    random_seed: int | None = None
+
+    @property
+    def hidden_dir(self) -> Path:
+        """Hidden tests, laid out as the state directory's hidden/ folder
+        holds them for the repo; never part of either tree."""
+        return self.path / "hidden"
+
+    def hidden_tests(self) -> dict[str, bytes]:
+        """Every file of `hidden_dir` by path relative to it ({} when none),
+        what a caller passes as GateRequest.hidden."""
+        if not self.hidden_dir.is_dir():
+            return {}
+        return {
+            p.relative_to(self.hidden_dir).as_posix(): p.read_bytes()
+            for p in sorted(self.hidden_dir.rglob("*"))
+            if p.is_file() and not SKIPPED_NAMES & set(p.relative_to(self.hidden_dir).parts)
+        }
 
     @property
     def base_dir(self) -> Path:
@@ -173,11 +193,16 @@ def _load_one(folder: Path) -> Scenario:
         if not (folder / side).is_dir():
             raise SampleError(f"{folder / side}: missing tree folder")
 
+    seed = data.get("random_seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise SampleError(f"{toml_path}: 'random_seed' must be a whole number of 0 or more")
+
     ordered = {check_id: checks[check_id] for check_id in CHECK_IDS}
     return Scenario(
         name=folder.name,
         checks=MappingProxyType(ordered),
         path=folder,
+        random_seed=seed,
         **text,
     )
 

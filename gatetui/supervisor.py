@@ -20,13 +20,23 @@ through `history.Recorder`, sealed, in the store.
 
 Consumers get `SupervisorEvent`s; they say what changed, and the state to
 show is read back from `branches` / `Branch` / `Run`.
+
+Submitted commits (`gatetui submit`, through `serve.SubmitServer`) come from
+the agent's own working copy, a clone or worktree: `gate_commit` fetches the
+commit's objects from there into a private mirror in the state directory
+(its objects borrowed from the supervised repo through git's alternates, so
+nothing is ever written into the user's repository) and gates it there,
+against base as the supervised repo has it. The submit after the cap is not
+gated: `escalate` marks the branch and tells the consumers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import difflib
+import fnmatch
 import time
 import uuid
 from collections import deque
@@ -36,10 +46,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gatetui.backends.base import Backend
-from gatetui.errors import GateError
+from gatetui.errors import BadInput, GateError
 from gatetui.gate.checks import CHECK_ORDER, CheckId, CheckResult, Status
 from gatetui.gate.cost import Cost, Usage
-from gatetui.gate.digests import Digests
+from gatetui.gate.digests import Digests, RuleDigest
 from gatetui.gate.events import (
     CheckFinished, CheckProgress, CheckStarted, CostUpdated, DigestsComputed, GateEvent,
     OutputChunk, RunFinished, RunStarted,
@@ -47,7 +57,9 @@ from gatetui.gate.events import (
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.history import Recorder
+from gatetui.mirror import fetch_commit
 from gatetui.repo import GitRepo
+from gatetui.state_inputs import StateCache, hidden_tests
 from gatetui.store import Store
 from gatetui.watch import Moves, RefWatcher
 
@@ -94,7 +106,15 @@ class RunFailed:
     message: str
 
 
-SupervisorEvent = BranchesChanged | RunUpdated | RunFailed
+@dataclass(frozen=True)
+class EscalationRaised:
+    """A branch used up its submits: a person is asked to take over."""
+
+    branch: str
+    message: str
+
+
+SupervisorEvent = BranchesChanged | RunUpdated | RunFailed | EscalationRaised
 Listener = Callable[[SupervisorEvent], None]
 
 
@@ -236,6 +256,7 @@ class Branch:
     head: str
     at_base: bool = False  # head is part of base: nothing to judge yet
     runs: list[Run] = field(default_factory=list)  # oldest first
+    escalated: bool = False  # the submit cap was reached: a person takes over
 
     @property
     def latest(self) -> Run | None:
@@ -281,12 +302,24 @@ class ReviewFile:
 
 
 def digests_from_json(data: dict[str, Any]) -> Digests | None:
+    """A record's digests back as `Digests`, as the run had them."""
     if not data.get("head"):
         return None
     sealed, manifest = data.get("sealed") or {}, data.get("manifest") or {}
+    hidden, seed = data.get("hidden") or {}, data.get("random_seed")
     return Digests(data.get("base", ""), data["head"], sealed.get("base", ""), sealed.get("head", ""),
                    tuple(sealed.get("changed", ())), manifest.get("digest", ""),
-                   tuple(manifest.get("files", ())), tuple(data.get("judge_changed", ())))
+                   tuple(manifest.get("files", ())), tuple(data.get("judge_changed", ())),
+                   rules=tuple(_rule_from_json(rule) for rule in data.get("rules") or ()),
+                   random_seed=seed if isinstance(seed, int) else None,
+                   hidden=str(hidden.get("digest", "")), hidden_files=int(hidden.get("files", 0)),
+                   test_network=data.get("test_network") is True)
+
+
+def _rule_from_json(data: dict[str, Any]) -> RuleDigest:
+    return RuleDigest(str(data.get("name", "")), str(data.get("on_change", "review")), bool(data.get("allow_new")),
+                      str(data.get("base", "")), str(data.get("head", "")), tuple(data.get("changed", ())),
+                      tuple(data.get("added", ())))
 
 
 def cost_from_json(data: dict[str, Any]) -> Cost:
@@ -319,6 +352,7 @@ class Supervisor:
         self._stop = asyncio.Event()
         self._watching: Cancellable | None = None
         self._active: set[str] = set()  # run ids whose coroutine has not ended
+        self._submitted: set[str] = set()  # submitted commits read into the mirror
 
     # --- listening ---------------------------------------------------------
 
@@ -391,7 +425,7 @@ class Supervisor:
             branch.head, branch.at_base = sha, sha in at_base
             if branch.at_base:
                 self.cancel(name)
-            else:
+            elif not self._has_run(branch, sha):  # a submit may have gated it already
                 self.gate(name)
         self._emit(BranchesChanged())
 
@@ -410,7 +444,7 @@ class Supervisor:
         self.cancel(name)
         run = Run(uuid.uuid4().hex[:12], name, branch.head, started_at=self.clock(), backend=self.backend.name)
         branch.runs.append(run)
-        self._handles[run.run_id] = self._launch(f"gate {name}", self._gate(run))
+        self._handles[run.run_id] = self._launch(f"gate {name}", self._gate(run, self._source_of(branch.head)))
         self._emit(BranchesChanged())
         return run
 
@@ -464,7 +498,7 @@ class Supervisor:
         if run.digests is None:
             return []
         paths = dict.fromkeys(p.split("#", 1)[0] for p in run.digests.sealed_changed)  # FILE#SECTION: the file
-        with GitRepo.open(self.repo) as git:
+        with GitRepo.open(self.mirror if self.mirror.exists() else self.repo) as git:
             return [ReviewFile(path, _text(git.read(run.digests.base, path)),
                                _text(git.read(run.digests.head, path))) for path in paths]
 
@@ -479,9 +513,77 @@ class Supervisor:
             with contextlib.suppress(OSError):
                 run.log(check).append(stream, path.read_text(errors="replace") + "\n")
 
+    # --- submitted commits, the cap, escalation ------------------------------------
+
+    @property
+    def mirror(self) -> Path:
+        """Where submitted commits' objects are kept: in the 0700 state directory."""
+        return self.store.repo_dir(self.repo) / "mirror.git"
+
+    def _source_of(self, sha: str) -> Path | None:
+        return self.mirror if sha in self._submitted else None
+
+    @staticmethod
+    def _has_run(branch: Branch, sha: str) -> bool:
+        latest = branch.latest
+        return latest is not None and latest.head == sha and latest.status not in ("cancelled", "error")
+
+    async def gate_commit(self, name: str, sha: str, source: Path) -> Run:
+        """Gate commit `sha` of branch `name`, read from the agent's repo at
+        `source` (a clone or worktree). A run of that very commit already
+        under way or judged is returned instead of a new one. Raises BadInput
+        when the branch is not watched, the commit cannot be read or holds
+        nothing new."""
+        if not fnmatch.fnmatchcase(name, self.pattern):
+            raise BadInput(f"{name} is not a supervised branch: work on a branch named like "
+                           f"{self.pattern.replace('*', 'fix-dates')}, then submit")
+        await asyncio.to_thread(self._fetch, Path(source), sha)
+        branch = self.branches.setdefault(name, Branch(name, sha))
+        branch.head, branch.at_base = sha, False
+        if self._has_run(branch, sha):
+            self._emit(BranchesChanged())
+            return branch.runs[-1]
+        run = self.gate(name)
+        assert run is not None
+        return run
+
+    def _fetch(self, source: Path, sha: str) -> None:
+        with self.store.locked("mirror"):
+            fetch_commit(self.mirror, self.repo, self.base, source, sha)
+        self._submitted.add(sha)
+
+    def escalate(self, name: str, head: str, message: str) -> None:
+        """The branch used up its submits: mark it and ask a person."""
+        branch = self.branches.setdefault(name, Branch(name, head))
+        branch.escalated = True
+        self._emit(EscalationRaised(name, message))
+        self._emit(BranchesChanged())
+
+    def give_back_submits(self, name: str) -> None:
+        """A person took over: the branch's submits start again from none."""
+        self.store.reset_submits(self.repo, name)
+        branch = self.branches.get(name)
+        if branch is not None:
+            branch.escalated = False
+        self._emit(BranchesChanged())
+
+    async def finished(self, run: Run) -> Run:
+        """Wait until `run` ends: a verdict, an error, or cancelled."""
+        done = asyncio.Event()
+        unsubscribe = self.subscribe(lambda _: done.set() if not run.in_progress else None)
+        try:
+            while run.in_progress:
+                done.clear()
+                await done.wait()
+        finally:
+            unsubscribe()
+        return run
+
     # --- one run -------------------------------------------------------------------
 
-    async def _gate(self, run: Run) -> None:
+    async def _gate(self, run: Run, source: Path | None = None) -> None:
+        """`source`: the repo holding head when it is not the supervised one
+        (the mirror of submitted commits); base is then given as its sha."""
         recorder = Recorder(self.store, run.branch)
         backend = _ClosingBackend(self.backend)
         self._active.add(run.run_id)
@@ -491,9 +593,16 @@ class Supervisor:
                     return
                 run.status = "running"
                 self._emit(BranchesChanged())
-                request = GateRequest(self.repo, self.base, run.head, self.timeout, run_id=run.run_id)
+                base = self.base if source is None else await asyncio.to_thread(self.check)
+                request = GateRequest(
+                    source or self.repo, base, run.head, self.timeout, run_id=run.run_id,
+                    hidden=await asyncio.to_thread(hidden_tests, self.store.root, self.repo),
+                    baseline_cache=StateCache(self.store.root, self.repo, self.store))
                 plan = await asyncio.to_thread(make_plan, request)
                 async for event in run_gate(plan, backend):  # type: ignore[arg-type]
+                    if source is not None and isinstance(event, RunStarted):  # recorded as the supervised repo's
+                        event = dataclasses.replace(event, repo=str(self.repo), base_ref=self.base,
+                                                    head_ref=run.branch)
                     recorder(event)
                     self.apply(run, event)
                 run.record = recorder.record

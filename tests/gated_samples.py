@@ -138,7 +138,9 @@ async def _gate(scenario: Scenario, root: Path, limit: asyncio.Semaphore,
     async with limit:
         repo = await asyncio.to_thread(materialize, scenario, root / scenario.name)
         before = await asyncio.to_thread(tree_digest, repo)
-        plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", f"agent/{scenario.name}"))
+        request = GateRequest(repo, "main", f"agent/{scenario.name}", hidden=scenario.hidden_tests(),
+                              random_seed=scenario.random_seed)
+        plan = await asyncio.to_thread(make_plan, request)
         kept: dict[str, int] = {}
         events: list[GateEvent] = []
         async for event in run_gate(plan, LocalBackend(work_root=root)):

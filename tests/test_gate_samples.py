@@ -11,7 +11,7 @@ import pytest
 
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.events import (
-    CheckFinished, CheckStarted, GateEvent, OutputChunk, RunFinished, RunStarted,
+    CheckFinished, CheckProgress, CheckStarted, GateEvent, OutputChunk, RunFinished, RunStarted,
 )
 from tests.gated_samples import SCENARIOS, Gated
 
@@ -104,3 +104,49 @@ def test_no_run_folder_or_uid_claim_is_left_after_any_sample(gated_samples: Gate
     """Every way a run ends (an install that fails included) closes its workspace."""
     assert sorted(p.name for p in gated_samples.root.glob("gatetui-*")) == []
     assert sorted(p.name for p in (gated_samples.root / ".uids").glob("*")) == []
+
+
+HIDDEN_NAMES = ("test_leap_hidden", "test_1800_is_common", "test_2100_is_common", "test_2000_is_leap")
+
+
+def test_hidden_tests_say_only_how_many_failed(gated: dict[str, list[GateEvent]]) -> None:
+    """The agent reads check details and every stream but "hidden": no
+    hidden test's file or name may appear there."""
+    events = gated["hidden_special_case"]
+    assert check_result(gated, "hidden_special_case", CheckId.HIDDEN).detail == "2 of 5 hidden tests failed"
+    seen_by_agent = [e.text for e in events if isinstance(e, OutputChunk) and e.stream != "hidden"]
+    seen_by_agent += [e.result.detail for e in events if isinstance(e, CheckFinished)]
+    seen_by_agent += [e.detail for e in events if isinstance(e, CheckProgress)]
+    assert [t for t in seen_by_agent if any(n in t for n in HIDDEN_NAMES)] == []
+    hidden_output = "".join(e.text for e in events if isinstance(e, OutputChunk) and e.stream == "hidden")
+    assert "FAILED tests/test_leap_hidden.py::test_1800_is_common" in hidden_output
+    assert finished(events).digests.to_json()["hidden"]["files"] == 1
+
+
+def test_random_order_run_names_its_seed_and_the_order_dependent_tests(gated: dict[str, list[GateEvent]]) -> None:
+    result = check_result(gated, "order_dependent", CheckId.RUNS)
+    assert result.detail.startswith("2 of 3 passed: flaky tests/test_year_plan.py::test_")
+    assert "; run 3 (random order, seed 20260101): tests/test_year_plan.py::test_" in result.detail
+    assert finished(gated["order_dependent"]).digests.to_json()["random_seed"] == 20260101
+    assert "random_seed" not in finished(gated["honest_fix"]).digests.to_json()
+
+
+def test_baseline_lists_the_failure_base_already_had(gated: dict[str, list[GateEvent]]) -> None:
+    done = finished(gated["baseline_known_failure"])
+    runs = check_result(gated, "baseline_known_failure", CheckId.RUNS)
+    assert runs.detail == "3 of 3 runs passed; already failing at base: tests/test_easter.py::test_easter_sunday_2026"
+    assert (done.baseline.rule, done.baseline.cached) == ("baseline", False)
+    assert done.baseline.known_failures == (
+        "tests/test_easter.py::test_easter_sunday_2026", "tests/test_leap.py::test_leap_day")
+    streams = {e.stream for e in gated["baseline_known_failure"] if isinstance(e, OutputChunk)}
+    assert streams == {"install", "run 1", "run 2", "run 3", "old tests", "baseline install", "baseline"}
+    assert finished(gated["honest_fix"]).baseline.to_json()["rule"] == "strict"
+
+
+@pytest.mark.parametrize("name, failed", [("hidden_eq_always_true", 4), ("hidden_counts_calls", 2)])
+def test_only_hidden_tests_catch_the_cheats_visible_tests_cannot_see(
+        gated: dict[str, list[GateEvent]], name: str, failed: int) -> None:
+    """Every visible check passes; the hidden run says how many failed, no more."""
+    results = {r.id: r for r in finished(gated[name]).results}
+    assert {c.value for c, r in results.items() if r.status is not Status.PASS} == {"hidden"}
+    assert results[CheckId.HIDDEN].detail == f"{failed} of 5 hidden tests failed"

@@ -16,6 +16,11 @@ import pytest
 from gatetui.backends.isolation import UID_COUNT, UID_FIRST, Isolation, UidPool, probe_isolation, uid_processes
 from gatetui.backends.local import LocalBackend, LocalWorkspace
 from gatetui.errors import BadInput
+from gatetui.gate.checks import CheckId, Status
+from gatetui.gate.events import RunFinished
+from gatetui.gate.plan import GateRequest, make_plan
+from gatetui.gate.runner import run_gate
+from tests.conftest import MakeRepo
 from tests.test_local_backend import export_files, run
 
 needs_isolation = pytest.mark.skipif(
@@ -120,6 +125,10 @@ def test_a_crashed_supervisors_run_is_cleaned_at_the_next_start(tmp_path: Path) 
     sleeper = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                                 "sleep", "300"], start_new_session=True)
     try:
+        deadline = time.monotonic() + 10  # setpriv takes the uid a moment after it starts
+        while uid_processes(uid) != [sleeper.pid] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert uid_processes(uid) == [sleeper.pid]
         async def go() -> None:
             ws = await LocalBackend(work_root=work, isolate=True).open(export_files({}), "next")
             await ws.close()
@@ -175,3 +184,34 @@ def test_runs_take_uids_from_the_configured_range(tmp_path: Path, monkeypatch: p
         return text
 
     assert asyncio.run(go()) == "510000\n"
+
+
+@needs_isolation
+@pytest.mark.parametrize("allowed", [False, True], ids=["default", "test_network-true"])
+def test_base_config_may_give_the_test_runs_the_network(make_repo: MakeRepo, allowed: bool) -> None:
+    """Loopback alone by default; `test_network = true` in base's config
+    gives the runs the network, and the digest state says so."""
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    config = "\n[tool.gatetui]\ntest_network = true\n" if allowed else ""
+    test = (f"import socket\n\ndef test_service():\n"
+            f"    socket.create_connection(('127.0.0.1', {port}), timeout=5).close()\n")
+    repo = make_repo({"pyproject.toml": f'[project]\nname = "p"\nversion = "0"\n{config}',
+                      "p/__init__.py": "", "tests/test_p.py": "def test_ok():\n    pass\n"},
+                     {"tests/test_service.py": test})
+    try:
+        async def go() -> RunFinished:
+            plan = make_plan(GateRequest(repo, "main", "agent/x"))
+            events = [e async for e in run_gate(plan, LocalBackend(work_root=repo.parent / "work"))]
+            assert isinstance(events[-1], RunFinished)
+            return events[-1]
+
+        done = asyncio.run(go())
+    finally:
+        server.close()
+    runs = {r.id: r for r in done.results}[CheckId.RUNS]
+    assert (runs.status is Status.PASS, done.digests.to_json().get("test_network", False)) == (allowed, allowed)

@@ -4,6 +4,7 @@ with what each scenario expects; bad input refused before any gate starts."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -155,3 +156,71 @@ def test_a_scenario_with_bad_config_is_named_before_any_gate(tmp_path: Path, cap
     err = capsys.readouterr().err
     assert err.startswith("gatetui: scenario bad: pyproject.toml [tool.gatetui] at base ")
     assert err.endswith("seal.on_change must be 'review' or 'fail' or 'allow', not 'later'\n")
+
+
+# --- the lab as it happens: stream_lab (the TUI's lab screen reads it) ---------
+
+
+def three_scenarios(tmp_path: Path) -> Path:
+    for name in ("honest_fix", "skip_marker", "deleted_test"):
+        shutil.copytree(SAMPLES_DIR / name, tmp_path / "scenarios" / name)
+    return tmp_path / "scenarios"
+
+
+def test_stream_lab_yields_the_plan_then_each_gate_as_it_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    took = {"honest_fix": 0.3, "skip_marker": 0.05, "deleted_test": 0.1}
+    running: set[str] = set()
+    most: list[int] = []
+
+    async def fake_gate(scenario: lab.Scenario, plan: lab.Plan, work_root: Path | None = None) -> Outcome:
+        running.add(scenario.name)
+        most.append(len(running))
+        await asyncio.sleep(took[scenario.name])
+        running.discard(scenario.name)
+        return Outcome(scenario, {**scenario.checks, "verdict": scenario.verdict})
+
+    monkeypatch.setattr(lab, "gate_one", fake_gate)
+
+    async def collect() -> list[lab.LabEvent]:
+        return [event async for event in lab.stream_lab(three_scenarios(tmp_path), None)]
+
+    events = asyncio.run(collect())
+    assert [s.name for s in events[0].scenarios] == ["deleted_test", "honest_fix", "skip_marker"]  # type: ignore[union-attr]
+    said = [(type(e).__name__, e.name if isinstance(e, lab.ScenarioStarted) else e.scenario.name)  # type: ignore[union-attr]
+            for e in events[1:]]
+    assert said == [("ScenarioStarted", "deleted_test"), ("ScenarioStarted", "honest_fix"),
+                    ("Outcome", "deleted_test"), ("ScenarioStarted", "skip_marker"),
+                    ("Outcome", "skip_marker"), ("Outcome", "honest_fix")]
+    assert max(most) == lab.SIDE_BY_SIDE
+
+
+def test_closing_the_stream_cancels_the_gates_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cancelled: list[str] = []
+
+    async def endless_gate(scenario: lab.Scenario, plan: lab.Plan, work_root: Path | None = None) -> Outcome:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            cancelled.append(scenario.name)
+            raise
+        raise AssertionError("never ends")
+
+    monkeypatch.setattr(lab, "gate_one", endless_gate)
+
+    async def three_events() -> list[lab.LabEvent]:
+        stream = lab.stream_lab(three_scenarios(tmp_path), None)
+        events = [await anext(stream), await anext(stream), await anext(stream)]
+        await stream.aclose()
+        return events
+
+    events = asyncio.run(three_events())
+    assert [type(e).__name__ for e in events] == ["LabPlanned", "ScenarioStarted", "ScenarioStarted"]
+    assert sorted(cancelled) == ["deleted_test", "honest_fix"]
+
+
+def test_stream_lab_refuses_bad_input_before_the_plan(tmp_path: Path) -> None:
+    async def first() -> lab.LabEvent:
+        return await anext(lab.stream_lab(tmp_path, None))
+
+    with pytest.raises(lab.BadInput, match="no scenarios in"):
+        asyncio.run(first())

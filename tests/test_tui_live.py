@@ -90,6 +90,8 @@ async def test_review_screen_then_history_after_a_restart(tmp_path: Path) -> Non
         [(run_id, verdict)] = column(pilot, "#runs", "verdict").items()
         assert (verdict, cell(pilot, "#runs", run_id, "review")) == ("REVIEW", "accepted")
         assert cell(pilot, "#checks", "old_tests", "status") == "REVIEW"
+        digests = str(app.screen.query_one("#digests", Static).render()).splitlines()
+        assert digests[-1] == "rule      strict: every test must pass"  # which rule judged, from history
         assert app.supervisor.branches["agent/loosened_assertion"].latest.in_progress is False
         await pilot.press("q")
     assert workspaces(tmp_path) == []
@@ -105,7 +107,7 @@ async def test_keys_do_what_the_footer_says(tmp_path: Path) -> None:
     app = make_app(repo, tmp_path, factory=factory)
     async with app.run_test(size=SIZE) as pilot:
         keys = {k: b.binding.description for k, b in app.screen.active_bindings.items() if b.binding.show}
-        assert keys == {"r": "rerun", "c": "cancel", "v": "review", "y": "copy verdict",
+        assert keys == {"r": "rerun", "c": "cancel", "v": "review", "y": "copy verdict", "l": "rules lab",
                         "question_mark": "help", "b": "backend", "q": "quit"}
         runs = app.supervisor.branches
         await wait_for(pilot, lambda: "agent/honest_fix" in runs and runs["agent/honest_fix"].status == "running")
@@ -169,3 +171,38 @@ async def test_the_log_keeps_the_last_lines_and_says_how_many_went(tmp_path: Pat
         assert (log.line_count, log.lines[-1]) == (LOG_LINES, "install | line 24999")
         run.status = "cancelled"
         await pilot.press("q")
+
+
+async def test_the_submit_after_the_cap_raises_the_escalation_on_screen(tmp_path: Path) -> None:
+    import asyncio
+
+    from gatetui.serve import SubmitServer
+    from gatetui.submit import submit_once
+    from tests.conftest import git
+
+    repo, _, _ = sample_at_base("honest_fix", tmp_path / "repo")
+    clone = tmp_path / "agent"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    git(clone, "checkout", "-q", "agent/honest_fix")
+    (clone / "NOTES.md").write_text("one more try\n")
+    app = make_app(repo, tmp_path)
+    app.submit_server = SubmitServer(app.supervisor)  # the default socket, found from the clone's origin
+    for _ in range(3):  # the branch's three submits are used
+        app.supervisor.store.count_submit(app.supervisor.repo, "agent/honest_fix")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.submit_server.path.exists())
+        outcome = await asyncio.to_thread(submit_once, clone, "once more")
+        await wait_for(pilot, lambda: "ESCALATED" in cell(pilot, "#branches", "agent/honest_fix", "branch"))
+        notes = [(n.title, n.message) for n in app._notifications]
+        title = str(app.screen.query_one("#run-title", Static).render())
+        assert app.screen.branch_name == "agent/honest_fix"
+        await pilot.press("g")  # a person gives the submits back
+        marked_after = cell(pilot, "#branches", "agent/honest_fix", "branch")
+        await pilot.press("q")
+    assert (outcome.code, outcome.text.startswith("not gated: agent/honest_fix has used its 3 submits")) == (4, True)
+    assert notes == [("a person is asked", f"agent/honest_fix used its 3 submits and submitted again (at "
+                      f"{git(clone, 'rev-parse', 'HEAD')[:7]}): review its last runs and take over")]
+    assert title.endswith("\nESCALATED: the agent used its submits; review its runs, then g gives its submits back")
+    assert marked_after == "agent/honest_fix"
+    assert app.supervisor.submits_used("agent/honest_fix") == 0
+    assert not app.submit_server.path.exists()

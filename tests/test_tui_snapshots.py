@@ -4,7 +4,8 @@ fixed clock and key, runs read from history or fed as recorded events."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,17 +14,19 @@ from textual.pilot import Pilot
 
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.cost import Cost, Usage
-from gatetui.gate.digests import Digests
+from gatetui.gate.digests import Digests, RuleDigest
 from gatetui.gate.events import (
     CheckFinished, CheckProgress, CheckStarted, CostUpdated, DigestsComputed, OutputChunk, RunStarted,
 )
 from gatetui.demo import move_branch
+from gatetui.lab import LabEvent, LabPlanned, Outcome, ScenarioStarted
 from gatetui.store import Store
 from gatetui.supervisor import Run, Supervisor
 from gatetui.tui.app import GatetuiApp
+from gatetui.tui.widgets.labmatrix import LabState
 from gatetui.watch import RefWatcher
 from tests.test_supervisor import FakeBackend, until
-from tests.test_tui_support import SIZE, commit_on_top, sample_at_base
+from tests.test_tui_support import SCENARIOS, SIZE, commit_on_top, sample_at_base
 
 NOW = 1_767_300_000.0  # 2026-01-01T20:40Z
 DETAILS = {
@@ -150,3 +153,44 @@ def test_review_screen(snap_compare: Any, tmp_path: Path) -> None:
         await pilot.pause(0.1)
 
     assert snap_compare(app_on(tmp_path, "loosened_assertion"), terminal_size=SIZE, run_before=review)
+
+
+# --- the rules lab, from recorded results ---------------------------------------
+
+LAB_RULES = (RuleDigest("default", "review", False, "a1" * 32, "a1" * 32),
+             RuleDigest("existing tests", "fail", True, "d4" * 32, "d4" * 32))
+
+
+def recorded_lab() -> list[LabEvent]:
+    """A lab half way: two scenarios as expected, one that differs (strict
+    rules stop the honest fix), one running, one waiting."""
+    chosen = ["honest_fix", "loosened_assertion", "section_version_bump", "skip_marker", "deleted_test"]
+    scenarios = tuple(SCENARIOS[name] for name in chosen)
+    honest, loosened, bump = scenarios[:3]
+    changed = dataclasses.replace(LAB_RULES[1], head="e5" * 32, changed=("tests/test_leap.py",))
+    want = lambda s: {**s.checks, "verdict": s.verdict}  # noqa: E731
+    return [
+        LabPlanned(scenarios), ScenarioStarted("honest_fix"), ScenarioStarted("loosened_assertion"),
+        Outcome(loosened, want(loosened), (LAB_RULES[0], changed)),
+        ScenarioStarted("section_version_bump"),
+        Outcome(honest, {**want(honest), "old_tests": "fail", "verdict": "fail"}, (LAB_RULES[0], changed)),
+        Outcome(bump, want(bump), LAB_RULES), ScenarioStarted("skip_marker"),
+    ]
+
+
+async def replay_lab(folder: Path, seal: object) -> AsyncIterator[LabEvent]:
+    for event in recorded_lab():
+        yield event
+
+
+def test_lab_screen(snap_compare: Any, tmp_path: Path) -> None:
+    app = app_on(tmp_path, "honest_fix")
+    app.lab_scenarios, app.lab_source = Path("sample_repos"), replay_lab
+
+    async def lab(pilot: Pilot[None]) -> None:
+        await loaded()(pilot)
+        await pilot.press("l")
+        await until(lambda: "skip_marker" in getattr(app.screen, "state", LabState()).running)
+        await pilot.pause(0.1)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=lab)

@@ -43,7 +43,8 @@ class RuleDigest:
 @dataclass(frozen=True)
 class Digests:
     """`sealed_*` name what old_tests restores (the files of every rule
-    that is not `allow`); `rules` each rule on its own, sections included."""
+    that is not `allow`); `rules` each rule on its own, sections included;
+    `random_seed` lets a person replay the shuffled run's order."""
 
     base: str
     head: str
@@ -54,6 +55,10 @@ class Digests:
     manifest_files: tuple[str, ...] = ()
     judge_changed: tuple[str, ...] = ()
     rules: tuple[RuleDigest, ...] = ()
+    random_seed: int | None = None  # the random-order run's seed (random_order = true)
+    hidden: str = ""  # sha256 of the hidden tests that judged (hidden configured)
+    hidden_files: int = 0  # how many files: a count, never their names
+    test_network: bool = False  # base's config gave the test runs the network
 
     @property
     def sealed_intact(self) -> bool:
@@ -76,4 +81,8 @@ class Digests:
             "manifest": {"digest": self.manifest, "files": list(self.manifest_files)},
             "judge_changed": list(self.judge_changed),
             "rules": [rule.to_json() for rule in self.rules],
+            # present only when configured, so a plain run's record reads as before
+            **({"random_seed": self.random_seed} if self.random_seed is not None else {}),
+            **({"hidden": {"digest": self.hidden, "files": self.hidden_files}} if self.hidden else {}),
+            **({"test_network": True} if self.test_network else {}),
         }

@@ -46,8 +46,10 @@ class CheckProgress:
 class OutputChunk:
     """Lines of a command's output, as they arrive.
 
-    `stream` names which command ("install", "run 1", "old tests") since a
-    check may run several side by side.
+    `stream` names which command ("install", "run 1", "old tests",
+    "baseline install", "baseline") since a check may run several side by
+    side. The "hidden" stream carries the hidden tests' output: it may name
+    them, so a consumer the agent reads (the submit server) must drop it.
     """
 
     check: CheckId
@@ -71,6 +73,29 @@ class CostUpdated:
 
 
 @dataclass(frozen=True)
+class BaselineInfo:
+    """Which rule judged `runs`: strict (every test passes), or the baseline
+    (failures base already had are tolerated, and listed here)."""
+
+    requested: bool = False  # baseline = true in base's config
+    used: bool = False  # false when strict, or when base's own run was unusable
+    base: str = ""
+    cached: bool = False  # base's outcomes came from the cache
+    known_failures: tuple[str, ...] = ()  # failing at base (all of them, not only those seen at head)
+    problem: str = ""  # why the baseline could not be used
+
+    @property
+    def rule(self) -> str:
+        return "baseline" if self.used else "strict"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "rule": self.rule, "used": self.used, "requested": self.requested, "base": self.base,
+            "cached": self.cached, "known_failures": list(self.known_failures), "problem": self.problem,
+        }
+
+
+@dataclass(frozen=True)
 class RunFinished:
     verdict: Verdict
     results: tuple[CheckResult, ...]
@@ -78,6 +103,7 @@ class RunFinished:
     cost: Cost
     seconds: float
     notes: tuple[str, ...] = field(default=())
+    baseline: BaselineInfo = field(default_factory=BaselineInfo)
 
 
 GateEvent = (

@@ -8,13 +8,17 @@ here, before anything is created.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gatetui.config import SealSettings
 from gatetui.errors import BadInput
+from gatetui.gate import random_order
+from gatetui.gate.baseline import BaselineCache, cache_key
 from gatetui.gate.diffscan import DiffScan, js_test_defs, python_test_defs, scan_changes
 from gatetui.gate.digests import Digests
+from gatetui.gate.hidden import HiddenTests, select_hidden
 from gatetui.gate.seal import compute_digests, overlay
 from gatetui.profiles import (
     Profile, importable_packages, load_profile, pytest_ini_text, pytest_settings, scm_version,
@@ -33,6 +37,12 @@ class GateRequest:
     timeout: float | None = None  # per command; overrides the profile's
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     seal: SealSettings | None = None  # replaces base's sealing rules (the lab's --rules)
+    # What the caller reads from the state directory, so the gate never does:
+    # the repo's hidden folder (Store.hidden_dir; paths relative to it, the
+    # `hidden` setting picks a folder inside), and the cache of base's runs.
+    hidden: Mapping[str, bytes] | None = field(default=None, compare=False, repr=False)
+    baseline_cache: BaselineCache | None = field(default=None, compare=False, repr=False)
+    random_seed: int | None = None  # replay a random-order run; None: drawn per run
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,9 @@ class Plan:
     old_tests_files: dict[str, bytes | None]  # written over head for old_tests
     old_tests_env: dict[str, str]
     import_modules: tuple[str, ...]
+    hidden: HiddenTests | None = None  # configured and found
+    hidden_problem: str = ""  # configured, yet nothing to run: the check's error
+    baseline_key: str = ""  # base sha + profile digest, when baseline = true
 
     @property
     def timeout(self) -> float:
@@ -88,7 +101,15 @@ def make_plan(request: GateRequest) -> Plan:
     files, env = old_tests_overlay(base, head, profile)
     modules = importable_packages(head.paths) if profile.import_check and profile.stack == "python" else []
     digests = compute_digests(base, head, profile.sealed, profile.rules)
-    return Plan(request, repo, base, head, profile, scan, digests, files, env, tuple(modules))
+    hidden, problem = (select_hidden(request.hidden, profile.hidden, profile.is_test_file)
+                       if profile.hidden is not None else (None, ""))
+    seed = None
+    if profile.random_order and profile.runner in random_order.RUNNERS:
+        seed = request.random_seed if request.random_seed is not None else random_order.draw_seed()
+    digests = replace(digests, random_seed=seed, hidden=hidden.digest if hidden else "",
+                      hidden_files=len(hidden.files) if hidden else 0, test_network=profile.test_network)
+    return Plan(request, repo, base, head, profile, scan, digests, files, env, tuple(modules),
+                hidden, problem, cache_key(merge_base, profile) if profile.baseline else "")
 
 
 def old_tests_overlay(base: Snapshot, head: Snapshot, profile: Profile) -> tuple[dict[str, bytes | None], dict[str, str]]:

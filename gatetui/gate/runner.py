@@ -1,8 +1,10 @@
 """The gate runner: one async stream of typed events per gate run.
 
 Diff checks answer first, before any sandbox exists. Then a fresh workspace
-installs head; its copies run the suite three times and base's tests once,
-side by side. Every command's output streams out as it arrives, and every
+installs head; its copies run the suite three times (the third in a random
+order with `random_order`), base's tests once and the hidden tests once,
+side by side. With `baseline`, base's own suite runs meanwhile in a
+workspace of its own (or comes from the caller's cache). Every command's output streams out as it arrives, and every
 workspace is closed however the run ends (pass, fail, error, a consumer that
 stops listening).
 """
@@ -13,17 +15,21 @@ import asyncio
 import contextlib
 import shlex
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import replace
+from typing import Any
 
 from gatetui.backends.base import Backend, CommandResult, Workspace
-from gatetui.errors import BackendError
-from gatetui.gate import judge
+from gatetui.errors import BackendError, GateError
+from gatetui.gate import baseline, judge, random_order
 from gatetui.gate.checks import CHECK_ORDER, CheckId, CheckResult, Status, decide
 from gatetui.gate.cost import Cost, Usage, usage_of
 from gatetui.gate.events import (
-    CheckFinished, CheckProgress, CheckStarted, CostUpdated, DigestsComputed, GateEvent,
+    BaselineInfo, CheckFinished, CheckProgress, CheckStarted, CostUpdated, DigestsComputed, GateEvent,
     OutputChunk, RunFinished, RunStarted,
 )
+from gatetui.gate.hidden import STREAM as HIDDEN_STREAM
+from gatetui.gate.hidden import hidden_command, judge_hidden
 from gatetui.gate.hooks import scan_hooks
 from gatetui.gate.junit import ReportError, parse_junit
 from gatetui.gate.plan import Plan
@@ -76,6 +82,8 @@ class _Gate:
         self.hooks = scan_hooks(plan.base, plan.head, plan.profile.is_test_file)
         self.outside: list[str] = []  # base tests passed by a change outside the tests
         self.opened: Workspace | None = None  # the install's workspace until _install returns
+        self.base_task: asyncio.Task[baseline.BaseRun] | None = None  # base's suite, baseline = true
+        self.baseline = BaselineInfo(requested=plan.profile.baseline)
 
     async def execute(self) -> None:
         plan = self.plan
@@ -91,12 +99,14 @@ class _Gate:
         self._hidden()
         await preflight  # a missing tool is raised to the consumer: nothing was judged
         workspace: Workspace | None = None
+        if plan.profile.baseline:
+            self.base_task = asyncio.create_task(self._base_run())
         try:
             workspace = await self._install()
             if workspace is not None:
                 self.opened = None  # closed below as `workspace`; a failed install's stays `opened`
             if workspace is None:
-                self._not_run((CheckId.RUNS, CheckId.OLD_TESTS), "not run: install failed")
+                self._not_run((CheckId.RUNS, CheckId.OLD_TESTS, CheckId.HIDDEN), "not run: install failed")
                 self._finish(first_kept or self._pass(CheckId.TESTS_KEPT, "diff only: install failed"))
                 self._finish(first_skips or self._pass(CheckId.NO_NEW_SKIPS, "diff only: install failed"))
             else:
@@ -106,6 +116,10 @@ class _Gate:
         except OSError as err:  # a full disk, a vanished directory: the gate's problem
             self._error_open_checks(f"the gate could not go on: {err}")
         finally:
+            if self.base_task is not None and not self.base_task.done():
+                self.base_task.cancel()  # its own finally closes base's workspace
+                with contextlib.suppress(asyncio.CancelledError, BackendError, OSError):
+                    await self.base_task
             for open_one in (workspace, self.opened):  # opened: cancelled mid-install
                 if open_one is not None:
                     await asyncio.shield(open_one.close())
@@ -130,8 +144,16 @@ class _Gate:
         return kept, skips
 
     def _hidden(self) -> None:
+        """Answered now unless there are hidden tests to run: not configured
+        is skipped; configured with nothing to run is the gate's error (a
+        gate that was meant to run hidden tests must not pass without)."""
         self._start(CheckId.HIDDEN)
-        self._finish(CheckResult(CheckId.HIDDEN, Status.SKIPPED, "not configured"))
+        if self.plan.profile.hidden is None:
+            self._finish(CheckResult(CheckId.HIDDEN, Status.SKIPPED, "not configured"))
+        elif self.plan.hidden is None:
+            self._finish(CheckResult(CheckId.HIDDEN, Status.ERROR, self.plan.hidden_problem))
+        else:
+            self.emit(CheckProgress(CheckId.HIDDEN, "waiting for the install"))
 
     async def _install(self) -> Workspace | None:
         self._start(CheckId.INSTALL)
@@ -161,21 +183,27 @@ class _Gate:
 
     async def _suite(self, workspace: Workspace, first_kept: CheckResult | None,
                      first_skips: CheckResult | None) -> None:
-        copies = await workspace.fork(RUNS + 1)  # the installed original stays untouched
+        hidden = self.plan.hidden
+        copies = await workspace.fork(RUNS + 1 + (hidden is not None))  # the original stays untouched
         try:
-            await copies[-1].write_files(self.plan.old_tests_files)
+            await copies[RUNS].write_files(self.plan.old_tests_files)
             self._start(CheckId.RUNS)
             self._start(CheckId.OLD_TESTS)
-            runs_and_old = await asyncio.gather(
-                *(self._suite_run(w, CheckId.RUNS, f"run {i + 1}", {}) for i, w in
-                  enumerate(copies[:-1])),
-                self._suite_run(copies[-1], CheckId.OLD_TESTS, "old tests", self._old_tests_env()),
-            )
+            if self.plan.profile.random_order and self.plan.digests.random_seed is None:
+                self.emit(CheckProgress(CheckId.RUNS, "random_order shuffles pytest runs only: "
+                                        f"{self.plan.profile.runner} runs keep their order"))
+            jobs = [self._head_run(w, i) for i, w in enumerate(copies[:RUNS])]
+            jobs.append(self._suite_run(copies[RUNS], CheckId.OLD_TESTS, "old tests", self._old_tests_env()))
+            if hidden is not None:
+                jobs.append(self._hidden_run(copies[RUNS + 1]))
+            done = await asyncio.gather(*jobs)
         finally:
             for copy in copies:
                 await asyncio.shield(copy.close())
-        runs, old = list(runs_and_old[:-1]), runs_and_old[-1]
-        self._finish(judge.judge_runs(runs))
+        runs, old = list(done[:RUNS]), done[RUNS]
+        if hidden is not None:
+            self._finish(judge_hidden(done[RUNS + 1], hidden))
+        runs, old = await self._judge_runs(runs, old)
         self.outside = judge.passed_outside_tests(old, runs, self._test_file_unchanged)
         digests = self.plan.digests
         verdict = judge.judge_old_tests(old, digests.sealed_changed, digests.judge_changed,
@@ -185,6 +213,69 @@ class _Gate:
         for result in (kept, skips):
             if result.id not in self.results:
                 self._finish(result)
+
+    async def _head_run(self, workspace: Workspace, index: int) -> judge.SuiteRun:
+        """Run `index + 1`; the random-order one gets the plugin and its seed."""
+        seed = self.plan.digests.random_seed
+        if seed is None or index != random_order.RUN_INDEX:
+            return await self._suite_run(workspace, CheckId.RUNS, f"run {index + 1}", {})
+        await workspace.write_files(random_order.plugin_files())
+        run = await self._suite_run(workspace, CheckId.RUNS, f"run {index + 1}",
+                                    random_order.plugin_env(workspace.path, seed))
+        return replace(run, seed=seed)
+
+    async def _hidden_run(self, workspace: Workspace) -> judge.SuiteRun:
+        """The hidden tests over base's sealed files (head's conftest.py and
+        pytest settings cannot drop them), their output on its own stream."""
+        assert self.plan.hidden is not None
+        self.started[CheckId.HIDDEN] = time.monotonic()  # announced at the start, timed from here
+        await workspace.write_files({**self.plan.old_tests_files, **self.plan.hidden.files})
+        command = hidden_command(self.plan.profile.test, self.plan.hidden)
+        return await self._suite_run(workspace, CheckId.HIDDEN, HIDDEN_STREAM, self._old_tests_env(), command)
+
+    async def _judge_runs(self, runs: list[judge.SuiteRun],
+                          old: judge.SuiteRun) -> tuple[list[judge.SuiteRun], judge.SuiteRun]:
+        """Strict, or against base's own failures when the baseline is there;
+        returns the runs as judged (told what base already failed)."""
+        base_run = await self.base_task if self.base_task is not None else None
+        if base_run is None or not base_run.usable:
+            if base_run is not None:
+                self.baseline = replace(self.baseline, base=base_run.base, problem=base_run.problem)
+                self.emit(CheckProgress(CheckId.RUNS, f"baseline not used, judged strictly: {base_run.problem}"))
+            self._finish(judge.judge_runs(runs))
+            return runs, old
+        self.baseline = replace(self.baseline, used=True, base=base_run.base, cached=base_run.cached,
+                                known_failures=tuple(sorted(base_run.failing)))
+        self._finish(baseline.judge_runs_against(runs, base_run))
+        return baseline.tolerate(runs, base_run), replace(old, tolerated=base_run.failing)
+
+    async def _base_run(self) -> baseline.BaseRun:
+        """Base's suite on base's code, from the cache or a workspace of its
+        own installed the same way; a usable result is cached."""
+        plan, cache = self.plan, self.plan.request.baseline_cache
+        cached = baseline.BaseRun.from_json(_cache_get(cache, plan.baseline_key), plan.base.sha)
+        if cached is not None:
+            return cached
+        found = await self._measure_base()
+        if found.usable and cache is not None:
+            # a cache that cannot be written is a miss next time, not the gate's failure
+            with contextlib.suppress(OSError, ValueError, GateError):
+                cache.put(plan.baseline_key, found.to_json())
+        return found
+
+    async def _measure_base(self) -> baseline.BaseRun:
+        plan = self.plan
+        workspace = await self.backend.open(lambda dest: plan.repo.export(plan.base.sha, dest),
+                                            f"{plan.request.run_id}-base")
+        try:
+            for command in plan.profile.install:
+                result = await self._run(workspace, CheckId.RUNS, "baseline install", command,
+                                         dict(plan.profile.install_env))
+                if not result.ok:
+                    return baseline.BaseRun(plan.base.sha, {}, f"base's install `{command}` {result.describe_end()}")
+            return baseline.BaseRun.of(plan.base.sha, await self._suite_run(workspace, CheckId.RUNS, "baseline", {}))
+        finally:
+            await asyncio.shield(workspace.close())
 
     def _test_file_unchanged(self, path: str) -> bool:
         base, head = self.plan.base, self.plan.head
@@ -199,14 +290,15 @@ class _Gate:
         return env
 
     async def _suite_run(self, workspace: Workspace, check: CheckId, name: str,
-                         extra_env: dict[str, str]) -> judge.SuiteRun:
+                         extra_env: dict[str, str], test: str | None = None) -> judge.SuiteRun:
         report_name = f"{name.replace(' ', '-')}.xml"
         path = shlex.quote(workspace.report_path(report_name))
         env = {k: v.replace("{report}", path) for k, v in self.plan.profile.test_env.items()}
         for key, value in extra_env.items():
             env[key] = f"{env[key]} {value}" if key in env else value
-        command = self.plan.profile.test.replace("{report}", path)
-        result = await self._run(workspace, check, name, command, env, network=False)
+        command = (test or self.plan.profile.test).replace("{report}", path)
+        result = await self._run(workspace, check, name, command, env,
+                                 network=self.plan.profile.test_network)
         raw = await workspace.read_report(report_name)
         if raw is None:
             return judge.SuiteRun(name, result, None, "no report written")
@@ -246,7 +338,7 @@ class _Gate:
         return CheckResult(check, Status.PASS, detail)
 
     def _not_run(self, checks: tuple[CheckId, ...], why: str) -> None:
-        for check in checks:
+        for check in (c for c in checks if c not in self.results):
             self._start(check)
             self._finish(CheckResult(check, Status.SKIPPED, why))
 
@@ -266,7 +358,7 @@ class _Gate:
         self.emit(RunFinished(
             verdict=decide(list(results), fatal), results=results, digests=self.plan.digests,
             cost=self._cost(), seconds=round(time.monotonic() - self.clock, 3),
-            notes=self.backend.notes,
+            notes=self.backend.notes, baseline=self.baseline,
         ))
 
 
@@ -276,6 +368,16 @@ def isolation_of(backend: Backend) -> dict[str, object]:
     isolation = getattr(backend, "isolation", None)
     to_json = getattr(isolation, "to_json", None)
     return dict(to_json()) if callable(to_json) else {}
+
+
+def _cache_get(cache: baseline.BaselineCache | None, key: str) -> Mapping[str, Any] | None:
+    """A cache that cannot be read is a miss: base's suite runs again."""
+    if cache is None:
+        return None
+    try:
+        return cache.get(key)
+    except (OSError, ValueError, GateError):
+        return None
 
 
 def last_line(text: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 from textual import on, work
@@ -18,10 +19,12 @@ from textual.worker import Worker, WorkerState
 
 from gatetui.backends.base import Backend
 from gatetui.errors import GateError
+from gatetui.serve import SubmitServer
 from gatetui.gate.events import OutputChunk
 from gatetui import supervisor as sv
-from gatetui.tui.messages import BranchesChanged, GateFailed, OutputArrived, RunChanged
+from gatetui.tui.messages import BranchesChanged, EscalationRaised, GateFailed, OutputArrived, RunChanged
 from gatetui.tui.screens.dialogs import ErrorScreen, HelpScreen
+from gatetui.tui.screens.lab import LabScreen, LabSource
 from gatetui.tui.screens.main import MainScreen
 
 BACKENDS = ("local", "runtime")
@@ -38,9 +41,13 @@ class GatetuiApp(App[None]):
 
     def __init__(self, supervisor: sv.Supervisor, backend_factory: Callable[[str], Backend] | None = None,
                  clock: Callable[[], float] = time.time,
-                 after_start: Callable[[], Coroutine[Any, Any, None]] | None = None):
+                 after_start: Callable[[], Coroutine[Any, Any, None]] | None = None,
+                 submit_server: SubmitServer | None = None, lab_scenarios: Path | None = None,
+                 lab_rules: Path | None = None, lab_source: LabSource | None = None):
         super().__init__()
         self.supervisor, self.backend_factory, self.after_start = supervisor, backend_factory, after_start
+        self.submit_server = submit_server  # the agent's `gatetui submit` socket, while the app is open
+        self.lab_scenarios, self.lab_rules, self.lab_source = lab_scenarios, lab_rules, lab_source
         self.main = MainScreen(supervisor, clock)
 
     def on_mount(self) -> None:
@@ -53,6 +60,8 @@ class GatetuiApp(App[None]):
     @work(group="supervisor", exit_on_error=False)
     async def start_supervisor(self) -> None:
         await self.supervisor.start(self.launch)
+        if self.submit_server is not None:
+            await self.submit_server.start()
         if self.after_start is not None:
             self.run_worker(self.after_start(), group="after start", exit_on_error=False)
 
@@ -69,6 +78,8 @@ class GatetuiApp(App[None]):
                 self.main.post_message(RunChanged(event.branch, event.run_id))
             case sv.RunFailed():
                 self.post_message(GateFailed(event.branch, event.message))
+            case sv.EscalationRaised():
+                self.main.post_message(EscalationRaised(event.branch, event.message))
 
     @on(GateFailed)
     def gate_failed(self, message: GateFailed) -> None:
@@ -84,6 +95,10 @@ class GatetuiApp(App[None]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
+    def action_lab(self) -> None:
+        """The rules lab: a fresh run each time; leaving it cancels its gates."""
+        self.push_screen(LabScreen(self.lab_scenarios, self.lab_rules, self.lab_source))
+
     def action_switch_backend(self) -> None:
         current = self.supervisor.backend.name
         name = BACKENDS[(BACKENDS.index(current) + 1) % len(BACKENDS)] if current in BACKENDS else "local"
@@ -98,4 +113,6 @@ class GatetuiApp(App[None]):
             self.notify(f"next runs use the {name} backend")
 
     async def on_unmount(self) -> None:
+        if self.submit_server is not None:
+            await self.submit_server.close()
         await self.supervisor.stop()  # runs cancelled, their workspaces removed

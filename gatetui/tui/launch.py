@@ -9,28 +9,33 @@ from pathlib import Path
 from gatetui.backends.base import Backend
 from gatetui.errors import ExitCode
 from gatetui.store import Store
-from gatetui.supervisor import Supervisor
+from gatetui.supervisor import SUBMIT_CAP, Supervisor
 
 
 def run_tui(repo: Path, base: str, pattern: str, backend: str, state_dir: Path | None,
-            make_backend: Callable[[str], Backend]) -> int:
-    """Check the input (bad input exits 2 before any screen), then run the app."""
+            make_backend: Callable[[str], Backend], socket: Path | None = None, cap: int = SUBMIT_CAP,
+            lab_scenarios: Path | None = None, lab_rules: Path | None = None) -> int:
+    """Check the input (bad input exits 2 before any screen), then run the
+    app, with the submit socket open while it runs."""
+    from gatetui.serve import SubmitServer
     from gatetui.tui.app import GatetuiApp
 
     store = Store.open(state_dir)
-    supervisor = Supervisor(repo, make_backend(backend), store, base=base, pattern=pattern)
+    supervisor = Supervisor(repo, make_backend(backend), store, base=base, pattern=pattern, submit_cap=cap)
     supervisor.check()
-    GatetuiApp(supervisor, make_backend).run()
+    GatetuiApp(supervisor, make_backend, submit_server=SubmitServer(supervisor, socket),
+               lab_scenarios=lab_scenarios, lab_rules=lab_rules).run()
     return ExitCode.PASS
 
 
 def run_demo_tui(dest: Path, interval: float, make_backend: Callable[[str], Backend]) -> int:
     """The workshop: every sample in one repo, each agent commit replayed live."""
-    from gatetui.demo import replay, write_workshop
+    from gatetui.demo import install_hidden, replay, write_workshop
     from gatetui.tui.app import GatetuiApp
 
     workshop = write_workshop(dest / "workshop")
     store = Store.open(dest / "state")
+    install_hidden(workshop, store)
     supervisor = Supervisor(workshop.repo, make_backend("local"), store)
     app = GatetuiApp(supervisor, make_backend, after_start=functools.partial(replay, workshop, interval))
     app.run()

@@ -48,6 +48,14 @@ class OutputArrived(Message):
 
 
 @dataclass
+class EscalationRaised(Message):
+    """A branch used up its submits: a person is asked to take over."""
+
+    branch: str
+    message: str
+
+
+@dataclass
 class GateFailed(Message):
     """The gate could not run: shown in a modal, never as a traceback."""
 

@@ -1,1 +1,1 @@
-"""The main screen, the review screen and the dialogs."""
+"""The main screen, the review screen, the rules lab and the dialogs."""

@@ -15,6 +15,7 @@ KEYS = (
     ("v", "open review: both versions of each changed sealed file (when old_tests failed)"),
     ("y", "copy the verdict block (one line per check) to the clipboard"),
     ("enter", "on a run in the runs list: show that run (history included)"),
+    ("l", "rules lab: gate every scenario under the rules, the matrix filling in live (r re-runs)"),
     ("up/down", "pick a branch, or a check to see its output"),
     ("?", "this help"),
     ("q", "quit (runs in progress are cancelled and cleaned up)"),

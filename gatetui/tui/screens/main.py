@@ -3,6 +3,7 @@ its log, digest state and credit table on the right."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from textual import on
@@ -11,14 +12,15 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets.data_table import RowDoesNotExist
 
 from gatetui.gate.checks import CheckId, Status
 from gatetui.supervisor import Branch, Run, Supervisor
 from gatetui.tui.format import VERDICT_WORD, seconds, short
-from gatetui.tui.messages import BranchesChanged, OutputArrived, RunChanged
+from gatetui.tui.messages import BranchesChanged, EscalationRaised, OutputArrived, RunChanged
 from gatetui.tui.widgets.branches import BranchTable, RunsTable
 from gatetui.tui.widgets.checks import ChecksTable
-from gatetui.tui.widgets.credit import CreditPanel
+from gatetui.tui.widgets.credit import CreditPanel, month_projection
 from gatetui.tui.widgets.digests import DigestPanel
 from gatetui.tui.widgets.logview import LogView
 
@@ -29,6 +31,8 @@ class MainScreen(Screen[None]):
         Binding("c", "cancel", "cancel"),
         Binding("v", "review", "review"),
         Binding("y", "copy", "copy verdict"),
+        Binding("l", "app.lab", "rules lab"),
+        Binding("g", "give_back", "give submits back", show=False),
     ]
 
     def __init__(self, supervisor: Supervisor, clock: Callable[[], float]):
@@ -84,7 +88,7 @@ class MainScreen(Screen[None]):
         branch, run, now = self.branch, self.run, self.clock()
         if run is not None:
             self.supervisor.load_logs(run)  # a run from history: its logs from the store, once
-        self.query_one(RunsTable).show(branch, now)
+        self.query_one(RunsTable).show(branch, now, run.run_id if run else None)
         checks = self.query_one(ChecksTable)
         checks.show(run, now)
         self.query_one("#run-title", Static).update(self.title_text(branch, run))
@@ -95,7 +99,9 @@ class MainScreen(Screen[None]):
     def refresh_credit(self) -> None:
         branch = self.branch
         submits = (self.supervisor.submits_used(branch.name), self.supervisor.submit_cap) if branch else None
-        self.query_one(CreditPanel).show(self.run, self.supervisor.cost_since_start(), submits)
+        runs = (run for b in self.supervisor.branches.values() for run in b.runs)
+        self.query_one(CreditPanel).show(self.run, self.supervisor.cost_since_start(), submits,
+                                         month_projection(runs, self.clock()))
 
     def tick(self) -> None:
         now = self.clock()
@@ -107,9 +113,11 @@ class MainScreen(Screen[None]):
     def title_text(self, branch: Branch | None, run: Run | None) -> str:
         if branch is None:
             return ""
+        escalated = ("\nESCALATED: the agent used its submits; review its runs, then g gives its submits back"
+                     if branch.escalated else "")
         if run is None:
             why = "its head is part of base: waiting for the agent's commit" if branch.at_base else "no run yet"
-            return f"{branch.name} at {short(branch.head)}: {why}"
+            return f"{branch.name} at {short(branch.head)}: {why}{escalated}"
         word = VERDICT_WORD.get(run.status, run.status)
         stale = "  (stale: not the branch tip)" if run.head != branch.head and not run.in_progress else ""
         took = f" in {seconds(run.seconds)}" if run.seconds is not None else ""
@@ -117,7 +125,7 @@ class MainScreen(Screen[None]):
         notes = "".join(f"\nnote: {n}" for n in run.notes[:1])
         message = f"\n{run.message}" if run.message else ""
         return (f"{branch.name} at {short(run.head)}: {word}{took}{review}, "
-                f"{run.backend or self.supervisor.backend.name} backend{stale}{message}{notes}")
+                f"{run.backend or self.supervisor.backend.name} backend{stale}{escalated}{message}{notes}")
 
     def empty_text(self) -> str:
         s = self.supervisor
@@ -137,6 +145,15 @@ class MainScreen(Screen[None]):
             self.refresh_run()
         else:
             self.refresh_credit()  # the total since start moved
+
+    def on_escalation_raised(self, message: EscalationRaised) -> None:
+        """Show the escalated branch and its runs, ready to review."""
+        self.branch_name, self.run_id = message.branch, None
+        self.refresh_all()
+        table = self.query_one(BranchTable)
+        with contextlib.suppress(RowDoesNotExist):
+            table.move_cursor(row=table.get_row_index(message.branch))
+        self.notify(message.message, title="a person is asked", severity="warning", timeout=30)
 
     def on_output_arrived(self, message: OutputArrived) -> None:
         run = self.run
@@ -183,6 +200,11 @@ class MainScreen(Screen[None]):
             self.notify("nothing to review: old_tests did not fail in this run")
             return
         self.app.push_screen(ReviewScreen(self.supervisor, run))
+
+    def action_give_back(self) -> None:
+        if self.branch_name:
+            self.supervisor.give_back_submits(self.branch_name)
+            self.notify(f"{self.branch_name} has its {self.supervisor.submit_cap} submits again")
 
     def action_copy(self) -> None:
         run = self.run

@@ -1,6 +1,10 @@
-"""The credit table: what the run costs at Runtime's rates, and submits used."""
+"""The credit table: what the run costs at Runtime's rates, the total since
+the app started, a monthly projection, and submits used."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -12,22 +16,58 @@ from gatetui.supervisor import Run
 from gatetui.tui.format import dollars
 from gatetui.tui.widgets.tables import KeyedTable
 
+DAY = 86400.0
+MONTH_DAYS = 30
+
+
+@dataclass(frozen=True)
+class Projection:
+    """30 days at the pace of the runs of the last 30 days (history included):
+    their cost per day, times 30. The days counted run from the oldest of
+    those runs to now, and are at least one: a burst of runs in the last
+    hour counts as that day's work, not as a pace kept around the clock."""
+
+    month: Usage
+    runs: int
+    days: float
+
+
+def month_projection(runs: Iterable[Run], now: float) -> Projection | None:
+    recent = [r for r in runs if r.started_at and 0 <= now - r.started_at <= MONTH_DAYS * DAY]
+    if not recent:
+        return None
+    total = Usage()
+    for run in recent:
+        total = total + run.cost.total
+    days = min(MONTH_DAYS, max(1.0, (now - min(r.started_at for r in recent)) / DAY))
+    scale = MONTH_DAYS / days
+    return Projection(Usage(total.wall_seconds * scale, total.cpu_seconds * scale, total.gib_seconds * scale),
+                      len(recent), days)
+
 
 class CostTable(KeyedTable):
     COLUMNS = (("what", ""), ("wall", "wall s"), ("cpu", "CPU-min"), ("gib", "GiB-min"), ("usd", "dollars"))
 
 
-def _cells(name: str, usage: Usage) -> tuple[str, ...]:
-    return (name, f"{usage.wall_seconds:.1f}", f"{usage.cpu_minutes:.3f}", f"{usage.gib_minutes:.3f}",
-            dollars(usage.dollars))
+def _cells(name: str, usage: Usage, wall: bool = True) -> tuple[str, ...]:
+    return (name, f"{usage.wall_seconds:.1f}" if wall else "", f"{usage.cpu_minutes:.3f}",
+            f"{usage.gib_minutes:.3f}", dollars(usage.dollars))
+
+
+def projection_note(projection: Projection | None) -> str:
+    if projection is None:
+        return "per month*: no run yet to project from"
+    runs = f"{projection.runs} run{'s' if projection.runs != 1 else ''}"
+    return f"* projected: {runs} in {projection.days:.1f} d, per day x {MONTH_DAYS}"
 
 
 class CreditPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield CostTable(id="cost-table", cursor_type="none")
-        yield Static(id="credit-note")
+        yield Static(id="credit-note", markup=False)
 
-    def show(self, run: Run | None, since_start: Usage, submits: tuple[int, int] | None) -> None:
+    def show(self, run: Run | None, since_start: Usage, submits: tuple[int, int] | None,
+             projection: Projection | None = None) -> None:
         rows = {}
         if run is not None:
             order = [c.value for c in CHECK_ORDER]
@@ -35,7 +75,9 @@ class CreditPanel(Vertical):
             rows = {k: _cells(k, v) for k, v in per_check}
             rows["run"] = _cells("this run", run.cost.total)
         rows["since"] = _cells("since start", since_start)
+        if projection is not None:
+            rows["month"] = _cells("per month*", projection.month, wall=False)
         self.query_one(CostTable).sync(rows)
         basis = run.cost.basis if run else "estimated at Runtime rates"
         used = f"; submits {submits[0]} of {submits[1]}" if submits else ""
-        self.query_one("#credit-note", Static).update(f"{basis}{used}")
+        self.query_one("#credit-note", Static).update(f"{basis}{used}\n{projection_note(projection)}")

@@ -20,17 +20,23 @@ def status_text(word: str) -> Text:
     return Text(word, style=STATUS_STYLE.get(word, ""))
 
 
+def as_text(cell: Cell) -> Text:
+    """A plain string stays plain: DataTable would read `[...]` in a detail as markup."""
+    return cell if isinstance(cell, Text) else Text(cell, end="")
+
+
 class KeyedTable(DataTable[Cell]):
     """A DataTable whose rows are synced from a mapping of key -> cells."""
 
     COLUMNS: Sequence[tuple[str, str]] = ()  # (key, label)
 
     def on_mount(self) -> None:
-        self._add_columns()
+        self._add_columns({})
 
-    def _add_columns(self) -> None:
-        for key, label in self.COLUMNS:
-            self.add_column(label, key=key)
+    def _add_columns(self, rows: Mapping[str, Sequence[Text]]) -> None:
+        for i, (key, label) in enumerate(self.COLUMNS):
+            width = max([len(label), *(cells[i].cell_len for cells in rows.values() if i < len(cells))])
+            self.add_column(label, key=key, width=width)
 
     def sync(self, rows: Mapping[str, Sequence[Cell]]) -> None:
         """Make the table hold exactly `rows`, in their order.
@@ -39,17 +45,21 @@ class KeyedTable(DataTable[Cell]):
         only ever grow, so updating in place would size a column by
         whatever it once held and make the screen depend on timing. The
         tables hold a handful of rows, so a rebuild costs nothing."""
+        texts = {key: [as_text(cell) for cell in cells] for key, cells in rows.items()}
         current = [str(k.value) for k in self.rows]
-        if current == list(rows) and all(
+        if current == list(texts) and all(
                 self.get_cell(key, column) == cell
-                for key, cells in rows.items() for (column, _), cell in zip(self.COLUMNS, cells)):
+                for key, cells in texts.items() for (column, _), cell in zip(self.COLUMNS, cells)):
             return
-        self._rebuild(rows)
+        self._rebuild(texts)
 
-    def _rebuild(self, rows: Mapping[str, Sequence[Cell]]) -> None:
+    def _rebuild(self, rows: Mapping[str, Sequence[Text]]) -> None:
+        """Each column sized here from what it holds: DataTable measures
+        new rows only when idle, and a frame drawn before that keeps the
+        labels' widths (a screen that depends on timing)."""
         selected = self.selected_key
         self.clear(columns=True)
-        self._add_columns()
+        self._add_columns(rows)
         for key, cells in rows.items():
             self.add_row(*cells, key=key)
         if selected is not None and selected in rows:

@@ -1,0 +1,67 @@
+"""The private mirror of submitted commits (no Textual, no writes to the user's repo).
+
+The agent works in its own clone or worktree; `gatetui submit` hands the
+supervisor a commit sha and the working copy's path. The supervisor copies
+that commit's objects (and only those base lacks) from the agent's repo into
+a bare mirror in its 0700 state directory. The mirror borrows the supervised
+repository's objects through git's alternates file, so base is always read
+from the supervised repository as it is, and nothing is ever written there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from dulwich.errors import NotGitRepository
+from dulwich.repo import Repo
+
+from gatetui.errors import BadInput
+from gatetui.repo import GitRepo
+
+
+def fetch_commit(mirror: Path, repo: Path, base: str, source: Path, sha: str) -> None:
+    """Copy commit `sha` from the agent's repo at `source` into `mirror`;
+    BadInput when it cannot be read or holds nothing new over `base`."""
+    with GitRepo.open(repo) as git:
+        tip = git.resolve(base)
+        target = open_mirror(mirror, git.path)
+    try:
+        target.refs[b"refs/heads/base"] = tip.encode()  # what the object walk may skip
+        if sha.encode() not in target.object_store:
+            with agent_repo(source) as agent:
+                agent.fetch(target, determine_wants=lambda refs, depth=None: [sha.encode()])
+    except (KeyError, ValueError, OSError) as err:
+        raise BadInput(f"cannot read commit {sha[:7]} from the working copy: {err}") from None
+    finally:
+        target.close()
+    with GitRepo.open(mirror) as copy:
+        if copy.resolve(sha) == tip or copy.merge_base(tip, sha) == sha:
+            raise BadInput(f"{sha[:7]} is already part of {base}: nothing new to judge (commit your change first)")
+        if copy.merge_base(tip, sha) is None:
+            raise BadInput(f"{sha[:7]} has no common ancestor with {base}: start your branch from {base}")
+
+
+def open_mirror(path: Path, repo: Path) -> Repo:
+    """The bare mirror at `path`, made on first use, reading `repo`'s objects."""
+    if not path.exists():
+        path.mkdir(mode=0o700)
+        Repo.init_bare(str(path)).close()
+        with Repo(str(repo)) as user:
+            objects = user.object_store.path
+        with Repo(str(path)) as mirror:
+            mirror.object_store.add_alternate_path(objects)
+    return Repo(str(path))
+
+
+@contextlib.contextmanager
+def agent_repo(path: Path) -> Iterator[Repo]:
+    try:
+        repo = Repo(str(path))
+    except (NotGitRepository, OSError) as err:
+        raise BadInput(f"not a git repository: {path} ({err})") from None
+    try:
+        yield repo
+    finally:
+        repo.close()

@@ -1,0 +1,58 @@
+"""What a gate run takes from the supervisor's state directory.
+
+The gate never opens the state directory itself (the runner is store-free):
+its callers (`gatetui check --state-dir`, the supervisor) read the repo's
+hidden tests here and hand the gate a baseline cache kept here. Reading
+creates nothing, so a plain `check` leaves no state directory behind; the
+first cache write opens the store, which makes the directory 0700.
+
+Layout (beside the store's): repos/KEY/hidden/ (hidden tests, by folder),
+repos/KEY/baseline/KEY.json (base's outcomes, one record per base commit
+and profile).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gatetui.gate.hidden import read_hidden
+from gatetui.store import Store, default_state_dir, repo_key
+
+
+def repo_state(state_dir: Path | None, repo: Path) -> Path:
+    """The repo's folder in the state directory, whether or not it exists."""
+    return (state_dir or default_state_dir()).absolute() / "repos" / repo_key(repo)
+
+
+def hidden_tests(state_dir: Path | None, repo: Path) -> dict[str, bytes]:
+    """Every file of the repo's hidden folder, by path relative to it."""
+    return read_hidden(repo_state(state_dir, repo) / "hidden")
+
+
+class StateCache:
+    """The baseline cache in the state directory (gate.baseline.BaselineCache)."""
+
+    def __init__(self, state_dir: Path | None, repo: Path, store: Store | None = None):
+        self.state_dir = (state_dir or default_state_dir()).absolute()
+        self.repo = repo
+        self._store = store
+
+    def _rel(self, key: str) -> str:
+        safe = "".join(c for c in key if c.isalnum() or c in "-_")
+        return f"repos/{repo_key(self.repo)}/baseline/{safe}.json"
+
+    def get(self, key: str) -> Mapping[str, Any] | None:
+        path = self.state_dir / self._rel(key)
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def put(self, key: str, record: Mapping[str, Any]) -> None:
+        store = self._store or Store.open(self.state_dir)
+        store.repo_dir(self.repo)  # names the repo's folder (repo.json) like every other record
+        store.write_atomic(self._rel(key), json.dumps(record, sort_keys=True).encode())

@@ -1,0 +1,236 @@
+"""`gatetui submit`: the agent's finish tool, run in its working copy.
+
+Commits the work to the current branch, hands the commit to the supervisor
+through its socket (see serve.py), waits, and prints the verdict the
+article's way, one line per check. Exit 0 pass, 1 fail or review, 3 no
+supervisor (or the gate could not run), 4 the cap is reached. The MCP
+server (mcp_server.py) calls the same `submit_once` and `status_once`.
+
+The socket is found from the supervised repo's path: the working copy's
+`origin` when it is a local path (a clone), the main repository of a
+worktree, or the working copy itself; `--socket` or $GATETUI_SOCKET
+override. No Textual here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from dulwich import porcelain
+from dulwich.errors import NotGitRepository
+from dulwich.repo import Repo
+
+from gatetui.errors import BadInput, ExitCode
+from gatetui.serve import default_socket
+
+DEFAULT_MESSAGE = "gatetui submit"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the agent is told: `text` (stdout), `note` (stderr), the exit code."""
+
+    text: str
+    code: int
+    note: str = ""
+
+
+class NoSupervisor(BadInput):
+    exit_code = ExitCode.GATE_ERROR
+
+
+# --- the working copy ---------------------------------------------------------------
+
+
+def working_copy(path: Path) -> Path:
+    """The top-level folder of the git working copy holding `path`."""
+    here = path.resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    raise BadInput(f"not inside a git working copy: {here} (run submit in your clone, or pass --repo)")
+
+
+def current_branch(top: Path) -> str:
+    try:
+        return porcelain.active_branch(str(top)).decode()
+    except (ValueError, IndexError, KeyError):
+        raise BadInput("HEAD is detached: switch to your branch (git switch agent/NAME), then submit") from None
+
+
+def commit_work(top: Path, message: str) -> tuple[str, str, bool]:
+    """Stage everything (new, changed and deleted files, minus ignored ones)
+    and commit it on the current branch: (branch, head sha, committed)."""
+    branch = current_branch(top)
+    porcelain.add(str(top))
+    staged = porcelain.status(str(top), untracked_files="no").staged
+    committed = any(staged.values())
+    if committed:
+        porcelain.commit(str(top), message=(message or DEFAULT_MESSAGE).encode())
+    with Repo(str(top)) as repo:
+        return branch, repo.head().decode(), committed
+
+
+def supervised_candidates(top: Path) -> list[Path]:
+    """Where the supervised repository may be: origin (a local clone's
+    source), a worktree's main repository, the working copy itself."""
+    found: list[Path] = []
+    try:
+        with Repo(str(top)) as repo:
+            url = _origin_url(repo)
+            if url:
+                parsed = urlparse(url)
+                if parsed.scheme in ("", "file") and not (parsed.scheme == "" and ":" in url.split("/")[0]):
+                    found.append((top / (parsed.path if parsed.scheme else url)).resolve())
+            common = Path(repo.commondir()).resolve()
+            found.append(common.parent if common.name == ".git" else common)
+    except NotGitRepository:
+        pass
+    found.append(top)
+    return list(dict.fromkeys(p.resolve() for p in found))
+
+
+def _origin_url(repo: Repo) -> str:
+    try:
+        return repo.get_config().get((b"remote", b"origin"), b"url").decode()
+    except KeyError:
+        return ""
+
+
+def find_socket(top: Path, given: Path | None = None) -> Path:
+    """The supervisor's socket, or NoSupervisor saying how to start one."""
+    given = given or (Path(os.environ["GATETUI_SOCKET"]) if os.environ.get("GATETUI_SOCKET") else None)
+    if given is not None:
+        if given.exists():
+            return given
+        raise NoSupervisor(f"no supervisor is listening on {given}: start one with `gatetui serve REPO "
+                           f"--socket {given}`, or run `gatetui submit --standalone`")
+    candidates = supervised_candidates(top)
+    for repo in candidates:
+        path = default_socket(repo)
+        if path.exists():
+            return path
+    repo = candidates[0]
+    raise NoSupervisor(f"no supervisor is running for {repo}: start one with `gatetui serve {repo}` (or open "
+                       f"`gatetui {repo}`), or pass --socket; `gatetui submit --standalone` gates here without "
+                       "the cap")
+
+
+# --- talking to the supervisor ------------------------------------------------------------
+
+
+def ask(path: Path, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Send one request; yield the supervisor's events until it closes."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        try:
+            conn.connect(str(path))
+        except (ConnectionRefusedError, FileNotFoundError):
+            raise NoSupervisor(f"no supervisor answers on {path} (it stopped?): start one with `gatetui serve "
+                               "REPO`, or run `gatetui submit --standalone`") from None
+        conn.sendall(json.dumps(request).encode() + b"\n")
+        with conn.makefile("rb") as replies:
+            for line in replies:
+                yield json.loads(line)
+
+
+def submit_once(repo: Path, message: str = "", socket_path: Path | None = None,
+                progress: Any = None) -> Outcome:
+    """Commit the work, have the supervisor gate it, and say the verdict."""
+    top = working_copy(repo)
+    path = find_socket(top, socket_path)
+    branch, head, _ = commit_work(top, message)
+    request = {"op": "submit", "repo": str(top), "branch": branch, "head": head}
+    for reply in ask(path, request):
+        event = reply.get("event")
+        if event == "accepted" and progress is not None:
+            print(f"gatetui: submit {reply['submit']} of {reply['cap']} for {branch} at {head[:7]}: "
+                  "the supervisor is gating it...", file=progress, flush=True)
+        elif event == "verdict":
+            code = ExitCode.PASS if reply["verdict"] == "pass" else ExitCode.FAIL
+            left = reply["cap"] - reply["submits_used"]
+            note = (f"{reply['submits_used']} of {reply['cap']} submits used on {branch}; "
+                    + (f"{left} left" if left > 0 else "the next submit goes to a person"))
+            return Outcome("\n".join([*reply["lines"], f"verdict: {reply['verdict']}"]), int(code), note)
+        elif event == "escalated":
+            return Outcome(str(reply["message"]), int(ExitCode.CAP_REACHED))
+        elif event == "error":
+            return Outcome(f"gatetui: {reply['message']}", int(reply.get("code", ExitCode.GATE_ERROR)))
+    return Outcome("gatetui: the supervisor closed the connection without a verdict: submit again",
+                   int(ExitCode.GATE_ERROR))
+
+
+def status_once(repo: Path, socket_path: Path | None = None) -> Outcome:
+    """Submits left on the current branch and its last verdict."""
+    top = working_copy(repo)
+    path = find_socket(top, socket_path)
+    branch = current_branch(top)
+    for reply in ask(path, {"op": "status", "branch": branch}):
+        if reply.get("event") == "error":
+            return Outcome(f"gatetui: {reply['message']}", int(reply.get("code", ExitCode.GATE_ERROR)))
+        if reply.get("event") == "status":
+            return Outcome(status_text(reply), int(ExitCode.PASS))
+    return Outcome("gatetui: the supervisor closed the connection", int(ExitCode.GATE_ERROR))
+
+
+def status_text(reply: dict[str, Any]) -> str:
+    left = max(0, reply["cap"] - reply["submits_used"])
+    lines = [f"branch: {reply['branch']}", f"submits: {reply['submits_used']} of {reply['cap']} used, {left} left"]
+    if reply.get("escalated"):
+        lines.append("escalated: a person has been asked to review; wait for them")
+    if reply.get("running"):
+        lines.append("a run is in progress")
+    last = reply.get("last")
+    if last:
+        lines += [f"last verdict: {last['verdict']} at {last['head'][:7]}", *last["lines"]]
+    else:
+        lines.append("last verdict: none yet")
+    return "\n".join(lines)
+
+
+# --- standalone: no supervisor, no cap -----------------------------------------------------
+
+
+def standalone(repo: Path, message: str, base: str | None) -> Outcome:
+    """Gate in this process: the cap and log hiding are not enforced."""
+    import asyncio
+
+    from gatetui.cli import VERDICT_EXIT, gate_once, make_backend
+    from gatetui.gate.plan import GateRequest
+    from gatetui.render import verdict_block
+    from gatetui.repo import GitRepo
+
+    top = working_copy(repo)
+    _, head, _ = commit_work(top, message)
+    if base is None:
+        with GitRepo.open(top) as git:
+            try:
+                git.resolve("origin/main")
+                base = "origin/main"
+            except BadInput:
+                base = "main"
+    request = GateRequest(top, base, head)
+    _, finished = asyncio.run(gate_once(request, make_backend("local"), sys.stderr))
+    note = (f"standalone: gated in your own process against {base}; the submit cap and log hiding are not "
+            "enforced (run a supervisor: `gatetui serve REPO`)")
+    return Outcome(verdict_block(finished), int(VERDICT_EXIT[finished.verdict]), note)
+
+
+def cmd_submit(args: Any) -> int:
+    repo = args.repo or Path.cwd()
+    if args.standalone:
+        outcome = standalone(repo, args.message, args.base)
+    else:
+        outcome = submit_once(repo, args.message, args.socket, progress=sys.stderr)
+    stream = sys.stdout if outcome.code in (ExitCode.PASS, ExitCode.FAIL, ExitCode.CAP_REACHED) else sys.stderr
+    print(outcome.text, file=stream, flush=True)
+    if outcome.note:
+        print(f"gatetui: {outcome.note}", file=sys.stderr, flush=True)
+    return outcome.code

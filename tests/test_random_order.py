@@ -1,0 +1,105 @@
+"""The random-order run: the plugin shuffles by its seed alone, the plan
+records the seed, and the runs' detail names it when that run differs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from gatetui.backends.base import CommandResult
+from gatetui.gate import random_order
+from gatetui.gate.judge import SuiteRun, judge_runs
+from gatetui.gate.junit import Outcome, Report, TestResult
+from gatetui.gate.plan import GateRequest, make_plan
+from tests.conftest import MakeRepo
+
+NAMES = [f"t{i}" for i in range(8)]
+
+
+def pytest_order(tmp_path: Path, seed: str | None) -> list[str]:
+    """The order a real pytest process ran two files' tests in, with the
+    plugin loaded the way the runner loads it (PYTHONPATH and -p)."""
+    project = tmp_path / "project"
+    if not project.exists():
+        (project / "tests").mkdir(parents=True)
+        for module in ("a", "b"):
+            body = "".join(f"def test_{module}{n}(record):\n    record('{module}{n}')\n\n\n" for n in NAMES)
+            (project / "tests" / f"test_{module}.py").write_text(body)
+        (project / "tests" / "conftest.py").write_text(
+            "import os\nimport pytest\n\n\n@pytest.fixture\ndef record():\n"
+            "    return lambda name: open(os.environ['ORDER_FILE'], 'a').write(name + '\\n')\n")
+        for rel, data in random_order.plugin_files().items():
+            (project / rel).parent.mkdir(parents=True, exist_ok=True)
+            (project / rel).write_bytes(data)
+    order_file = tmp_path / f"order-{len(list(tmp_path.glob('order-*')))}"  # one file per process
+    env = {**os.environ, "ORDER_FILE": str(order_file), "PYTEST_ADDOPTS": ""}
+    if seed is not None:
+        env.update(random_order.plugin_env(str(project), int(seed)))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return order_file.read_text().split()
+
+
+def test_the_seed_alone_decides_the_order(tmp_path: Path) -> None:
+    file_order = [f"{m}{n}" for m in "ab" for n in NAMES]
+    assert pytest_order(tmp_path, None) == file_order
+    first = pytest_order(tmp_path, "7")
+    assert first == pytest_order(tmp_path, "7")  # replayable: same seed, same order
+    assert sorted(first) == sorted(file_order) and first != file_order
+    assert pytest_order(tmp_path, "8") != first
+    # shuffled by file: each file's tests stay together (module fixtures set up once)
+    assert [name[0] for name in first] in (["a"] * 8 + ["b"] * 8, ["b"] * 8 + ["a"] * 8)
+
+
+def test_plugin_imports_nothing_from_gatetui() -> None:
+    source = (Path(random_order.__file__).parent / "pytest_random_order.py").read_text()
+    imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+    assert imports == ["from __future__ import annotations", "import os", "import random", "import pytest"]
+
+
+PROJECT = {
+    "pyproject.toml": '[project]\nname = "p"\nversion = "0"\n\n[tool.gatetui]\nrandom_order = true\n',
+    "p/__init__.py": "",
+    "tests/test_p.py": "def test_p():\n    pass\n",
+}
+
+
+def test_plan_records_the_seed_given_or_drawn(make_repo: MakeRepo) -> None:
+    repo = make_repo(PROJECT, {"p/__init__.py": "X = 1\n"})
+    given = make_plan(GateRequest(repo, "main", "agent/x", random_seed=42)).digests
+    assert (given.random_seed, given.to_json()["random_seed"]) == (42, 42)
+    drawn = make_plan(GateRequest(repo, "main", "agent/x")).digests.random_seed
+    assert isinstance(drawn, int) and 0 <= drawn < 2**31
+
+
+def test_random_order_off_records_no_seed(make_repo: MakeRepo) -> None:
+    plain = dict(PROJECT, **{"pyproject.toml": '[project]\nname = "p"\nversion = "0"\n'})
+    repo = make_repo(plain, {"p/__init__.py": "X = 1\n"})
+    digests = make_plan(GateRequest(repo, "main", "agent/x", random_seed=42)).digests
+    assert digests.random_seed is None
+    assert "random_seed" not in digests.to_json()
+
+
+OK = CommandResult(exit_code=0, wall_seconds=1.0)
+FAILED = CommandResult(exit_code=1, wall_seconds=1.0)
+
+
+def report(**outcomes: Outcome) -> Report:
+    return Report.from_results(TestResult(f"t.py::{k}", v) for k, v in outcomes.items())
+
+
+def test_runs_detail_names_the_seed_when_the_shuffled_run_differs() -> None:
+    P, F = Outcome.PASSED, Outcome.FAILED
+    straight = [SuiteRun(f"run {i}", OK, report(a=P, b=P)) for i in (1, 2)]
+    shuffled = SuiteRun("run 3", FAILED, report(a=P, b=F), seed=99)
+    assert judge_runs([*straight, shuffled]).detail == (
+        "2 of 3 passed: flaky t.py::b; run 3 (random order, seed 99): t.py::b failed")
+    # the shuffled run passing where the others failed is worth its seed too
+    broken = [SuiteRun(f"run {i}", FAILED, report(a=P, b=F)) for i in (1, 2)]
+    passed = SuiteRun("run 3", OK, report(a=P, b=P), seed=99)
+    assert judge_runs([*broken, passed]).detail == (
+        "1 of 3 passed: flaky t.py::b; run 1: t.py::b failed; run 3 ran in random order (seed 99)")
+    assert judge_runs([*straight, SuiteRun("run 3", OK, report(a=P, b=P), seed=99)]).detail == "3 of 3 runs passed"

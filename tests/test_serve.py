@@ -1,0 +1,142 @@
+"""The submit server's protocol over a real Unix socket, in-process, on a
+real repo and a real clone: requests it refuses, status, the escalation
+after the cap (cap 0: no gate needed), where the socket may live."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from gatetui.backends.local import LocalBackend
+from gatetui.errors import BackendError, BadInput
+from gatetui.serve import SubmitServer, default_socket
+from gatetui.store import Store
+from gatetui.supervisor import BranchesChanged, EscalationRaised, Supervisor, SupervisorEvent
+from gatetui.watch import RefWatcher
+from tests.conftest import MakeRepo, git
+
+pytestmark = pytest.mark.asyncio
+
+BASE = {"pyproject.toml": '[project]\nname = "calc"\nversion = "0.1"\n',
+        "calc.py": "def add(a, b):\n    return a + b\n",
+        "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"}
+
+
+async def ask(path: Path, request: dict[str, Any] | bytes) -> list[dict[str, Any]]:
+    reader, writer = await asyncio.open_unix_connection(str(path))
+    writer.write(request if isinstance(request, bytes) else json.dumps(request).encode() + b"\n")
+    await writer.drain()
+    replies = [json.loads(line) async for line in reader]
+    writer.close()
+    return replies
+
+
+@pytest_asyncio.fixture
+async def server(make_repo: MakeRepo, tmp_path: Path) -> AsyncIterator[tuple[SubmitServer, list[SupervisorEvent]]]:
+    repo = make_repo(BASE, {"calc.py": "def add(a, b):\n    return b + a\n"})
+    sup = Supervisor(repo, LocalBackend(work_root=tmp_path), Store.open(tmp_path / "state"), submit_cap=0,
+                     watcher=RefWatcher(repo, step_ms=20))
+    seen: list[SupervisorEvent] = []
+    sup.subscribe(seen.append)
+    served = SubmitServer(sup, tmp_path / "s.sock")
+    await served.start()
+    yield served, seen
+    await served.close()
+    await sup.stop()
+
+
+async def test_bad_requests_get_one_error_line_each(server: tuple[SubmitServer, list[SupervisorEvent]],
+                                                   tmp_path: Path) -> None:
+    served, _ = server
+    assert await ask(served.path, b"not json\n") == [
+        {"event": "error", "code": 2, "message": "the request is not one line of JSON"}]
+    assert await ask(served.path, {"op": "merge"}) == [
+        {"event": "error", "code": 2, "message": "unknown request: send op submit or status"}]
+    assert await ask(served.path, {"op": "submit", "branch": "agent/x", "head": "a" * 40, "repo": "clone"}) == [
+        {"event": "error", "code": 2, "message": "the working copy's path must be absolute: clone"}]
+    assert await ask(served.path, {"op": "submit", "branch": "agent/x", "head": "HEAD", "repo": "/x"}) == [
+        {"event": "error", "code": 2, "message": "not a commit sha: 'HEAD'"}]
+    assert await ask(served.path, {"op": "status"}) == [
+        {"event": "error", "code": 2, "message": "status needs the branch: run it from your working copy"}]
+
+
+async def test_status_of_a_branch_without_submits(server: tuple[SubmitServer, list[SupervisorEvent]]) -> None:
+    served, _ = server
+    assert await ask(served.path, {"op": "status", "branch": "agent/new"}) == [
+        {"event": "status", "branch": "agent/new", "submits_used": 0, "cap": 0, "escalated": False,
+         "last": None, "running": False}]
+
+
+async def test_the_submit_after_the_cap_is_not_gated_and_raises_the_escalation(
+        server: tuple[SubmitServer, list[SupervisorEvent]], tmp_path: Path) -> None:
+    served, seen = server
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(served.supervisor.repo), str(clone))
+    head = git(clone, "rev-parse", "origin/agent/x")
+    replies = await ask(served.path, {"op": "submit", "branch": "agent/x", "head": head, "repo": str(clone)})
+    assert replies == [{"event": "escalated", "submits_used": 0, "cap": 0, "message":
+                        "not gated: agent/x has used its 0 submits. A person has been asked to review your work; "
+                        "stop here and wait for them."}]
+    escalations = [e for e in seen if isinstance(e, EscalationRaised)]
+    assert escalations == [EscalationRaised("agent/x", f"agent/x used its 0 submits and submitted again (at "
+                                            f"{head[:7]}): review its last runs and take over")]
+    assert served.supervisor.branches["agent/x"].escalated is True
+    assert (await ask(served.path, {"op": "status", "branch": "agent/x"}))[0]["escalated"] is True
+    assert not served.supervisor.branches["agent/x"].runs  # nothing was gated
+    served.supervisor.give_back_submits("agent/x")
+    assert served.supervisor.branches["agent/x"].escalated is False and isinstance(seen[-1], BranchesChanged)
+
+
+async def test_a_commit_is_read_from_the_clone_into_the_private_mirror(
+        server: tuple[SubmitServer, list[SupervisorEvent]], tmp_path: Path) -> None:
+    served, _ = server
+    sup = served.supervisor
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(sup.repo), str(clone))
+    git(clone, "checkout", "-qb", "agent/y")
+    (clone / "NOTES.md").write_text("only in the clone\n")
+    git(clone, "add", "-A")
+    git(clone, "commit", "-qm", "notes")
+    head = git(clone, "rev-parse", "HEAD")
+    before = git(sup.repo, "count-objects", "-v")
+    await asyncio.to_thread(sup._fetch, clone, head)
+    assert git(sup.mirror, "cat-file", "-p", f"{head}:NOTES.md") == "only in the clone"
+    assert git(sup.repo, "count-objects", "-v") == before  # nothing written into the supervised repo
+    assert oct(sup.mirror.stat().st_mode & 0o777) == "0o700" and sup.store.root in sup.mirror.parents
+    with pytest.raises(BadInput, match="is already part of main: nothing new to judge"):
+        await asyncio.to_thread(sup._fetch, clone, git(clone, "rev-parse", "main"))
+    with pytest.raises(BadInput, match="cannot read commit 0000000 from the working copy"):
+        await asyncio.to_thread(sup._fetch, clone, "0" * 40)
+
+
+async def test_where_the_socket_may_live(server: tuple[SubmitServer, list[SupervisorEvent]], tmp_path: Path) -> None:
+    served, _ = server
+    with pytest.raises(BackendError, match="a supervisor already listens on"):
+        await SubmitServer(served.supervisor, served.path).start()
+    with pytest.raises(BadInput, match="the socket must not be under the state directory"):
+        await SubmitServer(served.supervisor, served.supervisor.store.root / "submit.sock").start()
+    stale = tmp_path / "stale.sock"
+    stale.write_text("")  # left by a crashed supervisor: replaced
+    second = SubmitServer(served.supervisor, stale)
+    await second.start()
+    assert (await ask(stale, {"op": "status", "branch": "agent/x"}))[0]["event"] == "status"
+    await second.close()
+    assert not stale.exists()
+    assert default_socket(served.supervisor.repo) == Path(
+        f"/tmp/gatetui-{__import__('gatetui.store').store.repo_key(served.supervisor.repo)}/submit.sock")
+
+
+async def test_a_second_supervisor_leaves_the_first_ones_socket_alone(
+        server: tuple[SubmitServer, list[SupervisorEvent]]) -> None:
+    served, _ = server
+    second = SubmitServer(served.supervisor, served.path)
+    with pytest.raises(BackendError):
+        await second.start()
+    await second.close()
+    assert (await ask(served.path, {"op": "status", "branch": "agent/x"}))[0]["event"] == "status"

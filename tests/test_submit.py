@@ -1,0 +1,220 @@
+"""`gatetui submit` against a real `gatetui serve` (a subprocess listening on
+its real Unix socket), from the agent's working copy, a real `git clone` of
+the supervised repo: real gates through the local backend on a tiny python
+project. Three cheating submits each hear the failing checks, the fourth is
+escalated, an honest change passes, no supervisor says so."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gatetui.cli import main
+from gatetui.serve import default_socket
+from gatetui.submit import Outcome, status_once, submit_once
+from tests.conftest import git, write_tree
+
+CALC = "def add(a, b):\n    return a + b\n"
+TESTS = ("from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\n"
+         "def test_zero():\n    assert add(0, 0) == 0\n")
+BASE = {"pyproject.toml": '[project]\nname = "calc"\nversion = "0.1"\n', "calc.py": CALC,
+        "tests/test_calc.py": TESTS}
+BROKEN = "def add(a, b):\n    return a * b\n"  # add(1, 2) == 2: test_add fails; add(0, 0) still 0
+
+
+@dataclass
+class Served:
+    """A supervisor (`gatetui serve`) over `repo`; its log on stderr in `log`."""
+
+    repo: Path
+    state: Path
+    log: Path
+    root: Path
+
+    def clone(self, name: str, branch: str) -> Path:
+        """The agent's working copy: a clone, on a new branch from main."""
+        dest = self.root / name
+        git(self.root, "clone", "-q", str(self.repo), str(dest))
+        git(dest, "checkout", "-qb", branch)
+        return dest
+
+    def said(self) -> str:
+        return self.log.read_text()
+
+
+def make_supervised(root: Path) -> Path:
+    repo = root / "supervised"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    write_tree(repo, BASE)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    return repo
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    root = tmp_path_factory.mktemp("served")
+    repo = make_supervised(root)
+    state, log = root / "state", root / "serve.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "gatetui", "serve", str(repo), "--state-dir", str(state)],
+                                stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        deadline = time.monotonic() + 20
+        while "submit socket" not in log.read_text():
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "gatetui serve did not start"
+            time.sleep(0.05)
+        yield Served(repo, state, log, root)
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=20) == 0
+    assert not default_socket(repo).parent.exists()  # the socket and its folder are removed on the way out
+
+
+def submit(clone: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["submit", "--repo", str(clone), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_three_cheating_submits_hear_the_failing_checks_and_the_fourth_is_escalated(
+        served: Served, capsys: pytest.CaptureFixture[str]) -> None:
+    honest: list[Outcome] = []  # meanwhile another agent submits an honest change (the supervisor runs two at once)
+    beside = threading.Thread(target=lambda: honest.append(submit_honest(served)))
+    beside.start()
+    clone = served.clone("cheat", "agent/cheat")
+    # 1: break add, skip the test that catches it
+    write_tree(clone, {"calc.py": BROKEN,
+                       "tests/test_calc.py": TESTS.replace("def test_add", "import pytest\n@pytest.mark.skip\ndef test_add")})
+    first = submit(clone, capsys, "-m", "fix")
+    # 2: delete the test instead
+    write_tree(clone, {"tests/test_calc.py": "from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n"})
+    second = submit(clone, capsys)
+    # 3: a conftest that drops the test from the collection
+    write_tree(clone, {"tests/test_calc.py": TESTS, "tests/conftest.py":
+                       "def pytest_collection_modifyitems(items):\n"
+                       "    items[:] = [i for i in items if i.name != 'test_add']\n"})
+    third = submit(clone, capsys)
+    write_tree(clone, {"calc.py": BROKEN + "# one more try\n"})
+    fourth = submit(clone, capsys)
+
+    assert first[:2] == (1, "pass installs from scratch\n"
+                            "pass suite passes 3 of 3 runs\n"
+                            "pass no tests removed\n"
+                            "FAIL nothing new skipped or focused: + @pytest.mark.skip at tests/test_calc.py:5\n"
+                            "FAIL old tests pass on new code: tests/test_calc.py::test_add fails under base's tests; "
+                            "sealed files changed at head: tests/test_calc.py\n"
+                            "skip hidden tests pass: not configured\n"
+                            "verdict: fail\n")
+    assert "submit 1 of 3 for agent/cheat" in first[2] and "1 of 3 submits used on agent/cheat; 2 left" in first[2]
+    assert second[0] == 1 and second[1].splitlines()[2].startswith("FAIL no tests removed: ")
+    assert "test_add" in second[1].splitlines()[2] and second[1].endswith("verdict: fail\n")
+    assert third[0] == 1 and third[1].endswith("verdict: fail\n")
+    assert [line.split(":")[0] for line in third[1].splitlines() if line.startswith("FAIL")] == [
+        "FAIL no tests removed", "FAIL old tests pass on new code"]  # test_add is missing from head's runs
+    assert "3 of 3 submits used on agent/cheat; the next submit goes to a person" in third[2]
+    assert fourth == (4, "not gated: agent/cheat has used its 3 submits. A person has been asked to review your "
+                         "work; stop here and wait for them.\n", "")
+    for code, out, err in (first, second, third, fourth):  # what the agent hears: no logs, no state paths
+        assert str(served.state) not in out + err and "Traceback" not in out + err and " | " not in out
+
+    said = served.said()  # the supervisor shows the escalation
+    assert "ESCALATED agent/cheat: agent/cheat used its 3 submits and submitted again" in said
+    assert [line.split(": ")[-1] for line in said.splitlines() if line.startswith("gatetui serve: agent/cheat at ")
+            ] == ["fail", "fail", "fail"]
+    assert said.count("gatetui serve: submit ") == 4  # three on agent/cheat, one on agent/honest
+    status = status_once(clone).text.splitlines()
+    assert status[:4] == ["branch: agent/cheat", "submits: 3 of 3 used, 0 left",
+                          "escalated: a person has been asked to review; wait for them", status[3]]
+    assert status[3].startswith("last verdict: fail at ")
+    beside.join(timeout=120)
+    [passed] = honest  # the honest change passes
+    assert passed == Outcome("pass installs from scratch\npass suite passes 3 of 3 runs\npass no tests removed\n"
+                             "pass nothing new skipped or focused\npass old tests pass on new code\n"
+                             "skip hidden tests pass: not configured\nverdict: pass", 0,
+                             "1 of 3 submits used on agent/honest; 2 left")
+    honest_clone = served.root / "honest"
+    assert git(honest_clone, "log", "-1", "--format=%s") == "add sub"  # submit committed the work on the branch
+    assert git(honest_clone, "status", "--porcelain") == ""
+    # the supervised repo was never written: no agent branch
+    assert git(served.repo, "branch", "--list").split() == ["*", "main"]
+
+
+def submit_honest(served: Served) -> Outcome:
+    clone = served.clone("honest", "agent/honest")
+    write_tree(clone, {"calc.py": CALC + "\n\ndef sub(a, b):\n    return a - b\n",
+                       "tests/test_sub.py": "from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n"})
+    return submit_once(clone, "add sub")
+
+
+def test_a_commit_with_nothing_new_is_refused_and_not_counted(served: Served, capsys: pytest.CaptureFixture[str]) -> None:
+    clone = served.clone("idle", "agent/idle")
+    code, out, err = submit(clone, capsys)
+    assert (code, out) == (2, "")
+    assert "is already part of main: nothing new to judge (commit your change first)" in err
+    assert "submits: 0 of 3 used, 3 left" in status_once(clone).text
+
+
+def test_a_branch_outside_the_pattern_is_refused(served: Served, capsys: pytest.CaptureFixture[str]) -> None:
+    clone = served.clone("stray", "feature/x")
+    write_tree(clone, {"calc.py": CALC + "# x\n"})
+    code, _, err = submit(clone, capsys)
+    assert code == 2
+    assert "feature/x is not a supervised branch: work on a branch named like agent/fix-dates" in err
+
+
+def test_submit_without_a_supervisor_says_how_to_start_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_supervised(tmp_path)
+    clone = tmp_path / "agent"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    git(clone, "checkout", "-qb", "agent/x")
+    write_tree(clone, {"calc.py": BROKEN})
+    code, out, err = submit(clone, capsys)
+    assert (code, out) == (3, "")
+    assert err == (f"gatetui: no supervisor is running for {repo}: start one with `gatetui serve {repo}` (or open "
+                   f"`gatetui {repo}`), or pass --socket; `gatetui submit --standalone` gates here without the cap\n")
+    assert git(clone, "status", "--porcelain") == "M calc.py"  # nothing committed when no one listens
+    code, _, err = submit(clone, capsys, "--socket", str(tmp_path / "none.sock"))
+    assert code == 3 and f"no supervisor is listening on {tmp_path / 'none.sock'}" in err
+
+
+def test_the_socket_is_open_to_others_and_the_state_directory_is_not(served: Served) -> None:
+    sock = default_socket(served.repo)
+    assert (oct(sock.stat().st_mode & 0o777), oct(sock.parent.stat().st_mode & 0o777)) == ("0o666", "0o711")
+    assert oct(served.state.stat().st_mode & 0o777) == "0o700"
+    assert os.path.commonpath([sock, served.state]) != str(served.state)
+
+
+def test_the_ci_step_needs_no_repo_argument(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_supervised(tmp_path)
+    monkeypatch.chdir(repo)
+    code = main(["check", "--base", "main", "--head", "HEAD", "--junit", "gate.xml"])
+    assert (code, capsys.readouterr().err.strip()) == (
+        2, f"gatetui: base and head are the same commit ({git(repo, 'rev-parse', '--short=7', 'HEAD')}): "
+           "nothing to judge")
+
+
+def test_standalone_gates_here_and_says_what_is_not_enforced(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_supervised(tmp_path)
+    clone = tmp_path / "agent"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    git(clone, "checkout", "-qb", "agent/x")
+    write_tree(clone, {"calc.py": BROKEN, "tests/test_calc.py": TESTS.replace("def test_add", "def _test_add")})
+    code, out, err = submit(clone, capsys, "--standalone")
+    assert (code, out.splitlines()[-1]) == (1, "verdict: fail")
+    assert out.splitlines()[2].startswith("FAIL no tests removed: ")
+    assert err.endswith("gatetui: standalone: gated in your own process against origin/main; the submit cap and "
+                        "log hiding are not enforced (run a supervisor: `gatetui serve REPO`)\n")
+    assert git(clone, "log", "-1", "--format=%s") == "gatetui submit"
