@@ -11,7 +11,7 @@ import pytest
 HEADLESS = [
     "gatetui.repo", "gatetui.config", "gatetui.profiles", "gatetui.samples",
     "gatetui.gate.runner", "gatetui.gate.plan", "gatetui.gate.diffscan", "gatetui.gate.junit",
-    "gatetui.backends.local", "gatetui.backends.isolation", "gatetui.cli", "gatetui.store",
+    "gatetui.backends.local", "gatetui.backends.isolation", "gatetui.backends.runtime_admission", "gatetui.cli", "gatetui.store",
     "gatetui.history", "gatetui.watch", "gatetui.supervisor", "gatetui.demo", "gatetui.lab",
     "gatetui.verify", "gatetui.gate.hooks", "gatetui.serve", "gatetui.submit", "gatetui.mirror",
     "gatetui.mcp_server",

@@ -22,7 +22,7 @@ import pytest
 import withruntime
 
 from gatetui.backends.runtime import APP, RuntimeBackend, RuntimeSettings, RuntimeWorkspace
-from gatetui.backends.runtime_network import npm_access, pip_access
+from gatetui.backends.runtime_network import IndexAccess, npm_access, pip_access
 from gatetui.cli import main
 from gatetui.errors import BackendError, ExitCode
 from gatetui.gate.checks import CheckId
@@ -362,7 +362,11 @@ def test_the_sandbox_reaches_only_the_configured_index(emulator: Emulator,
 
 SCENARIOS = {s.name: s for s in load_scenarios()}
 # One per kind of verdict and stack; honest_fix goes through the CLI below.
-SUBSET = ("skip_marker", "flaky_test", "loosened_assertion", "node_honest")
+SUBSET = ("skip_marker", "flaky_test", "loosened_assertion", "node_honest", "attack_flood", "attack_network")
+# Gated with the sandbox's network off: the emulator then gives its commands
+# a loopback of their own, as a VM has (with the network on it shares the
+# host's, where another test session's loopback service may listen).
+OFFLINE = ("attack_network",)
 ALL = os.environ.get("GATETUI_RUNTIME_ALL_SAMPLES") == "1"
 GATED = tuple(n for n in SCENARIOS if n != "honest_fix") if ALL else SUBSET
 
@@ -374,8 +378,14 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, list[G
     async def gate(name: str, limit: asyncio.Semaphore) -> list[GateEvent]:
         async with limit:
             repo = await asyncio.to_thread(materialize, SCENARIOS[name], root / name)
-            plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", f"agent/{name}"))
-            return [e async for e in run_gate(plan, RuntimeBackend())]
+            scenario = SCENARIOS[name]
+            request = GateRequest(repo, "main", f"agent/{name}", hidden=scenario.hidden_tests(),
+                                  random_seed=scenario.random_seed)
+            plan = await asyncio.to_thread(make_plan, request)
+            backend = RuntimeBackend()
+            if name in OFFLINE:
+                backend._access = IndexAccess()  # no index host: the sandbox is made with no network
+            return [e async for e in run_gate(plan, backend)]
 
     async def every() -> dict[str, list[GateEvent]]:
         limit = asyncio.Semaphore(2)
@@ -389,6 +399,8 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, list[G
 def test_samples_get_the_local_backends_verdicts(gated: dict[str, list[GateEvent]], name: str) -> None:
     done = gated[name][-1]
     assert isinstance(done, RunFinished)
+    if name.startswith("attack_"):  # the VM is what the agent never touched; at least never a pass
+        assert done.verdict.value != "pass"
     got = {r.id.value: r.status.value for r in done.results}
     assert (done.verdict.value, got) == (SCENARIOS[name].verdict, dict(SCENARIOS[name].checks))
     assert KEY not in repr(gated[name])

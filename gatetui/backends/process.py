@@ -27,7 +27,7 @@ DRAIN_SECONDS = 2.0  # to read what is left once the command has ended
 
 
 @dataclass
-class _Tail:
+class OutputTail:
     """The last OUTPUT_CAP bytes of output, and a count of what fell off."""
 
     cap: int = OUTPUT_CAP
@@ -90,7 +90,7 @@ async def run_process(
         )
     finally:
         os.close(write_fd)
-    tail = _Tail(output_cap)
+    tail = OutputTail(output_cap)
     reader = asyncio.create_task(_pump(read_fd, tail, on_output))
     waiter = asyncio.ensure_future(asyncio.to_thread(os.wait4, proc.pid, 0))
     timed_out = False
@@ -129,7 +129,7 @@ async def _stop(pgid: int, waiter: asyncio.Future[tuple[int, int, os.struct_rusa
         return await waiter
 
 
-async def _pump(fd: int, tail: _Tail, on_output: OutputSink) -> None:
+async def _pump(fd: int, tail: OutputTail, on_output: OutputSink) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=1 << 16)
     pipe = os.fdopen(fd, "rb", buffering=0)

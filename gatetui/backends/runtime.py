@@ -31,11 +31,13 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Workspace
+from gatetui.backends.process import OutputTail, pid_alive
+from gatetui.backends.runtime_admission import SandboxCap, cap_from_env, shared_cap
 from gatetui.backends.runtime_errors import backend_error, is_sdk_error, not_found, one_line
 from gatetui.backends.runtime_family import ProgressSink, RunFamily, sdk as _sdk
 from gatetui.backends.runtime_network import IndexAccess, index_access
@@ -44,7 +46,6 @@ from gatetui.errors import BackendError
 APP = {"app": "gatetui"}
 CPU_FILE = ".gatetui-cpu"
 TIMES = re.compile(r"(\d+)m([\d.]+)s")
-TAIL_CAP = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -57,20 +58,12 @@ class RuntimeSettings:
     command_grace: float = 60.0  # past a command's limit, before we stop waiting for Runtime
     stale_after: float = 6 * 3600  # a labelled sandbox older than this is a leftover
     memory_mib: int | None = None  # None: the account's default size
+    # sandboxes alive at once over every run of this process (None: no cap); see runtime_admission
+    max_sandboxes: int | None = field(default_factory=cap_from_env)
 
 
 def _label_value(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "-", text)[:63] or "-"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class RuntimeBackend:
@@ -78,9 +71,11 @@ class RuntimeBackend:
     measured = True  # durations, CPU and memory as Runtime reports and bills them
 
     def __init__(self, *, labels: Mapping[str, str] | None = None,
-                 settings: RuntimeSettings | None = None, on_progress: ProgressSink | None = None):
+                 settings: RuntimeSettings | None = None, on_progress: ProgressSink | None = None,
+                 cap: SandboxCap | None = None):
         self.labels = {k: _label_value(v) for k, v in (labels or {}).items()}
         self.settings = settings or RuntimeSettings()
+        self.cap = cap or shared_cap(self.settings.max_sandboxes)
         self.on_progress = on_progress or (lambda line: None)
         self.host = _label_value(socket.gethostname())
         self._tools: tuple[tuple[str, ...], ...] = ()
@@ -107,6 +102,7 @@ class RuntimeBackend:
         """Check the key by listing this app's sandboxes (deleting crash
         leftovers, once), and find the package index the sandbox may reach."""
         self._tools = tools
+        self.cap.check()  # a cap no run fits under is said before any sandbox is made
         words = {w for argv in tools for w in argv}
         stacks = frozenset({"python"} if "pip" in words else set()) | ({"node"} if "npm" in words else set())
         sweep = self._sweep_once()
@@ -147,15 +143,20 @@ class RuntimeBackend:
             return True
         pid = labels.get("pid", "")
         return labels.get("host") == self.host and pid.isdigit() and int(pid) != os.getpid() \
-            and not _pid_alive(int(pid))
+            and not pid_alive(int(pid))
 
     async def open(self, export: TreeExporter, label: str) -> RuntimeWorkspace:
         if self._access is None:
             await self.preflight(self._tools)
         assert self._access is not None
         run = _label_value(label)
-        family = RunFamily(self.client(), {**APP, "run": run}, self.on_progress, dict(self._access.env),
-                         self.settings.command_grace)
+        ticket = await self.cap.admit(self.on_progress)  # the whole run's sandboxes, or wait
+        try:
+            family = RunFamily(self.client(), {**APP, "run": run}, self.on_progress, dict(self._access.env),
+                               self.settings.command_grace, ticket)
+        except BaseException:
+            ticket.release()
+            raise
         try:
             sandbox = await self._create(family, run)
             home = await self._prepare(sandbox)
@@ -232,19 +233,6 @@ async def _upload(sandbox: Any, export: TreeExporter, remote: str) -> None:
     await sandbox.files.unarchive(remote, await asyncio.to_thread(pack), gzip=True)
 
 
-class _Tail:
-    """The last TAIL_CAP characters of output, and how many fell off."""
-
-    def __init__(self) -> None:
-        self.text, self.dropped = "", 0
-
-    def add(self, text: str) -> None:
-        self.text += text
-        if len(self.text) > TAIL_CAP:
-            self.dropped += len(self.text) - TAIL_CAP
-            self.text = self.text[-TAIL_CAP:]
-
-
 class RuntimeWorkspace:
     """One sandbox holding the tree at `<home>/repo`, the same path in every fork."""
 
@@ -253,6 +241,7 @@ class RuntimeWorkspace:
         self.memory = memory  # what Runtime bills while the sandbox runs
         self._closed = False
         self._forks = 0
+        self.handed_over = False  # this sandbox became a copy's (under a tight cap): not ours to use
         family.open += 1
 
     @property
@@ -263,6 +252,7 @@ class RuntimeWorkspace:
         return f"{self.home}/reports/{self.label}-{name}"
 
     async def read_report(self, name: str) -> bytes | None:
+        self._usable()
         try:
             data: bytes = await self.sandbox.files.read(self.report_path(name))
             return data
@@ -278,7 +268,8 @@ class RuntimeWorkspace:
                   env: Mapping[str, str] | None = None, network: bool = True) -> CommandResult:
         """Stream the command's output; its wall time is Runtime's figure, its
         CPU time the shell's `times` inside the sandbox."""
-        tail = _Tail()
+        self._usable()
+        tail = OutputTail()
 
         def sink(text: str) -> None:
             tail.add(text)
@@ -294,7 +285,7 @@ class RuntimeWorkspace:
             ), timeout + self.family.grace)
         except TimeoutError:
             return CommandResult(None, time.monotonic() - started, timed_out=True,
-                                 output_tail=tail.text, dropped_bytes=tail.dropped)
+                                 output_tail=tail.text(), dropped_bytes=tail.dropped)
         except asyncio.CancelledError:
             self.family.sweep_soon()  # the run is ending: see RunFamily
             raise
@@ -304,7 +295,7 @@ class RuntimeWorkspace:
         return CommandResult(
             exit_code=result.exit_code, wall_seconds=wall, cpu_seconds=await self._cpu_seconds(),
             peak_rss_bytes=self.memory, timed_out=result.timed_out,
-            output_tail=tail.text, dropped_bytes=tail.dropped,
+            output_tail=tail.text(), dropped_bytes=tail.dropped,
         )
 
     async def _cpu_seconds(self) -> float:
@@ -318,6 +309,7 @@ class RuntimeWorkspace:
 
     async def write_files(self, files: Mapping[str, bytes | None]) -> None:
         """Written files go in as one archive, deletions as one `rm`."""
+        self._usable()
         for rel in files:
             if ".." in Path(rel).parts or Path(rel).is_absolute():
                 raise BackendError(f"refusing to write outside the workspace: {rel}")
@@ -335,25 +327,46 @@ class RuntimeWorkspace:
         except Exception as err:
             raise self._error(err, "writing files") from None
 
+    def _usable(self) -> None:
+        if self.handed_over:
+            raise BackendError(f"runtime backend: sandbox {self.sandbox.id} was handed over as a copy "
+                               "for the runs (the cap on sandboxes at once is below 5)")
+
     async def fork(self, count: int) -> list[Workspace]:
+        """`count` copies. Where the run's reservation under the cap is one
+        short (a cap of 4), the last copy is this sandbox itself, handed over:
+        the gate never uses the installed sandbox after its fork."""
+        self._usable()
+        reserved, alive = self.family.reserved, len(self.family.live)
+        hand_over = reserved is not None and alive + count > reserved
+        if hand_over and (alive - 1 + count > (reserved or 0) or self.label != "install"):
+            raise BackendError(f"runtime backend: {count} copies of sandbox {self.sandbox.id} would make "
+                               f"{alive + count} sandboxes at once; the cap leaves this run {reserved}")
         try:
-            copies = await self.sandbox.fork(count, labels=self.family.run_labels)
+            made_now = count - int(hand_over)
+            copies = await self.sandbox.fork(made_now, labels=self.family.run_labels) if made_now else []
         except Exception as err:
             raise self._error(err, f"forking {count} copies") from None
         made: list[Workspace] = []
         for copy in copies:
             self.family.live[copy.id] = copy
-            self._forks += 1
-            made.append(RuntimeWorkspace(self.family, copy, self.home, f"{self.label}-copy{self._forks}",
-                                         self.memory))
+            made.append(self._copy(copy))
+        if hand_over:
+            made.append(self._copy(self.sandbox))
+            self.handed_over = True
         return made
+
+    def _copy(self, sandbox: Any) -> RuntimeWorkspace:
+        self._forks += 1
+        return RuntimeWorkspace(self.family, sandbox, self.home, f"{self.label}-copy{self._forks}", self.memory)
 
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         try:
-            await self.family.delete(self.sandbox.id)
+            if not self.handed_over:  # else the copy it became deletes it
+                await self.family.delete(self.sandbox.id)
             await self.family.release()
         except asyncio.CancelledError:
             self.family.sweep_soon()

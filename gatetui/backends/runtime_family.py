@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from gatetui.backends.runtime_admission import Ticket
 from gatetui.backends.runtime_errors import describe, not_found
 
 ProgressSink = Callable[[str], None]
@@ -32,8 +33,9 @@ class RunFamily:
     asyncio.run waits for it before returning."""
 
     def __init__(self, client: Any, run_labels: dict[str, str], progress: ProgressSink,
-                 env: dict[str, str], grace: float):
+                 env: dict[str, str], grace: float, ticket: Ticket | None = None):
         self.client, self.run_labels, self.progress, self.env = client, run_labels, progress, env
+        self.ticket = ticket  # the run's slots under the cap, given back once all is deleted
         self.grace = grace  # past a command's limit, before we stop waiting for Runtime
         self.live: dict[str, Any] = {}
         self.open = 0
@@ -63,11 +65,20 @@ class RunFamily:
     def _sweep_now(self) -> None:
         """Whatever is left of the run, by id and by run label (a sandbox
         whose create answer was lost to a cancel is found by its label)."""
-        for sandbox_id in list(self.live):
-            self._delete_now(sandbox_id)
-        with contextlib.suppress(Exception):
-            for sandbox in list(self._sync.sandboxes.list(labels=self.run_labels)):
-                self._delete_now(sandbox.id)
+        try:
+            for sandbox_id in list(self.live):
+                self._delete_now(sandbox_id)
+            with contextlib.suppress(Exception):
+                for sandbox in list(self._sync.sandboxes.list(labels=self.run_labels)):
+                    self._delete_now(sandbox.id)
+        finally:
+            if self.ticket is not None:
+                self.ticket.release()
+
+    @property
+    def reserved(self) -> int | None:
+        """How many sandboxes this run may hold at once; None: no cap."""
+        return None if self.ticket is None else self.ticket.count
 
     async def delete(self, sandbox_id: str) -> None:
         await asyncio.to_thread(self._delete_now, sandbox_id)

@@ -15,17 +15,39 @@ import subprocess
 import tarfile
 import threading
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from tests.runtime_emulator.state import Box, Proc
+from tests.runtime_emulator.state import Box, Chunk, Proc
 
 if TYPE_CHECKING:
     from tests.runtime_emulator.server import Emulator, _Handler
 
 HEARTBEAT_SECONDS = 20.0  # a quiet stream gets a `continue` and ends; the SDK follows
 CHUNK_BYTES = 1 << 20
+SEND_BYTES = 1 << 20  # the most output one stream event carries
 Query = dict[str, list[str]]
+
+
+def _joined(chunks: list[Chunk], cursor: int) -> Iterator[dict[str, Any]]:
+    """The chunks from byte `cursor` on, neighbours of one stream joined."""
+    kind, offset, parts, size = "", 0, [], 0
+    for chunk in chunks:
+        data = chunk.text
+        if chunk.offset + chunk.size <= cursor:
+            continue
+        if chunk.offset < cursor:  # a follow from inside a chunk
+            data = chunk.text.encode()[cursor - chunk.offset:].decode(errors="replace")
+        if parts and (chunk.kind != kind or size >= SEND_BYTES):
+            yield {"type": kind, "offset": offset, "data": "".join(parts)}
+            parts = []
+        if not parts:
+            kind, offset, size = chunk.kind, max(chunk.offset, cursor), 0
+        parts.append(data)
+        size += chunk.size
+    if parts:
+        yield {"type": kind, "offset": offset, "data": "".join(parts)}
 
 
 class Routes:
@@ -90,12 +112,14 @@ class Routes:
     def create(self, h: _Handler, body: dict[str, Any]) -> None:
         if self._replayed(h):
             return
+        self.emu.claim_room(1)
         box = Box(self.emu.root, self.emu.fixed, body.get("labels") or {}, body)
         box.make_dirs()
         box.stuck = self.emu.faults.take("never_running")
         box.state = "starting" if box.stuck else "running"
         answer = box.info()
         self._register(h, box, 201, answer)
+        self.emu.count_live(1)
         h.send_json(201, answer)
 
     def get(self, h: _Handler, box_id: str, query: Query) -> None:
@@ -133,8 +157,9 @@ class Routes:
     def fork(self, h: _Handler, box: Box, body: dict[str, Any]) -> None:
         if self._replayed(h):
             return
-        copies = []
-        for _ in range(body.get("count") or 1):
+        copies, count = [], body.get("count") or 1
+        self.emu.claim_room(count)
+        for _ in range(count):
             labels = {**box.labels, **(body.get("labels") or {})}
             copy = Box(self.emu.root, self.emu.fixed, labels, {**box.request, "forkOf": box.id})
             subprocess.run(["cp", "-a", "--reflink=auto", str(box.dir), str(copy.dir)], check=True)
@@ -143,6 +168,7 @@ class Routes:
         answer = {"sandboxes": [c.info() for c in copies]}
         for copy in copies:
             self._register(h, copy, 201, answer)
+        self.emu.count_live(count)
         h.send_json(201, answer)
 
     # --- commands -------------------------------------------------------
@@ -152,7 +178,7 @@ class Routes:
 
         if box.state != "running":
             raise ApiError(409, "sandbox_not_running", f"Sandbox {box.id} is {box.state}.")
-        proc = box.start(body)
+        proc = box.start(body, self.emu.command_delay)
         if not body.get("stream"):
             end = proc.wait_exit()
             out, err = proc.output()
@@ -167,22 +193,21 @@ class Routes:
 
     def pump(self, h: _Handler, proc: Proc, cursor: int, cut: bool) -> None:
         """Send the output from `cursor` as it comes, then the exit; a quiet
-        stream ends with `continue`, and a cut one after its first output."""
+        stream ends with `continue`, and a cut one after its first output.
+        Chunks that came together go out as one event of up to SEND_BYTES
+        (a flood is a few hundred events, not a million), and output the
+        command's buffer no longer holds is skipped with `truncated`."""
         index = 0
         while True:
-            with proc.cond:
-                proc.cond.wait_for(lambda: len(proc.events) > index or proc.exit is not None,
-                                   HEARTBEAT_SECONDS)
-                new, end = proc.events[index:], proc.exit
-                index += len(new)
-            for event in new:
-                data = event["data"].encode()
-                if event["offset"] + len(data) <= cursor:
-                    continue
-                skip = max(0, cursor - event["offset"])
-                h.send_event({**event, "offset": event["offset"] + skip,
-                              "data": data[skip:].decode(errors="replace")})
-                cursor = event["offset"] + len(data)
+            proc.wait_for_more(index, HEARTBEAT_SECONDS)
+            index, new, end = proc.since(index)
+            if new and new[0].offset > cursor:
+                h.send_event({"type": "truncated", "droppedBytes": new[0].offset - cursor,
+                              "resumeAt": new[0].offset})
+                cursor = new[0].offset
+            for event in _joined(new, cursor):
+                h.send_event(event)
+                cursor = event["offset"] + len(event["data"].encode())
                 if cut:
                     return h.cut()
             if end is not None and not new:

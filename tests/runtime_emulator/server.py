@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import sys
 import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,8 +35,12 @@ class ApiError(Exception):
 class Emulator:
     """A Runtime API on a random loopback port; `url` goes in RUNTIME_API_URL."""
 
-    def __init__(self, api_key: str):
+    def __init__(self, api_key: str, command_delay: float = 0.0, max_live: int | None = None):
         self.api_key = api_key
+        self.max_live = max_live  # the account's sandboxes at once (the free tier's four); None: no limit
+        self.claimed = 0  # sandboxes being made, counted against max_live before they exist
+        self.refused = 0  # creates and forks refused for max_live
+        self.command_delay = command_delay  # seconds every exec takes before its command: a slow VM
         self.root = Path(tempfile.mkdtemp(prefix="rtemu-"))
         self.fixed = self.root / "box"  # every sandbox's path as its commands see it
         self.fixed.mkdir()
@@ -44,9 +49,10 @@ class Emulator:
         self.lock = threading.Lock()
         self.replays: dict[str, tuple[int, Any]] = {}  # idempotency key -> answer
         self.requests: list[str] = []  # "METHOD path" of every request, in order
+        self.peak_live = 0  # the most sandboxes alive at once
         self.routes = Routes(self)
         handler = type("Handler", (_Handler,), {"emulator": self})
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server = _Server(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
@@ -59,6 +65,25 @@ class Emulator:
         """Ids of the sandboxes not deleted."""
         with self.lock:
             return sorted(i for i, b in self.boxes.items() if b.state != "deleted")
+
+    def claim_room(self, count: int) -> None:
+        """Refuse a create or fork past the account's limit, as Runtime does
+        (429 quota_exceeded); else count the sandboxes about to be made."""
+        with self.lock:
+            alive = sum(b.state != "deleted" for b in self.boxes.values()) + self.claimed
+            if self.max_live is not None and alive + count > self.max_live:
+                self.refused += 1
+                raise ApiError(429, "quota_exceeded",
+                               f"This account runs at most {self.max_live} sandboxes at once.",
+                               hint="Delete a sandbox, or wait for one to end.", retryAfterMs=200)
+            self.claimed += count
+
+    def count_live(self, made: int) -> None:
+        """The claimed sandboxes exist now: note how many are alive at once."""
+        with self.lock:
+            self.claimed -= made
+            alive = sum(b.state != "deleted" for b in self.boxes.values())
+            self.peak_live = max(self.peak_live, alive)
 
     def box(self, box_id: str) -> Box:
         with self.lock:
@@ -76,6 +101,13 @@ class Emulator:
         for box in boxes:
             box.end()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (the SDK closes a stream at its exit) is no error."""
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -10,23 +10,75 @@ the same absolute path, as Runtime's /workspace is the same in every VM.
 from __future__ import annotations
 
 import codecs
+import configparser
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-# Runs inside `unshare --mount`: show the sandbox at the fixed path, then run
-# the command there under bash, as Runtime runs a string command.
-NAMESPACE_SCRIPT = 'mount --bind "$0" "$1" && cd "$2" && exec bash -c "$3"'
-UNSHARE = ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", NAMESPACE_SCRIPT]
+# Runs inside namespaces of its own, as a command inside a VM would: its own
+# processes (`/proc` shows no host process; every one dies with the command),
+# its own loopback and no other network when the create asked for none (with
+# `internet: true` it shares the host's network: the allow list is recorded,
+# not enforced, and the host's loopback is reachable, which a VM's is not),
+# and empty host temp dirs and homes
+# (what the attack samples look for) but for the tools on PATH found there
+# (a pyenv python), bound back read-only. Each mount source is relative to a
+# cwd taken before the tmpfs hid its path. Not a security boundary: the rest
+# of the host's files stay visible; it runs this project's own samples only.
+HIDDEN = ("/var/tmp", "/root", "/home", "/run")  # and /tmp, last: the sandbox's directory is there
+
+
+def _namespace_script(own_network: bool) -> str:
+    steps = ["ip link set lo up" if own_network else "true"]
+    for hidden in HIDDEN:
+        kept = sorted({Path(entry).relative_to(hidden).parts[0] for entry in os.environ.get("PATH", "").split(":")
+                       if entry.startswith(hidden + "/") and Path(entry).is_dir()})
+        steps += [f"cd {hidden}", f"mount -t tmpfs vm-tmpfs {hidden}"]
+        steps += [f"mkdir {hidden}/{name} && mount --no-canonicalize --bind -o ro {name} {hidden}/{name}"
+                  for name in kept]
+    steps += ['cd "$0"', "mount -t tmpfs vm-tmpfs /tmp", 'mkdir -p "$1"', 'mount --no-canonicalize --bind . "$1"',
+              'cd "$2"', 'exec bash -c "$3"']
+    return " && ".join(steps)
+
+
+def _unshare(own_network: bool) -> list[str]:
+    return ["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--mount-proc",
+            *(["--net"] if own_network else []), "--", "/bin/sh", "-c", _namespace_script(own_network)]
+
+
+UNSHARE = {own: _unshare(own) for own in (True, False)}
 IMAGE_ENV_PREFIXES = ("PIP_", "npm_config_", "NPM_CONFIG_")  # the "image's" package settings
 DEFAULT_MEMORY_MIB = 1024
+
+
+def _image_pip_settings() -> dict[str, str]:
+    """The host user's pip.conf [global] as PIP_* variables: the "image"
+    installs from the same local indexes (its HOME is the sandbox's, and no
+    host is reachable from it)."""
+    parser = configparser.ConfigParser()
+    parser.read(Path.home() / ".config" / "pip" / "pip.conf")
+    return {f"PIP_{key.upper().replace('-', '_')}": " ".join(value.split())
+            for key, value in (parser["global"].items() if parser.has_section("global") else ())}
+
+
+IMAGE_PIP = _image_pip_settings()
+READ_BYTES = 1 << 16
+RETAIN_BYTES = 8 << 20  # output kept per command for late readers
+
+
+class Chunk(NamedTuple):
+    kind: str  # stdout or stderr
+    offset: int  # bytes of both streams before this chunk
+    text: str
+    size: int  # its length in UTF-8 bytes
 
 
 @dataclass
@@ -57,12 +109,15 @@ class Faults:
 
 
 class Proc:
-    """One command: its output as NDJSON-ready events with shared offsets."""
+    """One command: its output as chunks with shared offsets, of which the
+    last RETAIN_BYTES are kept (as Runtime keeps a bounded buffer: a reader
+    that falls further behind gets a `truncated` event and skips ahead)."""
 
     def __init__(self, box: Box, argv: list[str], env: dict[str, str], timeout_ms: int | None):
         self.id = f"proc_{uuid.uuid4().hex[:10]}"
         self.box = box
-        self.events: list[dict[str, Any]] = []
+        self.chunks: list[Chunk] = []  # chunk i is number `self.first + i` of the command
+        self.first = 0
         self.size = 0  # bytes of stdout and stderr together
         self.exit: dict[str, Any] | None = None
         self.lost = False  # the lose_streams fault: follows never see the end
@@ -80,7 +135,7 @@ class Proc:
 
     def _read(self, pipe: Any, kind: str) -> None:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        while chunk := pipe.read1(65536):
+        while chunk := pipe.read1(READ_BYTES):
             self._append(kind, decoder.decode(chunk))
         self._append(kind, decoder.decode(b"", final=True))
         pipe.close()
@@ -88,10 +143,31 @@ class Proc:
     def _append(self, kind: str, text: str) -> None:
         if not text:
             return
+        data = text.encode()
         with self.cond:
-            self.events.append({"type": kind, "offset": self.size, "data": text})
-            self.size += len(text.encode())
+            self.chunks.append(Chunk(kind, self.size, text, len(data)))
+            self.size += len(data)
+            kept = self.size - self.chunks[0].offset
+            dropped = 0
+            while kept > RETAIN_BYTES and dropped < len(self.chunks) - 1:
+                kept -= self.chunks[dropped].size
+                dropped += 1
+            if dropped > len(self.chunks) // 2:  # trim in bulk: appends stay cheap
+                del self.chunks[:dropped]
+                self.first += dropped
             self.cond.notify_all()
+
+    def since(self, index: int) -> tuple[int, list[Chunk], dict[str, Any] | None]:
+        """The chunks from number `index` on (from the oldest kept, if that
+        one is gone), the number after them, and the exit if it came."""
+        with self.cond:
+            start = max(index, self.first)
+            new = self.chunks[start - self.first:]
+            return start + len(new), new, self.exit
+
+    def wait_for_more(self, index: int, seconds: float) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: self.first + len(self.chunks) > index or self.exit is not None, seconds)
 
     def _wait(self, readers: list[threading.Thread], timeout_ms: int | None) -> None:
         timed_out = False
@@ -126,8 +202,8 @@ class Proc:
 
     def output(self) -> tuple[str, str]:
         with self.cond:
-            out = "".join(e["data"] for e in self.events if e["type"] == "stdout")
-            err = "".join(e["data"] for e in self.events if e["type"] == "stderr")
+            out = "".join(c.text for c in self.chunks if c.kind == "stdout")
+            err = "".join(c.text for c in self.chunks if c.kind == "stderr")
         return out, err
 
 
@@ -177,19 +253,24 @@ class Box:
     def env(self, extra: dict[str, str] | None) -> dict[str, str]:
         """The image's environment: nothing of the host's but PATH, locale
         and the package index settings; never a Runtime key."""
-        env = {k: v for k, v in os.environ.items() if k.startswith(IMAGE_ENV_PREFIXES)}
-        env.update(PATH=os.environ.get("PATH", os.defpath), LANG="C.UTF-8",
-                   HOME=self.home, TMPDIR=str(self.fixed / "tmp"))
+        env = {**IMAGE_PIP, **{k: v for k, v in os.environ.items() if k.startswith(IMAGE_ENV_PREFIXES)}}
+        path = f"{Path(sys.base_prefix) / 'bin'}:{os.environ.get('PATH', os.defpath)}"  # no pyenv shim
+        env.update(PATH=path, LANG="C.UTF-8",
+                   HOME=self.home, TMPDIR=str(self.fixed / "tmp"),
+                   PIP_RETRIES="0")  # no host is reachable: an index fails at once, not after backoff
         env.update(extra or {})
         return env
 
-    def start(self, body: dict[str, Any]) -> Proc:
+    def start(self, body: dict[str, Any], delay: float = 0.0) -> Proc:
         command = body.get("command")
         if command is None:
             import shlex
             command = shlex.join(body.get("argv") or ["true"])
         cwd = body.get("cwd") or self.home
-        argv = [*UNSHARE, str(self.dir), str(self.fixed), cwd, command]
+        offline = not (self.request.get("network") or {}).get("internet", True)
+        argv = [*UNSHARE[offline], str(self.dir), str(self.fixed), cwd, command]
+        if delay > 0:  # the command waits first, inside its process group: a kill ends the wait too
+            argv = ["/bin/sh", "-c", f'sleep {delay:.3f} && exec "$@"', "sh", *argv]
         proc = Proc(self, argv, self.env(body.get("env")), body.get("timeoutMs"))
         with self.lock:
             self.procs[proc.id] = proc

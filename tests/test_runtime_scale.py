@@ -1,0 +1,122 @@
+"""The cap on Runtime sandboxes at once: whole runs are admitted, never a
+deadlock, never past the cap, and a cap no run fits under is one line.
+
+The emulator is given the account's limit too (`max_live`, refusing a create
+or fork past it as Runtime does), so a run that went past the cap would be
+refused there, not only counted here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from gatetui.backends.runtime import RuntimeBackend, RuntimeSettings
+from gatetui.backends.runtime_admission import CAP_VARIABLE, SandboxCap, cap_from_env
+from gatetui.errors import BackendError, ExitCode
+from gatetui.gate.events import RunFinished
+from gatetui.gate.plan import GateRequest, make_plan
+from gatetui.gate.runner import run_gate
+from tests.conftest import MakeRepo
+from tests.runtime_emulator.fixtures import running_emulator
+
+FAST = RuntimeSettings(capacity_wait=5, start_seconds=5, command_grace=5)
+CONFIG = 'stack = "python"\ninstall = ["true"]\ntest = "sleep 0.3; echo ok"\ntest_paths = ["tests"]\n'
+
+
+@pytest.fixture
+def tiny_repo(make_repo: MakeRepo) -> Path:
+    """An instant install and a suite that sleeps: the gate's shape, cheaply
+    (it writes no report, so the runs end `error`; the cap is what is tested)."""
+    return make_repo({"gatetui.toml": CONFIG, "tests/test_a.py": "def test_a():\n    pass\n", "a.py": "A = 1\n"},
+                     {"a.py": "A = 2\n"})
+
+
+async def gate(repo: Path, cap: SandboxCap, progress: list[str], run: str) -> RunFinished:
+    plan = make_plan(GateRequest(repo, "main", "agent/x", run_id=run))
+    events = [e async for e in run_gate(plan, RuntimeBackend(settings=FAST, cap=cap,
+                                                             on_progress=progress.append))]
+    last = events[-1]
+    assert isinstance(last, RunFinished)
+    return last
+
+
+@pytest.mark.parametrize("limit", [4, 5, 9])
+def test_many_runs_under_a_cap_all_finish_and_never_pass_it(tmp_path: Path, tiny_repo: Path, limit: int) -> None:
+    """Six runs at once, each holding an installed sandbox and forking four:
+    a per-sandbox semaphore would deadlock here; whole-run admission does not."""
+    cap, progress = SandboxCap(limit), []
+    with running_emulator(tmp_path / "config") as emulator:
+        emulator.max_live = limit
+
+        async def every() -> list[RunFinished]:
+            return await asyncio.wait_for(
+                asyncio.gather(*(gate(tiny_repo, cap, progress, f"run{i}") for i in range(6))), 60)
+
+        finished = asyncio.run(every())
+        assert (emulator.refused, emulator.peak_live <= limit) == (0, True)
+        per_run = min(limit, 5)
+        assert emulator.peak_live == per_run * (limit // per_run)  # whole runs side by side, no more
+    assert len(finished) == 6 and all(len(f.results) == 6 for f in finished)
+    assert (cap.in_use, cap.runs) == (0, 0)
+    assert any(line.endswith(f"hold the {limit} sandboxes allowed at once ({CAP_VARIABLE}); this run starts "
+                             "when one ends") for line in progress)
+
+
+def test_no_cap_lets_every_run_overlap(tmp_path: Path, tiny_repo: Path) -> None:
+    cap = SandboxCap(None)
+    with running_emulator(tmp_path / "config") as emulator:
+        async def every() -> list[RunFinished]:
+            return await asyncio.gather(*(gate(tiny_repo, cap, [], f"run{i}") for i in range(3)))
+
+        asyncio.run(every())
+        assert emulator.peak_live == 15  # three runs, five sandboxes each, all at once
+    assert cap.peak == 15 and cap.in_use == 0
+
+
+@pytest.mark.parametrize("limit", [1, 3, 0])
+def test_a_cap_no_run_fits_under_is_one_line_before_any_sandbox(tmp_path: Path, tiny_repo: Path,
+                                                                  limit: int) -> None:
+    with running_emulator(tmp_path / "config") as emulator:
+        started = time.monotonic()
+        with pytest.raises(BackendError) as refused:
+            asyncio.run(gate(tiny_repo, SandboxCap(limit), [], "run1"))
+        assert time.monotonic() - started < 10 and emulator.peak_live == 0
+    shown = "not a whole number" if limit == 0 else str(limit)
+    assert str(refused.value) == (
+        f"runtime backend: a gate run needs 4 sandboxes at once (the install's and copies of it for the runs) "
+        f"but the cap on sandboxes at once ({CAP_VARIABLE}) is {shown}: set it to 4 or more, or unset it; "
+        "`--backend local` needs nothing")
+    assert refused.value.exit_code == ExitCode.GATE_ERROR
+
+
+def test_a_run_cancelled_while_waiting_gives_nothing_away(tmp_path: Path, tiny_repo: Path) -> None:
+    """A waiting run that is cancelled (a newer head) leaves the count as it
+    was; the run ahead of it still finishes and gives its slots back."""
+    cap = SandboxCap(4)
+
+    async def scenario() -> None:
+        first = asyncio.create_task(gate(tiny_repo, cap, [], "run1"))
+        while cap.runs == 0:
+            await asyncio.sleep(0.01)
+        second = asyncio.create_task(gate(tiny_repo, cap, [], "run2"))
+        await asyncio.sleep(0.2)
+        assert (cap.in_use, len(cap._waiting)) == (4, 1)
+        second.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await second
+        await first
+
+    with running_emulator(tmp_path / "config"):
+        asyncio.run(scenario())
+    assert (cap.in_use, cap.runs, len(cap._waiting)) == (0, 0, 0)
+
+
+def test_the_cap_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for raw, limit in (("", None), ("unlimited", None), ("4", 4), ("four", 0)):
+        monkeypatch.setenv(CAP_VARIABLE, raw)
+        assert cap_from_env() == limit
+        assert RuntimeSettings().max_sandboxes == limit
