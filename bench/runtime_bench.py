@@ -10,9 +10,9 @@ Prints, for each cap on sandboxes at once:
   the most sandboxes alive at once, as the emulator counted them
   the sandboxes still alive at the end (must be 0)
 Under a cap only 4 branches are gated by default (queued, 20 would take
-twenty gates' time). The delay must dwarf this machine's own CPU per gate
-(~1.5 s on 2 cores for 20 gates' processes and HTTP), else the figure
-measures the CPU, not the overlap.
+twenty gates' time). The emulator runs in a process of its own, as Runtime
+does on its own machines: in the bench's process it would share one GIL
+with twenty SDK clients and the figure would measure that, not the overlap.
 Reproduce: .venv/bin/python bench/runtime_bench.py [--delay S] [--branches N] [--caps none,4]
 """
 
@@ -20,10 +20,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import multiprocessing
+import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -33,7 +38,8 @@ from gatetui.backends.runtime_admission import SandboxCap  # noqa: E402
 from gatetui.gate.events import RunFinished  # noqa: E402
 from gatetui.gate.plan import GateRequest, make_plan  # noqa: E402
 from gatetui.gate.runner import run_gate  # noqa: E402
-from tests.runtime_emulator.fixtures import running_emulator  # noqa: E402
+from tests.runtime_emulator.fixtures import KEY  # noqa: E402
+from tests.runtime_emulator.server import Emulator  # noqa: E402
 
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
 NODE = {
@@ -77,13 +83,54 @@ async def timed_gate(repo: Path, branch: str, cap: SandboxCap) -> tuple[float, s
     return time.monotonic() - started, verdict
 
 
+@contextlib.contextmanager
+def emulator_process(root: Path, delay: float, limit: int | None) -> Iterator[Connection]:
+    """The emulator in a forked process; the SDK here reaches it over HTTP."""
+    here, there = multiprocessing.get_context("fork").Pipe()
+    child = multiprocessing.get_context("fork").Process(target=_serve, args=(there, delay, limit), daemon=True)
+    child.start()
+    url = here.recv()
+    saved = {k: os.environ.get(k) for k in ENV}
+    os.environ.update(RUNTIME_API_URL=url, RUNTIME_API_KEY=KEY, NO_PROXY="127.0.0.1,localhost",
+                      XDG_CONFIG_HOME=str(root / "config"))
+    try:
+        yield here
+    finally:
+        here.send("close")
+        left = here.recv()
+        child.join(10)
+        for key, value in saved.items():
+            os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
+        if left:
+            raise SystemExit(f"sandboxes left alive: {left}")
+
+
+ENV = ("RUNTIME_API_URL", "RUNTIME_API_KEY", "NO_PROXY", "XDG_CONFIG_HOME")
+
+
+def _serve(conn: Connection, delay: float, limit: int | None) -> None:
+    emulator = Emulator(KEY, command_delay=delay, max_live=limit)
+    conn.send(emulator.url)
+    while True:
+        ask = conn.recv()
+        if ask == "reset":
+            emulator.peak_live = 0
+            conn.send(None)
+        elif ask == "stats":
+            conn.send((emulator.peak_live, emulator.refused, emulator.live()))
+        else:
+            left = emulator.live()
+            emulator.close()
+            conn.send(left)
+            return
+
+
 def measure(repo: Path, root: Path, branches: int, delay: float, limit: int | None) -> None:
     cap = SandboxCap(limit)
-    with running_emulator(root / f"config-{limit}") as emulator:
-        emulator.command_delay = delay
-        emulator.max_live = limit
+    with emulator_process(root / f"config-{limit}", delay, limit) as emulator:
         solo, _ = asyncio.run(timed_gate(repo, "agent/b0", cap))
-        emulator.peak_live = 0
+        emulator.send("reset")
+        emulator.recv()
         started = time.monotonic()
 
         async def every() -> list[tuple[float, str]]:
@@ -91,7 +138,8 @@ def measure(repo: Path, root: Path, branches: int, delay: float, limit: int | No
 
         results = asyncio.run(every())
         wall = time.monotonic() - started
-        peak, refused, left = emulator.peak_live, emulator.refused, emulator.live()
+        emulator.send("stats")
+        peak, refused, left = emulator.recv()
     verdicts = sorted({v for _, v in results})
     shown = "no cap" if limit is None else f"cap {limit}"
     print(f"{shown:>7}: {branches} gates in {wall:5.1f} s; one gate alone {solo:4.1f} s; "
@@ -103,7 +151,8 @@ def measure(repo: Path, root: Path, branches: int, delay: float, limit: int | No
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--delay", type=float, default=5.0, help="seconds added to every command")
+    parser.add_argument("--delay", type=float, default=15.0, help="seconds added to every command (the real "
+                        "commands of 20 gates add ~14 s of CPU on 2 cores: a shorter delay measures that)")
     parser.add_argument("--branches", type=int, default=20)
     parser.add_argument("--caps", default="none,4", help="comma-separated: none or a number")
     parser.add_argument("--capped-branches", type=int, default=4,
