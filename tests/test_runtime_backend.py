@@ -415,4 +415,7 @@ def test_cli_check_with_the_runtime_backend(emulator: Emulator, tmp_path: Path,
     assert (code, verdict["verdict"], verdict["backend"]) == (0, "pass", "runtime")
     assert {c["id"]: c["status"] for c in verdict["checks"]} == dict(SCENARIOS["honest_fix"].checks)
     assert verdict["cost"]["total"]["cpu_minutes"] > 0 and verdict["cost"]["total"]["gib_minutes"] > 0
+    # the account's credit as Runtime reports it (the emulator's microdollar strings)
+    assert verdict["cost"]["account"] == {"available": 4.99875, "spent": 0.00125, "held": 0.0}
+    assert verdict["cost"]["basis"] == "measured by Runtime"
     assert KEY not in out + err

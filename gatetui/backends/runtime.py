@@ -114,6 +114,17 @@ class RuntimeBackend:
                 raise outcome
         self._access = found
 
+    async def account(self) -> dict[str, float]:
+        """The account's credit in dollars, as Runtime reports it (integer
+        microdollars in strings), for the credit table."""
+        client = self.client()
+        try:
+            usage = await client.usage()
+        finally:
+            await client.close()
+        return {key: int(usage[key]) / 1_000_000 for key in ("available", "spent", "held")
+                if str(usage.get(key, "")).lstrip("-").isdigit()}
+
     async def _sweep_once(self) -> None:
         if self._swept:
             return

@@ -60,6 +60,7 @@ class Cost:
 
     per_check: dict[str, Usage] = field(default_factory=dict)
     measured: bool = False
+    account: dict[str, float] = field(default_factory=dict)  # dollars the backend's account reports
 
     @property
     def total(self) -> Usage:
@@ -89,4 +90,5 @@ class Cost:
             },
             "checks": {k: row(v) for k, v in self.per_check.items()},
             "total": row(self.total),
+            **({"account": dict(self.account)} if self.account else {}),
         }

@@ -82,6 +82,7 @@ class _Gate:
         self.hooks = scan_hooks(plan.base, plan.head, plan.profile.is_test_file)
         self.outside: list[str] = []  # base tests passed by a change outside the tests
         self.opened: Workspace | None = None  # the install's workspace until _install returns
+        self.account: dict[str, float] = {}  # the backend account's credit, where it has one
         self.base_task: asyncio.Task[baseline.BaseRun] | None = None  # base's suite, baseline = true
         self.baseline = BaselineInfo(requested=plan.profile.baseline)
 
@@ -123,6 +124,7 @@ class _Gate:
             for open_one in (workspace, self.opened):  # opened: cancelled mid-install
                 if open_one is not None:
                     await asyncio.shield(open_one.close())
+        self.account = await account_of(self.backend)
         self._done()
 
     # --- checks ---------------------------------------------------------
@@ -349,7 +351,8 @@ class _Gate:
                 self._finish(CheckResult(check, Status.ERROR, message))
 
     def _cost(self) -> Cost:
-        return Cost(per_check=dict(self.usage), measured=bool(getattr(self.backend, "measured", False)))
+        return Cost(per_check=dict(self.usage), measured=bool(getattr(self.backend, "measured", False)),
+                    account=self.account)
 
     def _done(self) -> None:
         results = tuple(self.results[c] for c in CHECK_ORDER if c in self.results)
@@ -360,6 +363,18 @@ class _Gate:
             cost=self._cost(), seconds=round(time.monotonic() - self.clock, 3),
             notes=self.backend.notes, baseline=self.baseline,
         ))
+
+
+async def account_of(backend: Backend) -> dict[str, float]:
+    """What the backend's account says of its credit after the run (Runtime:
+    available and spent dollars); never a reason for the gate to fail."""
+    account = getattr(backend, "account", None)
+    if account is None:
+        return {}
+    try:
+        return dict(await asyncio.wait_for(account(), 15))
+    except Exception:  # noqa: BLE001 - a figure for the credit table, nothing more
+        return {}
 
 
 def isolation_of(backend: Backend) -> dict[str, object]:

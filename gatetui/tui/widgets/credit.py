@@ -80,4 +80,6 @@ class CreditPanel(Vertical):
         self.query_one(CostTable).sync(rows)
         basis = run.cost.basis if run else "estimated at Runtime rates"
         used = f"; submits {submits[0]} of {submits[1]}" if submits else ""
+        if run is not None and run.cost.account:
+            used += "; account " + ", ".join(f"{k} ${v:,.2f}" for k, v in run.cost.account.items())
         self.query_one("#credit-note", Static).update(f"{basis}{used}\n{projection_note(projection)}")
