@@ -222,6 +222,19 @@ class Store:
             data.pop(branch, None)
             self.write_atomic(path.relative_to(self.root), json.dumps(data, sort_keys=True).encode())
 
+    def escalated(self, repo: str | Path) -> set[str]:
+        """Branches whose cap was reached and a person asked: kept across restarts."""
+        path = self.repo_dir(repo) / "escalated.json"
+        return set(json.loads(path.read_text())) if path.exists() else set()
+
+    def set_escalated(self, repo: str | Path, branch: str, on: bool) -> None:
+        folder = self.repo_dir(repo)
+        with self.locked(f"submits-{folder.name}"):
+            names = self.escalated(repo)
+            names = names | {branch} if on else names - {branch}
+            self.write_atomic((folder / "escalated.json").relative_to(self.root),
+                              json.dumps(sorted(names)).encode())
+
     def hidden_dir(self, repo: str | Path) -> Path:
         return self.repo_dir(repo) / "hidden"
 

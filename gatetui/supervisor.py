@@ -386,10 +386,12 @@ class Supervisor:
         self._launch = launch or task_launcher
         heads = await asyncio.to_thread(self.watcher.read)
         records = await asyncio.to_thread(self.store.runs, self.repo)
+        escalated = await asyncio.to_thread(self.store.escalated, self.repo)
         at_base = await asyncio.to_thread(self._part_of_base, heads.values())
         for name, sha in heads.items():
             branch = self.branches[name] = Branch(name, sha, sha in at_base)
             branch.runs = [Run.from_record(r) for r in records if r.get("branch") == name]
+            branch.escalated = name in escalated
         self._emit(BranchesChanged())
         for branch in self.branches.values():
             if not branch.at_base and not any(r.head == branch.head for r in branch.runs):
@@ -556,12 +558,14 @@ class Supervisor:
         """The branch used up its submits: mark it and ask a person."""
         branch = self.branches.setdefault(name, Branch(name, head))
         branch.escalated = True
+        self.store.set_escalated(self.repo, name, True)
         self._emit(EscalationRaised(name, message))
         self._emit(BranchesChanged())
 
     def give_back_submits(self, name: str) -> None:
         """A person took over: the branch's submits start again from none."""
         self.store.reset_submits(self.repo, name)
+        self.store.set_escalated(self.repo, name, False)
         branch = self.branches.get(name)
         if branch is not None:
             branch.escalated = False

@@ -89,8 +89,11 @@ async def test_the_submit_after_the_cap_is_not_gated_and_raises_the_escalation(
     assert served.supervisor.branches["agent/x"].escalated is True
     assert (await ask(served.path, {"op": "status", "branch": "agent/x"}))[0]["escalated"] is True
     assert not served.supervisor.branches["agent/x"].runs  # nothing was gated
-    served.supervisor.give_back_submits("agent/x")
-    assert served.supervisor.branches["agent/x"].escalated is False and isinstance(seen[-1], BranchesChanged)
+    sup = served.supervisor
+    assert sup.store.escalated(sup.repo) == {"agent/x"}  # a restarted supervisor still knows
+    sup.give_back_submits("agent/x")
+    assert sup.branches["agent/x"].escalated is False and isinstance(seen[-1], BranchesChanged)
+    assert sup.store.escalated(sup.repo) == set()
 
 
 async def test_a_commit_is_read_from_the_clone_into_the_private_mirror(

@@ -148,3 +148,13 @@ def test_recorder_keeps_logs_and_a_sealed_record(tmp_path: Path) -> None:
     assert recorder.record["checks"][0]["detail"] == "fresh"
     log = store.log_path(started.repo, "run-9", "install")
     assert log.read_text() == "$ pip install\ndone\n"
+
+
+def test_escalated_branches_are_kept_until_given_back(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "s")
+    store.set_escalated("r", "agent/a", True)
+    store.set_escalated("r", "agent/b", True)
+    again = Store.open(tmp_path / "s")
+    assert again.escalated("r") == {"agent/a", "agent/b"}
+    again.set_escalated("r", "agent/a", False)
+    assert (again.escalated("r"), again.escalated("other")) == ({"agent/b"}, set())

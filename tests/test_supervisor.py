@@ -141,6 +141,19 @@ async def test_history_is_loaded_and_a_judged_head_is_not_gated_again(make_repo:
 
 
 @pytest.mark.asyncio
+async def test_an_escalated_branch_is_still_escalated_after_a_restart(make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo(BASE, HEAD)
+    first, _ = supervisor(repo, FakeBackend(), tmp_path / "state")
+    await first.start()
+    first.escalate("agent/x", first.branches["agent/x"].head, "used its 3 submits")
+    await first.stop()
+    second, _ = supervisor(repo, FakeBackend(), tmp_path / "state")
+    await second.start()
+    await second.stop()
+    assert second.branches["agent/x"].escalated is True
+
+
+@pytest.mark.asyncio
 async def test_a_newer_head_cancels_the_run_in_progress(make_repo: MakeRepo, tmp_path: Path) -> None:
     repo = make_repo(BASE, HEAD)
     backend = FakeBackend(released=False)
