@@ -215,8 +215,8 @@ def cmd_tui(args: argparse.Namespace) -> int:
 
 
 def _tui_backends(name: str) -> Backend:
-    """Backends for the TUI: nothing may print over the screen (the
-    backend's countdown is not shown there yet)."""
+    """Backends for the TUI: nothing may print over the screen; the app
+    turns the backend's own news into notifications."""
     return make_backend(name, on_progress=lambda line: None)
 
 

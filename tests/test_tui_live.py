@@ -206,3 +206,28 @@ async def test_the_submit_after_the_cap_raises_the_escalation_on_screen(tmp_path
     assert marked_after == "agent/honest_fix"
     assert app.supervisor.submits_used("agent/honest_fix") == 0
     assert not app.submit_server.path.exists()
+
+
+async def test_the_runtime_backends_own_news_becomes_a_notification(tmp_path: Path) -> None:
+    """A capacity countdown from a worker thread shows on screen, not over it."""
+    import asyncio
+
+    from gatetui.backends.runtime import RuntimeBackend
+
+    repo, _, _ = sample_at_base("honest_fix", tmp_path / "repo")
+    made: list[RuntimeBackend] = []
+
+    def factory(name: str) -> Backend:
+        made.append(RuntimeBackend(on_progress=lambda line: None))
+        return made[-1]
+
+    app = make_app(repo, tmp_path, factory=factory)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("b")
+        assert app.supervisor.backend is made[0]
+        # from a worker thread, as the backend's countdown comes; the loop keeps running meanwhile
+        await asyncio.to_thread(made[0].on_progress, "runtime: no capacity; retrying in 20 s")
+        await pilot.pause(0.3)
+        notes = [n.message for n in app._notifications]
+        assert notes == ["next runs use the runtime backend", "runtime: no capacity; retrying in 20 s"]
+        await pilot.press("q")

@@ -54,6 +54,7 @@ class GatetuiApp(App[None]):
         s = self.supervisor
         self.sub_title = f"{s.repo.name}: {s.pattern} against {s.base}, {s.backend.name} backend"
         self.supervisor.subscribe(self.relay)
+        self.hear_backend(s.backend)
         self.push_screen(self.main)
         self.start_supervisor()
 
@@ -108,9 +109,22 @@ class GatetuiApp(App[None]):
             self.push_screen(ErrorScreen(f"cannot switch to the {name} backend", str(err)))
             return
         if backend is not None:
+            self.hear_backend(backend)
             self.supervisor.set_backend(backend)
             self.sub_title = self.sub_title.rsplit(", ", 1)[0] + f", {name} backend"
             self.notify(f"next runs use the {name} backend")
+
+    def hear_backend(self, backend: Backend) -> None:
+        """A backend's own news (Runtime's capacity countdown, a crash sweep)
+        becomes a notification; it may come from a worker thread."""
+        if hasattr(backend, "on_progress"):
+            backend.on_progress = self.backend_said
+
+    def backend_said(self, line: str) -> None:
+        try:
+            self.call_from_thread(self.notify, line, timeout=4)
+        except RuntimeError:  # already on the app's own thread
+            self.notify(line, timeout=4)
 
     async def on_unmount(self) -> None:
         if self.submit_server is not None:
