@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from gatetui.backends.base import Backend
+from gatetui.backends.runtime_admission import CAP_VARIABLE
 from gatetui.errors import BackendError, BadInput, ExitCode, GateError
 from gatetui.gate.checks import Verdict
 from gatetui.gate.events import RunFinished, RunStarted
@@ -45,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("repo", type=Path, nargs="?", default=Path("."), help="the repository (default: here)")
     check.add_argument("--base", required=True, help="the ref the agent started from")
     check.add_argument("--head", required=True, help="the agent's commit or branch")
-    check.add_argument("--backend", choices=("local", "runtime"), default="local")
+    _add_backend_args(check)
     check.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     check.add_argument("--junit", type=Path, metavar="FILE", help="write the checks as JUnit XML")
     check.add_argument("--timeout", type=_seconds, metavar="S", help="time limit per command, seconds")
@@ -81,7 +83,7 @@ def _add_submit_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignor
     serve.add_argument("repo", type=Path)
     serve.add_argument("--base", default="main", help="the ref the agent started from (default main)")
     serve.add_argument("--branch", default="agent/*", metavar="PATTERN", help="branches to watch (default agent/*)")
-    serve.add_argument("--backend", choices=("local", "runtime"), default="local")
+    _add_backend_args(serve)
     serve.add_argument("--state-dir", type=Path, metavar="DIR", help="history, logs and keys (default: "
                        "$XDG_STATE_HOME/gatetui)")
     serve.add_argument("--socket", type=Path, metavar="PATH", help="where to listen (default "
@@ -100,7 +102,7 @@ def build_tui_parser() -> argparse.ArgumentParser:
     parser.add_argument("repo", type=Path, nargs="?", default=Path("."))
     parser.add_argument("--base", default="main", help="the ref the agent started from (default main)")
     parser.add_argument("--branch", default="agent/*", metavar="PATTERN", help="branches to watch (default agent/*)")
-    parser.add_argument("--backend", choices=("local", "runtime"), default="local")
+    _add_backend_args(parser)
     parser.add_argument("--state-dir", type=Path, metavar="DIR", help="history, logs and keys (default: "
                         "$XDG_STATE_HOME/gatetui)")
     parser.add_argument("--socket", type=Path, metavar="PATH", help="where `gatetui submit` reaches the app "
@@ -111,6 +113,14 @@ def build_tui_parser() -> argparse.ArgumentParser:
     parser.add_argument("--scenarios", type=Path, metavar="DIR", help="the rules lab's scenarios "
                         "(default: the sample repos)")
     return parser
+
+
+def _add_backend_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", choices=("local", "runtime"), default="local",
+                        help="where the gate runs: here (local) or in Runtime's sandboxes (runtime)")
+    parser.add_argument("--max-sandboxes", type=_count, metavar="N", help="runtime backend: Runtime sandboxes "
+                        f"alive at once over every run (default ${CAP_VARIABLE}, else no cap; the free tier runs 4; "
+                        "a run needs at least 4)")
 
 
 def _seconds(text: str) -> float:
@@ -133,17 +143,21 @@ def _count(text: str) -> int:
     return value
 
 
-def make_backend(name: str, on_progress: Callable[[str], None] | None = None) -> Backend:
+def make_backend(name: str, on_progress: Callable[[str], None] | None = None,
+                 max_sandboxes: int | None = None) -> Backend:
     """`on_progress` hears the backend's own news (a capacity countdown); by
-    default it goes to stderr, where `check` prints its progress."""
+    default it goes to stderr, where `check` prints its progress.
+    `max_sandboxes` overrides the environment's cap; the local backend has none."""
     if name == "local":
         from gatetui.backends.local import LocalBackend
 
         return LocalBackend()
     if name == "runtime":
-        from gatetui.backends.runtime import RuntimeBackend
+        from gatetui.backends.runtime import RuntimeBackend, RuntimeSettings
 
-        return RuntimeBackend(on_progress=on_progress or (lambda line: print(line, file=sys.stderr, flush=True)))
+        settings = RuntimeSettings() if max_sandboxes is None else RuntimeSettings(max_sandboxes=max_sandboxes)
+        return RuntimeBackend(settings=settings,
+                              on_progress=on_progress or (lambda line: print(line, file=sys.stderr, flush=True)))
     raise BackendError(f"unknown backend {name!r}: use --backend local (it needs nothing) or runtime")
 
 
@@ -172,7 +186,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise BadInput(f"cannot read the hidden tests in the state directory: {err}") from None
     request = GateRequest(args.repo, args.base, args.head, args.timeout, hidden=hidden,
                           baseline_cache=StateCache(args.state_dir, args.repo))
-    backend = make_backend(args.backend)
+    backend = make_backend(args.backend, max_sandboxes=args.max_sandboxes)
     started, finished = asyncio.run(gate_once(request, backend, sys.stderr, args.verbose))
     print(verdict_json(started, finished) if args.json else verdict_block(finished))
     if args.junit:
@@ -210,14 +224,15 @@ def cmd_tui(args: argparse.Namespace) -> int:
         raise BadInput("the TUI needs a terminal: for scripts and CI run `gatetui check REPO --base REF --head REF`")
     from gatetui.tui.launch import run_tui
 
-    return run_tui(args.repo, args.base, args.branch, args.backend, args.state_dir, _tui_backends,
+    backends = functools.partial(_tui_backends, max_sandboxes=args.max_sandboxes)
+    return run_tui(args.repo, args.base, args.branch, args.backend, args.state_dir, backends,
                    args.socket, args.cap, lab_scenarios=args.scenarios, lab_rules=args.rules)
 
 
-def _tui_backends(name: str) -> Backend:
+def _tui_backends(name: str, max_sandboxes: int | None = None) -> Backend:
     """Backends for the TUI: nothing may print over the screen; the app
     turns the backend's own news into notifications."""
-    return make_backend(name, on_progress=lambda line: None)
+    return make_backend(name, on_progress=lambda line: None, max_sandboxes=max_sandboxes)
 
 
 def _wants_tui(argv: list[str]) -> bool:
@@ -248,7 +263,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from gatetui.supervisor import Supervisor
 
     store = Store.open(args.state_dir)
-    supervisor = Supervisor(args.repo, make_backend(args.backend), store, base=args.base, pattern=args.branch,
+    supervisor = Supervisor(args.repo, make_backend(args.backend, max_sandboxes=args.max_sandboxes), store, base=args.base, pattern=args.branch,
                             submit_cap=args.cap)
     return run_serve(supervisor, SubmitServer(supervisor, args.socket, group=args.group))
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -30,8 +31,14 @@ async def test_the_submit_and_status_tools(served: Served) -> None:  # noqa: F81
         tools = await session.list_tools()
         assert sorted(t.name for t in tools.tools) == ["status", "submit"]
         before = await session.call_tool("status", {})
-        submitted = await session.call_tool("submit", {"message": "through mcp"}, read_timeout_seconds=300)
+        submitting = asyncio.create_task(
+            session.call_tool("submit", {"message": "through mcp"}, read_timeout_seconds=300))
+        await asyncio.sleep(0.5)
+        during = await session.call_tool("status", {})  # answered while the gate runs
+        gated_meanwhile = submitting.done()
+        submitted = await submitting
         after = await session.call_tool("status", {})
+    assert (during.is_error, text(during).splitlines()[0], gated_meanwhile) == (False, "branch: agent/mcp", False)
     assert (before.is_error, text(before)) == (False, "branch: agent/mcp\nsubmits: 0 of 3 used, 3 left\n"
                                                       "last verdict: none yet")
     block = ("pass installs from scratch\npass suite passes 3 of 3 runs\npass no tests removed\n"

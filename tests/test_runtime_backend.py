@@ -22,6 +22,7 @@ import pytest
 import withruntime
 
 from gatetui.backends.runtime import APP, RuntimeBackend, RuntimeSettings, RuntimeWorkspace
+from gatetui.backends.runtime_admission import CAP_VARIABLE
 from gatetui.backends.runtime_network import IndexAccess, npm_access, pip_access
 from gatetui.cli import main
 from gatetui.errors import BackendError, ExitCode
@@ -419,3 +420,27 @@ def test_cli_check_with_the_runtime_backend(emulator: Emulator, tmp_path: Path,
     assert verdict["cost"]["account"] == {"available": 4.99875, "spent": 0.00125, "held": 0.0}
     assert verdict["cost"]["basis"] == "measured by Runtime"
     assert KEY not in out + err
+
+
+def test_cli_max_sandboxes_below_a_run_is_one_line_and_exit_3(emulator: Emulator, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flag reaches the backend and wins over the environment."""
+    repo = materialize(SCENARIOS["honest_fix"], tmp_path / "honest_fix")
+    monkeypatch.setenv(CAP_VARIABLE, "8")
+    code = main(["check", str(repo), "--base", "main", "--head", "agent/honest_fix", "--backend", "runtime",
+                 "--max-sandboxes", "3"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (ExitCode.GATE_ERROR, "")
+    assert err.strip().splitlines()[-1] == (
+        "gatetui: runtime backend: a gate run needs 4 sandboxes at once (the install's and copies of it for the "
+        f"runs) but the cap on sandboxes at once (--max-sandboxes or {CAP_VARIABLE}) is 3: set it to 4 or more, "
+        "or unset it; `--backend local` needs nothing")
+    assert emulator.peak_live == 0
+
+
+def test_cli_max_sandboxes_must_be_a_count(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check", ".", "--base", "main", "--head", "x", "--max-sandboxes", "four"])
+    assert (code, capsys.readouterr().err) == (
+        ExitCode.BAD_INPUT, "gatetui: argument --max-sandboxes: not a whole number: 'four' "
+        "(see `gatetui check --help`)\n")

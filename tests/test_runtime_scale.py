@@ -88,7 +88,8 @@ def test_a_cap_no_run_fits_under_is_one_line_before_any_sandbox(tmp_path: Path, 
     shown = "not a whole number" if limit == 0 else str(limit)
     assert str(refused.value) == (
         f"runtime backend: a gate run needs 4 sandboxes at once (the install's and copies of it for the runs) "
-        f"but the cap on sandboxes at once ({CAP_VARIABLE}) is {shown}: set it to 4 or more, or unset it; "
+        f"but the cap on sandboxes at once (--max-sandboxes or {CAP_VARIABLE}) is {shown}: set it to 4 or more, "
+        "or unset it; "
         "`--backend local` needs nothing")
     assert refused.value.exit_code == ExitCode.GATE_ERROR
 
