@@ -44,9 +44,8 @@ from typing import Any
 from gatetui.errors import BadInput, BackendError, ExitCode, GateError
 from gatetui.gate.events import RunFinished
 from gatetui.store import repo_key
-from gatetui.supervisor import (
-    EscalationRaised, Run, RunFailed, RunUpdated, Supervisor, SupervisorEvent,
-)
+from gatetui.runs import Run
+from gatetui.supervisor import EscalationRaised, RunFailed, RunUpdated, Supervisor, SupervisorEvent
 
 SOCKET_ROOT = Path("/tmp")
 SOCKET_NAME = "submit.sock"

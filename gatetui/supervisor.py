@@ -1,6 +1,6 @@
 """The supervisor: watches a repo's agent branches and gates every new head.
 
-It is what the TUI drives (and `gatetui serve` will): it knows the repo, the
+It is what the TUI and `gatetui serve` drive: it knows the repo, the
 base ref, the branch pattern and the backend; it keeps, per branch, the head,
 its runs (history from the store, then live ones) and whether the latest
 verdict is stale. No Textual here.
@@ -19,7 +19,7 @@ workspace) and starts one on the new head. Every finished run is recorded
 through `history.Recorder`, sealed, in the store.
 
 Consumers get `SupervisorEvent`s; they say what changed, and the state to
-show is read back from `branches` / `Branch` / `Run`.
+show is read back from `branches` / `Branch` / `Run` (gatetui.runs).
 
 Submitted commits (`gatetui submit`, through `serve.SubmitServer`) come from
 the agent's own working copy, a clone or worktree: `gate_commit` fetches the
@@ -35,37 +35,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import difflib
 import fnmatch
 import time
 import uuid
-from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from gatetui.backends.base import Backend
+from gatetui.backends.closing import ClosingBackend
 from gatetui.errors import BadInput, GateError
-from gatetui.gate.checks import CHECK_ORDER, CheckId, CheckResult, Status
-from gatetui.gate.cost import Cost, Usage
-from gatetui.gate.digests import Digests, RuleDigest
-from gatetui.gate.events import (
-    CheckFinished, CheckProgress, CheckStarted, CostUpdated, DigestsComputed, GateEvent,
-    OutputChunk, RunFinished, RunStarted,
-)
+from gatetui.gate.checks import CheckId
+from gatetui.gate.cost import Usage
+from gatetui.gate.events import GateEvent, RunFinished, RunStarted
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.history import Recorder
 from gatetui.mirror import fetch_commit
 from gatetui.repo import GitRepo
+from gatetui.runs import Branch, ReviewFile, Run
 from gatetui.state_inputs import StateCache, hidden_tests
 from gatetui.store import Store
 from gatetui.watch import Moves, RefWatcher
 
 SUBMIT_CAP = 3
-LOG_LINES = 10_000  # lines kept per check in memory; the store keeps the full log (capped)
-IN_PROGRESS = ("queued", "running")
 STREAM_CHECK = {"install": CheckId.INSTALL, "old tests": CheckId.OLD_TESTS}
 
 
@@ -116,216 +110,6 @@ class EscalationRaised:
 
 SupervisorEvent = BranchesChanged | RunUpdated | RunFailed | EscalationRaised
 Listener = Callable[[SupervisorEvent], None]
-
-
-# --- state -------------------------------------------------------------------
-
-
-class LogBuffer:
-    """The last `cap` lines of a check's output; older ones are counted, not kept."""
-
-    def __init__(self, cap: int = LOG_LINES):
-        self.lines: deque[str] = deque(maxlen=cap)
-        self.total = 0  # complete lines ever appended
-        self._partial: dict[str, str] = {}
-
-    @property
-    def dropped(self) -> int:
-        return self.total - len(self.lines)
-
-    def append(self, stream: str, text: str) -> None:
-        text = self._partial.pop(stream, "") + text
-        parts = text.split("\n")
-        if parts[-1]:
-            self._partial[stream] = parts[-1]
-        prefix = f"{stream} | "
-        for line in parts[:-1]:
-            self.lines.append(prefix + line)
-        self.total += len(parts) - 1
-
-    def since(self, seen: int) -> tuple[list[str], bool]:
-        """Lines after the first `seen`; True when some of them were dropped
-        (the reader should start over from what is kept)."""
-        new = self.total - seen
-        if new <= 0:
-            return [], False
-        if new > len(self.lines):
-            return list(self.lines), True
-        return list(self.lines)[-new:], False
-
-
-@dataclass
-class CheckRow:
-    check: CheckId
-    status: Status = Status.WAITING
-    detail: str = ""
-    started: float | None = None  # wall clock
-    seconds: float | None = None
-
-    def elapsed(self, now: float) -> float | None:
-        if self.seconds is not None:
-            return self.seconds
-        return None if self.started is None else max(0.0, now - self.started)
-
-
-@dataclass
-class Run:
-    """One gate run of a branch: live, or read back from the store."""
-
-    run_id: str
-    branch: str
-    head: str
-    status: str = "queued"  # queued, running, pass, fail, review, error, cancelled
-    base: str = ""
-    backend: str = ""
-    started_at: float = 0.0
-    finished_at: float | None = None
-    seconds: float | None = None
-    checks: dict[CheckId, CheckRow] = field(default_factory=lambda: {c: CheckRow(c) for c in CHECK_ORDER})
-    digests: Digests | None = None
-    cost: Cost = field(default_factory=Cost)
-    notes: tuple[str, ...] = ()
-    message: str = ""  # why the gate could not run
-    seal: str = ""
-    review: str = ""  # accepted / rejected, once a person decided
-    logs: dict[CheckId, LogBuffer] = field(default_factory=dict)
-    record: dict[str, Any] | None = None
-
-    @property
-    def in_progress(self) -> bool:
-        return self.status in IN_PROGRESS
-
-    def log(self, check: CheckId) -> LogBuffer:
-        return self.logs.setdefault(check, LogBuffer())
-
-    def apply(self, event: GateEvent, now: float) -> None:
-        """Fold one gate event into the run."""
-        match event:
-            case RunStarted():
-                self.status, self.base, self.backend, self.notes = "running", event.base, event.backend, event.notes
-            case CheckStarted():
-                row = self.checks[event.check]
-                row.status, row.started = Status.RUNNING, now
-            case CheckProgress():
-                self.checks[event.check].detail = event.detail
-            case OutputChunk():
-                self.log(event.check).append(event.stream, event.text)
-            case CheckFinished():
-                r = event.result
-                row = self.checks[r.id]
-                row.status, row.detail, row.seconds = r.status, r.detail, r.seconds
-            case DigestsComputed():
-                self.digests = event.digests
-            case CostUpdated():
-                self.cost = event.cost
-            case RunFinished():
-                self.status, self.cost, self.digests = event.verdict.value, event.cost, event.digests
-                self.seconds, self.finished_at = event.seconds, now
-
-    def results(self) -> list[CheckResult]:
-        return [CheckResult(r.check, r.status, r.detail, r.seconds or 0.0) for r in self.checks.values()
-                if r.status.final]
-
-    def verdict_block(self) -> str:
-        """The article's block: one line per check, then the verdict."""
-        lines = [r.line() for r in self.results()]
-        return "\n".join([*lines, f"verdict: {self.status}"])
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> Run:
-        run = cls(run_id=str(record["run_id"]), branch=str(record.get("branch", "")),
-                  head=str(record.get("head", "")), status=str(record.get("verdict", "error")),
-                  base=str(record.get("base", "")), backend=str(record.get("backend", "")),
-                  finished_at=record.get("finished_at"), seconds=record.get("seconds"),
-                  notes=tuple(record.get("notes", ())), seal=str(record.get("seal", "")),
-                  review=str((record.get("review") or {}).get("decision", "")), record=record)
-        run.started_at = (run.finished_at or 0.0) - (run.seconds or 0.0)
-        for item in record.get("checks", []):
-            with contextlib.suppress(ValueError, KeyError):
-                check = CheckId(item["id"])
-                run.checks[check] = CheckRow(check, Status(item["status"]), item.get("detail", ""),
-                                             None, item.get("seconds"))
-        run.digests = digests_from_json(record.get("digests") or {})
-        run.cost = cost_from_json(record.get("cost") or {})
-        return run
-
-
-@dataclass
-class Branch:
-    name: str
-    head: str
-    at_base: bool = False  # head is part of base: nothing to judge yet
-    runs: list[Run] = field(default_factory=list)  # oldest first
-    escalated: bool = False  # the submit cap was reached: a person takes over
-
-    @property
-    def latest(self) -> Run | None:
-        return self.runs[-1] if self.runs else None
-
-    @property
-    def judged(self) -> Run | None:
-        """The latest run that ended with a verdict."""
-        for run in reversed(self.runs):
-            if not run.in_progress and run.status != "cancelled":
-                return run
-        return None
-
-    @property
-    def stale(self) -> bool:
-        judged = self.judged
-        return judged is not None and judged.head != self.head
-
-    @property
-    def status(self) -> str:
-        """What the branch list shows: running, queued, the verdict, or why none."""
-        latest = self.latest
-        if latest is not None and latest.in_progress:
-            return latest.status
-        judged = self.judged
-        if judged is not None:
-            return "stale" if self.stale else judged.status
-        return "at base" if self.at_base else "no run"
-
-
-@dataclass(frozen=True)
-class ReviewFile:
-    """A sealed file that head changed: both versions, for a person to compare."""
-
-    path: str
-    base: str | None  # None: absent at base (added by the agent)
-    head: str | None  # None: deleted at head
-
-    def opcodes(self) -> list[tuple[str, int, int, int, int]]:
-        a = (self.base or "").splitlines()
-        b = (self.head or "").splitlines()
-        return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-
-
-def digests_from_json(data: dict[str, Any]) -> Digests | None:
-    """A record's digests back as `Digests`, as the run had them."""
-    if not data.get("head"):
-        return None
-    sealed, manifest = data.get("sealed") or {}, data.get("manifest") or {}
-    hidden, seed = data.get("hidden") or {}, data.get("random_seed")
-    return Digests(data.get("base", ""), data["head"], sealed.get("base", ""), sealed.get("head", ""),
-                   tuple(sealed.get("changed", ())), manifest.get("digest", ""),
-                   tuple(manifest.get("files", ())), tuple(data.get("judge_changed", ())),
-                   rules=tuple(_rule_from_json(rule) for rule in data.get("rules") or ()),
-                   random_seed=seed if isinstance(seed, int) else None,
-                   hidden=str(hidden.get("digest", "")), hidden_files=int(hidden.get("files", 0)),
-                   test_network=data.get("test_network") is True)
-
-
-def _rule_from_json(data: dict[str, Any]) -> RuleDigest:
-    return RuleDigest(str(data.get("name", "")), str(data.get("on_change", "review")), bool(data.get("allow_new")),
-                      str(data.get("base", "")), str(data.get("head", "")), tuple(data.get("changed", ())),
-                      tuple(data.get("added", ())))
-
-
-def cost_from_json(data: dict[str, Any]) -> Cost:
-    checks = {k: Usage(v.get("wall_seconds", 0.0), v.get("cpu_minutes", 0.0) * 60, v.get("gib_minutes", 0.0) * 60)
-              for k, v in (data.get("checks") or {}).items()}
-    return Cost(per_check=checks, measured=data.get("basis") == "measured by Runtime")
 
 
 # --- the supervisor ------------------------------------------------------------
@@ -589,7 +373,7 @@ class Supervisor:
         """`source`: the repo holding head when it is not the supervised one
         (the mirror of submitted commits); base is then given as its sha."""
         recorder = Recorder(self.store, run.branch)
-        backend = _ClosingBackend(self.backend)
+        backend = ClosingBackend(self.backend)
         self._active.add(run.run_id)
         try:
             async with self._slots:
@@ -636,45 +420,6 @@ class Supervisor:
         self._emit(RunUpdated(run.branch, run.run_id, event))
         if isinstance(event, (RunStarted, RunFinished)):
             self._emit(BranchesChanged())
-
-
-class _ClosingBackend:
-    """The run's backend, closing on the way out every workspace it opened.
-
-    The runner closes its workspaces however a run ends, except one cancelled
-    during the install (the install workspace is not yet the runner's to
-    close): this wrapper closes any workspace still open when the run ends.
-    """
-
-    def __init__(self, backend: Backend):
-        self.backend = backend
-        self.opened: list[_OnceWorkspace] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.backend, name)
-
-    async def open(self, export: Callable[[Path], None], label: str) -> Any:
-        workspace = _OnceWorkspace(await self.backend.open(export, label))
-        self.opened.append(workspace)
-        return workspace
-
-    async def close_all(self) -> None:
-        for workspace in self.opened:
-            with contextlib.suppress(Exception):
-                await workspace.close()
-
-
-class _OnceWorkspace:
-    def __init__(self, workspace: Any):
-        self.workspace, self.closed = workspace, False
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.workspace, name)
-
-    async def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            await self.workspace.close()
 
 
 def _text(data: bytes | None) -> str | None:

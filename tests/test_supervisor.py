@@ -16,9 +16,8 @@ from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.events import CheckFinished, OutputChunk
 from gatetui.gate.checks import CheckResult
 from gatetui.store import Store
-from gatetui.supervisor import (
-    BranchesChanged, LogBuffer, Run, RunFailed, RunUpdated, Supervisor, SupervisorEvent,
-)
+from gatetui.runs import LogBuffer, Run
+from gatetui.supervisor import BranchesChanged, RunFailed, RunUpdated, Supervisor, SupervisorEvent
 from gatetui.watch import RefWatcher
 from tests.conftest import MakeRepo, git, write_tree
 

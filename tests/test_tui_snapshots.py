@@ -21,7 +21,8 @@ from gatetui.gate.events import (
 from gatetui.demo import move_branch
 from gatetui.lab import LabEvent, LabPlanned, Outcome, ScenarioStarted
 from gatetui.store import Store
-from gatetui.supervisor import Run, Supervisor
+from gatetui.runs import Run
+from gatetui.supervisor import Supervisor
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.widgets.labmatrix import LabState
 from gatetui.watch import RefWatcher

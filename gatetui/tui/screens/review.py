@@ -14,7 +14,8 @@ from textual.widgets import Footer, Header, Static
 from rich.text import Text
 
 from gatetui.gate.checks import CheckId
-from gatetui.supervisor import ReviewFile, Run, Supervisor
+from gatetui.runs import ReviewFile, Run
+from gatetui.supervisor import Supervisor
 from gatetui.tui.format import short
 
 REMOVED, ADDED = "on #5f1f1f", "on #1f4f1f"

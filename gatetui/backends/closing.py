@@ -1,0 +1,53 @@
+"""A backend wrapper that closes, when a run ends, every workspace it opened.
+
+The runner closes its workspaces however a run ends, except one cancelled
+during the install (the install workspace is not yet the runner's to close).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from gatetui.backends.base import Backend
+
+
+class ClosingBackend:
+    """The run's backend, closing on the way out every workspace it opened.
+
+    The runner closes its workspaces however a run ends, except one cancelled
+    during the install (the install workspace is not yet the runner's to
+    close): this wrapper closes any workspace still open when the run ends.
+    """
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
+        self.opened: list[OnceWorkspace] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.backend, name)
+
+    async def open(self, export: Callable[[Path], None], label: str) -> Any:
+        workspace = OnceWorkspace(await self.backend.open(export, label))
+        self.opened.append(workspace)
+        return workspace
+
+    async def close_all(self) -> None:
+        for workspace in self.opened:
+            with contextlib.suppress(Exception):
+                await workspace.close()
+
+
+class OnceWorkspace:
+    def __init__(self, workspace: Any):
+        self.workspace, self.closed = workspace, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.workspace, name)
+
+    async def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            await self.workspace.close()
