@@ -88,8 +88,8 @@ def _add_submit_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignor
                        "$XDG_STATE_HOME/gatetui)")
     serve.add_argument("--socket", type=Path, metavar="PATH", help="where to listen (default "
                        "/tmp/gatetui-KEY/submit.sock, KEY from the repo's path)")
-    serve.add_argument("--cap", type=_count, default=3, metavar="N", help="submits per branch before a "
-                       "person takes over (default 3)")
+    serve.add_argument("--cap", type=_count, metavar="N", help="submits per branch before a person takes "
+                       "over (default: submit_cap in base's configuration, else 3)")
     serve.add_argument("--group", help="make the socket 0660 for this group (default: 0666 in a 0711 folder)")
     mcp = sub.add_parser("mcp", help="the submit and status tools over the Model Context Protocol (stdio)")
     mcp.add_argument("--repo", type=Path, help="the agent's working copy (default: the current folder)")
@@ -107,8 +107,8 @@ def build_tui_parser() -> argparse.ArgumentParser:
                         "$XDG_STATE_HOME/gatetui)")
     parser.add_argument("--socket", type=Path, metavar="PATH", help="where `gatetui submit` reaches the app "
                         "(default /tmp/gatetui-KEY/submit.sock, KEY from the repo's path)")
-    parser.add_argument("--cap", type=_count, default=3, metavar="N", help="submits per branch before a "
-                        "person takes over (default 3)")
+    parser.add_argument("--cap", type=_count, metavar="N", help="submits per branch before a person takes "
+                        "over (default: submit_cap in base's configuration, else 3)")
     parser.add_argument("--rules", type=Path, metavar="FILE", help="the rules lab's rules (key l)")
     parser.add_argument("--scenarios", type=Path, metavar="DIR", help="the rules lab's scenarios "
                         "(default: the sample repos)")

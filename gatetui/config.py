@@ -91,6 +91,7 @@ class Settings:
     random_order: bool = False  # one of the three runs in a random order (the runner's to do)
     baseline: bool = False  # judge `runs` against base's own failures (the runner's to do)
     test_network: bool = False  # the test runs get the network (default: loopback alone)
+    submit_cap: int | None = None  # submits per branch before a person takes over (the supervisor's)
     seal: SealSettings = field(default_factory=SealSettings)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -98,7 +99,7 @@ class Settings:
 _KEYS = {
     "stack", "install", "test", "test_paths", "sealed", "timeout",
     "on_old_tests_fail", "import_check", "hidden", "random_order", "baseline", "seal",
-    "test_network",
+    "test_network", "submit_cap",
 }
 _SEAL_KEYS = {"paths", "on_change", "allow_new", "rules", "hidden", "random_order", "baseline"}
 _RULE_KEYS = {"name", "paths", "on_change", "allow_new"}
@@ -163,6 +164,7 @@ def _settings_from(table: Any, source: str, sha: str) -> Settings:
         random_order=get.boolean("random_order", bool(seal.random_order)),
         baseline=get.boolean("baseline", bool(seal.baseline)),
         test_network=get.boolean("test_network", False),
+        submit_cap=get.count("submit_cap"),
         seal=seal,
         extra={k: table[k] for k in ("lab",) if k in table},
     )
@@ -320,6 +322,13 @@ class _Getter:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self._bad(key, "a number")
         return float(value)
+
+    def count(self, key: str) -> int | None:
+        """A whole number, 0 or more; None when absent."""
+        value = self.table.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise self._bad(key, "a whole number, 0 or more")
+        return value
 
     def boolean(self, key: str, default: bool) -> bool:
         value = self.maybe_boolean(key)

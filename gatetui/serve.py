@@ -149,6 +149,7 @@ class SubmitServer:
         sup = self.supervisor
         async with self._locks.setdefault(branch, asyncio.Lock()):
             used = await asyncio.to_thread(sup.store.submits_used, sup.repo, branch)
+            await asyncio.to_thread(sup.read_cap)  # base's submit_cap, should base have moved
             if used >= self.cap:
                 await self._escalate(branch, head, used, send)
                 return

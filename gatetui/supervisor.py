@@ -45,6 +45,7 @@ from typing import Any, Protocol
 
 from gatetui.backends.base import Backend
 from gatetui.backends.closing import ClosingBackend
+from gatetui.config import load_settings
 from gatetui.errors import BadInput, GateError
 from gatetui.gate.checks import CheckId
 from gatetui.gate.cost import Usage
@@ -55,6 +56,7 @@ from gatetui.history import Recorder
 from gatetui.mirror import fetch_commit
 from gatetui.repo import GitRepo
 from gatetui.runs import Branch, ReviewFile, Run
+from gatetui.snapshot import Snapshot
 from gatetui.state_inputs import StateCache, hidden_tests
 from gatetui.store import Store
 from gatetui.watch import Moves, RefWatcher
@@ -119,13 +121,15 @@ class Supervisor:
     """Gates every new head of the branches matching `pattern` in `repo`."""
 
     def __init__(self, repo: Path, backend: Backend, store: Store, *, base: str = "main",
-                 pattern: str = "agent/*", submit_cap: int = SUBMIT_CAP, timeout: float | None = None,
+                 pattern: str = "agent/*", submit_cap: int | None = None, timeout: float | None = None,
                  parallel: int = 2, clock: Callable[[], float] = time.time,
                  watcher: RefWatcher | None = None):
         self.repo = Path(repo).resolve()
         self.backend, self.store = backend, store
         self.base, self.pattern = base, pattern
-        self.submit_cap, self.timeout, self.clock = submit_cap, timeout, clock
+        self.timeout, self.clock = timeout, clock
+        self._cap_given = submit_cap  # --cap; None: base's submit_cap, else SUBMIT_CAP
+        self._cap_at_base: tuple[str, int | None] | None = None  # (base sha, its submit_cap)
         self.watcher = watcher or RefWatcher(self.repo, pattern)
         self.branches: dict[str, Branch] = {}
         self.started_at = clock()
@@ -165,9 +169,30 @@ class Supervisor:
         with GitRepo.open(self.repo) as git:
             return git.resolve(self.base)
 
+    @property
+    def submit_cap(self) -> int:
+        """Submits per branch before a person takes over: `--cap` when given,
+        else base's `submit_cap` as last read (`read_cap`), else 3."""
+        if self._cap_given is not None:
+            return self._cap_given
+        at_base = self._cap_at_base[1] if self._cap_at_base else None
+        return SUBMIT_CAP if at_base is None else at_base
+
+    def read_cap(self) -> int:
+        """Read base's `submit_cap` again (blocking: call it in a thread);
+        a base that cannot be read or configured keeps the cap as it was,
+        and its gate runs say what is wrong."""
+        if self._cap_given is None:
+            with contextlib.suppress(GateError), GitRepo.open(self.repo) as git:
+                sha = git.resolve(self.base)
+                if self._cap_at_base is None or self._cap_at_base[0] != sha:
+                    self._cap_at_base = (sha, load_settings(Snapshot.of_commit(git, sha)).submit_cap)
+        return self.submit_cap
+
     async def start(self, launch: Launcher | None = None) -> None:
         """Load the history, gate heads that have no run yet, then watch."""
         self._launch = launch or task_launcher
+        await asyncio.to_thread(self.read_cap)
         heads = await asyncio.to_thread(self.watcher.read)
         records = await asyncio.to_thread(self.store.runs, self.repo)
         escalated = await asyncio.to_thread(self.store.escalated, self.repo)

@@ -183,3 +183,10 @@ def test_node_default_rule_seals_the_test_script() -> None:
     files = {"package.json": '{"scripts": {"test": "node --test"}}', "test/a.test.js": "test('a', () => {})\n"}
     p = load_profile(Snapshot.of_files(files))
     assert p.rules[0].sections == ("package.json#scripts.test",)
+
+
+def test_submit_cap_is_a_whole_number_or_absent() -> None:
+    assert (settings("submit_cap = 5\n").submit_cap, settings("stack = 'python'\n").submit_cap) == (5, None)
+    assert error("submit_cap = -1\n") == (f"gatetui.toml at base {'a' * 7}: submit_cap must be a whole number, "
+                                          "0 or more, not -1")
+    assert error("submit_cap = true\n").endswith("submit_cap must be a whole number, 0 or more, not True")

@@ -143,3 +143,28 @@ async def test_a_second_supervisor_leaves_the_first_ones_socket_alone(
         await second.start()
     await second.close()
     assert (await ask(served.path, {"op": "status", "branch": "agent/x"}))[0]["event"] == "status"
+
+
+async def test_the_cap_comes_from_base_unless_given_and_follows_base(make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo({**BASE, "gatetui.toml": "submit_cap = 0\n"}, {"calc.py": "def add(a, b):\n    return b + a\n"})
+    sup = Supervisor(repo, LocalBackend(work_root=tmp_path), Store.open(tmp_path / "state"),
+                     watcher=RefWatcher(repo, step_ms=20))
+    served = SubmitServer(sup, tmp_path / "s.sock")
+    await served.start()
+    try:
+        clone = tmp_path / "clone"
+        git(tmp_path, "clone", "-q", str(repo), str(clone))
+        head = git(clone, "rev-parse", "origin/agent/x")
+        replies = await ask(served.path, {"op": "submit", "branch": "agent/x", "head": head, "repo": str(clone)})
+        assert [(r["event"], r["cap"]) for r in replies] == [("escalated", 0)]
+        git(repo, "checkout", "-q", "main")
+        (repo / "gatetui.toml").write_text("submit_cap = 5\n")
+        git(repo, "commit", "-qam", "five submits")
+        status = await ask(served.path, {"op": "status", "branch": "agent/x"})
+        assert status[0]["cap"] == 0  # status answers from what was read, without touching the repo
+        assert await asyncio.to_thread(sup.read_cap) == 5  # a submit reads base again first
+    finally:
+        await served.close()
+        await sup.stop()
+    given = Supervisor(repo, LocalBackend(work_root=tmp_path), Store.open(tmp_path / "state"), submit_cap=1)
+    assert (given.read_cap(), Supervisor(tmp_path / "nowhere", LocalBackend(), given.store).read_cap()) == (1, 3)

@@ -9,11 +9,11 @@ from pathlib import Path
 from gatetui.backends.base import Backend
 from gatetui.errors import ExitCode
 from gatetui.store import Store
-from gatetui.supervisor import SUBMIT_CAP, Supervisor
+from gatetui.supervisor import Supervisor
 
 
 def run_tui(repo: Path, base: str, pattern: str, backend: str, state_dir: Path | None,
-            make_backend: Callable[[str], Backend], socket: Path | None = None, cap: int = SUBMIT_CAP,
+            make_backend: Callable[[str], Backend], socket: Path | None = None, cap: int | None = None,
             lab_scenarios: Path | None = None, lab_rules: Path | None = None) -> int:
     """Check the input (bad input exits 2 before any screen), then run the
     app, with the submit socket open while it runs."""
