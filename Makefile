@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   ?= demo
 
-.PHONY: test demo bench venv clean
+.PHONY: test test-runtime-all demo bench venv clean
 
 venv: $(STAMP)
 
@@ -18,6 +18,10 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# Every sample through the runtime backend (about 3 minutes on 2 cores; `test` gates six).
+test-runtime-all: $(STAMP)
+	GATETUI_RUNTIME_ALL_SAMPLES=1 $(BIN)/python -m pytest -q tests/test_runtime_backend.py -k samples_get
 
 demo: $(STAMP)
 	rm -rf $(DEMO)
