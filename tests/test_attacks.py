@@ -116,6 +116,17 @@ def test_a_plugin_the_package_registers_is_named_and_kept_out(gated_samples: Gat
     assert "FAILED" not in output(gated_samples, "attack_pytest_plugin", "run 1")
 
 
+def test_a_forgery_in_the_library_is_named_for_a_person(gated_samples: Gated) -> None:
+    """What the attacker wants false: a broken mul reaches `pass`. Every run
+    is forged (the old tests import the new code too), so the diff is the
+    evidence: the verdict is a person's, with the patching line named."""
+    assert finished(gated_samples, "attack_runner_patch").verdict is Verdict.REVIEW
+    assert detail(gated_samples, "attack_runner_patch", CheckId.OLD_TESTS) == (
+        "library code reaches into the test runner: import _pytest.reports as _reports (mathlib/__init__.py:3)")
+    assert "1 passed" not in output(gated_samples, "attack_runner_patch", "run 1")  # the forgery did run: 2 passed
+    assert "2 passed" in output(gated_samples, "attack_runner_patch", "run 1")
+
+
 def test_a_flood_of_output_leaves_the_supervisor_small(tmp_path: Path) -> None:
     """200 MB printed in each of three runs; the supervisor, a process of its
     own here so its peak memory is its alone, keeps a capped tail."""

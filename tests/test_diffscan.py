@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gatetui.changes import FileChange
+from gatetui.gate import codeview, python_tests
 from gatetui.gate import diffscan as ds
 from gatetui.gate.diffscan import DiffScan, Marker, scan_changes
 
@@ -294,7 +295,7 @@ BROKEN_NEW = (
 
 def test_unparseable_python_file_is_still_scanned() -> None:
     """Protects both checks on agent code that is mid-edit and broken."""
-    assert ds._parse_python(BROKEN_NEW) is None  # the premise: ast gives up
+    assert python_tests._parse_python(BROKEN_NEW) is None  # the premise: ast gives up
     scan = scan_changes([modify(PY, BROKEN_OLD, BROKEN_NEW)])
     assert scan.removed == ()
     assert [(d.name, d.line) for d in scan.added] == [("test_c", 10)]
@@ -746,16 +747,17 @@ def test_property_swapping_old_and_new_swaps_removed_and_added(
 def test_property_fallback_agrees_with_ast_on_valid_code(source: str) -> None:
     """Protects the broken-file path: on code that parses, the indentation
     scan finds exactly what `ast` finds, names and lines alike."""
-    tree = ds._parse_python(source)
+    tree = python_tests._parse_python(source)
     assert isinstance(tree, ast.Module)
-    assert ds._view_test_defs(PY, ds._python_view(source)) == ds._ast_test_defs(PY, tree)
+    fallback = python_tests._view_test_defs(PY, codeview.python_view(source))
+    assert fallback == python_tests._ast_test_defs(PY, tree)
 
 
 @FAST
 @given(source=st.one_of(js_sources(), TRICKY))
 def test_property_js_view_keeps_offsets_and_lines(source: str) -> None:
     """Protects every reported line number: blanking keeps length and breaks."""
-    view = ds._js_view(source)
+    view = codeview.js_view(source)
     assert len(view.code) == len(source)
     assert [i for i, c in enumerate(view.code) if c == "\n"] == [
         i for i, c in enumerate(source) if c == "\n"

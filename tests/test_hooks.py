@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, strategies as st
 
 from gatetui.gate import hooks
@@ -60,3 +61,45 @@ def test_the_scan_never_fails_on_any_text(text: str) -> None:
     found = scan({"pyproject.toml": PYPROJECT, "p/a.py": ""},
                  {"pyproject.toml": text, "p/a.py": text, "setup.cfg": text, "setup.py": text})
     assert all(f.path.startswith("p/a.py:") for f in found.skips)
+    assert all(f.path.startswith("p/a.py:") for f in found.reaches)
+
+
+@pytest.mark.parametrize("line", [
+    "import _pytest.reports as reports",
+    "from _pytest.runner import CallInfo",
+    "pytest._pytest_was_here = _pytest.reports.TestReport",
+    "def pytest_runtest_makereport(item, call):",
+    "config.pluginmanager.register(Forger())",
+    "sys.modules['pytest'].main = lambda *a: 0",
+    "os._exit(0)",
+    "sys.excepthook = lambda *a: None",
+    "unittest.TestCase.run = lambda self, result=None: None",
+    "unittest.TextTestResult.addFailure = unittest.TextTestResult.addSuccess",
+])
+def test_library_code_reaching_into_the_test_runner_is_named_with_its_line(line: str) -> None:
+    head = f"import os, sys, unittest\n\n\n{line}\n"
+    (reach,) = scan({"p/core.py": "import os, sys, unittest\n"}, {"p/core.py": head}).reaches
+    assert (reach.path, reach.what) == ("p/core.py:4", f"library code reaches into the test runner: {line}")
+
+
+@pytest.mark.parametrize("line", [
+    "if sys.excepthook == sys.__excepthook__:",  # a comparison, not a swap
+    "x = 1  # os._exit(0) would be wrong here",  # a comment
+    "my_pytest_helpers = 3",
+    "result = TestCase.run_count",
+])
+def test_lookalikes_are_not_reaches(line: str) -> None:
+    assert scan({"p/core.py": ""}, {"p/core.py": line + "\n"}).reaches == ()
+
+
+def test_reaches_in_test_files_or_a_pytest_plugin_project_are_not_findings() -> None:
+    patch = "import _pytest.reports\n"
+    assert scan({"tests/conftest.py": ""}, {"tests/conftest.py": patch}).reaches == ()
+    plugin = PYPROJECT + '\n[project.entry-points.pytest11]\nmine = "p.plugin"\n'
+    assert scan({"pyproject.toml": plugin, "p/plugin.py": ""},
+                {"pyproject.toml": plugin, "p/plugin.py": patch}).reaches == ()
+
+
+def test_a_skip_through_pytest_internals_is_a_skip_not_also_a_reach() -> None:
+    found = scan({"p/core.py": ""}, {"p/core.py": "import _pytest.outcomes\n_pytest.outcomes.skip('x')\n"})
+    assert ([f.path for f in found.skips], [f.path for f in found.reaches]) == (["p/core.py:2"], ["p/core.py:1"])

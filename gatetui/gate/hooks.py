@@ -7,6 +7,15 @@ every run, base's tests included), an interpreter startup hook
 (`sitecustomize.py`, `usercustomize.py`, a `.pth` file), or a skip raised
 from library code (base's tests would be skipped too, so no comparison of
 runs can see it). These are read from the diff, before anything runs.
+
+Library code can also rewrite the verdict from inside: patch pytest's
+reports or hooks when the tests import it, exit the process early, swap
+unittest's result class. The old tests run on the new code by design, so
+nothing they report can contradict it; what can be seen is the diff adding
+code that reaches into the test runner. That is asked of a person (`old_tests`
+fails, the verdict is `review`), not failed outright: a project may have a
+reason, and a project that is itself a pytest plugin (a pytest11 entry point
+at base) is not scanned for it at all.
 """
 
 from __future__ import annotations
@@ -26,6 +35,11 @@ SKIP_CALL = re.compile(
     r"\b(?:raise\s+(?:unittest\.)?SkipTest\b|(?:pytest|_pytest\.outcomes)\.(?:skip|xfail|importorskip)\s*\("
     r"|\bskipTest\s*\(|raise\s+(?:pytest\.)?skip\.Exception\b)"
 )
+RUNNER_REACH = re.compile(
+    r"(?:\bimport\s+_pytest\b|\bfrom\s+_pytest\b|\b_pytest\.\w|\bdef\s+pytest_\w+|\bpluginmanager\b"
+    r"|\bsys\.modules\s*\[\s*['\"]_?pytest|\bos\._exit\s*\(|\bsys\.excepthook\s*=(?!=)"
+    r"|\b(?:TestCase|TestResult|TextTestResult|TextTestRunner)\.\w+\s*=(?!=))"
+)
 SETUP_PY_PLUGIN = re.compile(r"""['"]pytest11['"]\s*:\s*\[([^\]]*)\]""", re.S)
 ENTRY = re.compile(r"""['"]?\s*([\w.-]+)\s*=\s*[\w.:]+""")
 
@@ -44,6 +58,7 @@ class HookScan:
     plugins: tuple[str, ...] = ()  # pytest11 names head registers and base did not
     findings: tuple[Finding, ...] = ()  # plugins and startup hooks: fail old_tests
     skips: tuple[Finding, ...] = field(default=())  # skips in library code: fail no_new_skips
+    reaches: tuple[Finding, ...] = field(default=())  # library code reaching into the runner: review
 
 
 def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], bool]) -> HookScan:
@@ -52,9 +67,15 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
     findings = [Finding(_plugin_source(head, name), f"head registers pytest plugin `{name}` (pytest11 entry point)")
                 for name in plugins]
     findings += [Finding(p, "interpreter startup hook added or changed") for p in changed if _is_startup(p)]
-    skips = [finding for p in changed if p.endswith(".py") and not is_test_file(p)
-             for finding in _added_skips(p, base.text(p) or "", head.text(p) or "")]
-    return HookScan(tuple(plugins), tuple(findings), tuple(skips))
+    library = [p for p in changed if p.endswith(".py") and not is_test_file(p) and not _is_startup(p)]
+    added = {p: _added_code(base.text(p) or "", head.text(p) or "") for p in library}
+    skips = [Finding(f"{p}:{n}", f"skip raised from library code: {line.strip()[:80]}")
+             for p, lines in added.items() for n, code, line in lines if SKIP_CALL.search(code)]
+    reaches = [] if pytest_plugins(base) else [
+        Finding(f"{p}:{n}", f"library code reaches into the test runner: {line.strip()[:80]}")
+        for p, lines in added.items() for n, code, line in lines
+        if RUNNER_REACH.search(code) and not SKIP_CALL.search(code)]
+    return HookScan(tuple(plugins), tuple(findings), tuple(skips), tuple(reaches))
 
 
 def pytest_plugins(snap: Snapshot) -> list[str]:
@@ -105,8 +126,9 @@ def _is_startup(path: str) -> bool:
     return name in STARTUP_NAMES or name.endswith(".pth")
 
 
-def _added_skips(path: str, before: str, after: str) -> list[Finding]:
-    found = []
+def _added_code(before: str, after: str) -> list[tuple[int, str, str]]:
+    """Head's added lines: line number, the code (comment cut off), the line."""
+    added: list[tuple[int, str, str]] = []
     line_no = 0
     for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0):
         if line.startswith("@@"):
@@ -114,7 +136,5 @@ def _added_skips(path: str, before: str, after: str) -> list[Finding]:
             continue
         if line.startswith("+") and not line.startswith("+++"):
             line_no += 1
-            code = line[1:].split("#", 1)[0]
-            if SKIP_CALL.search(code):
-                found.append(Finding(f"{path}:{line_no}", f"skip raised from library code: {line[1:].strip()[:80]}"))
-    return found
+            added.append((line_no, line[1:].split("#", 1)[0], line[1:]))
+    return added

@@ -210,7 +210,7 @@ class _Gate:
         digests = self.plan.digests
         verdict = judge.judge_old_tests(old, digests.sealed_changed, digests.judge_changed,
                                         self.plan.forbidden)
-        self._finish(judge.defend_old_tests(verdict, self.hooks.findings, self.outside))
+        self._finish(judge.defend_old_tests(verdict, self.hooks.findings + self.hooks.reaches, self.outside))
         kept, skips = judge.second_halves(first_kept, first_skips, old, runs, self.plan.still_defined)
         for result in (kept, skips):
             if result.id not in self.results:
