@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.backends.isolation import UID_COUNT, UID_FIRST
+from gatetui.backends.isolation import UID_COUNT, UID_FIRST, uid_processes
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.events import OutputChunk, RunFinished
@@ -69,8 +69,10 @@ def test_a_run_stopped_midway_leaves_no_process_and_no_directory(
     seen: list[int] = []
 
     def started() -> list[int]:
-        if backend.isolation.separate_uid:  # the run cannot write to tmp_path: look for its uid
-            return gate_uid_pids()
+        if backend.isolation.separate_uid:  # the run cannot write to tmp_path: look for its uids
+            # this backend's own claims: another test session's runs are not this run's processes
+            claims = [int(c.name) for c in (work / ".uids").glob("[0-9]*")]
+            return [pid for uid in claims for pid in uid_processes(uid)]
         return [int(p.name) for p in pids.iterdir()]
 
     async def go() -> None:
