@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gatetui.changes import FileChange
-from gatetui.gate import codeview, python_tests
+from gatetui.gate import codeview, jsview, python_tests
 from gatetui.gate import diffscan as ds
 from gatetui.gate.diffscan import DiffScan, Marker, scan_changes
 
@@ -757,7 +757,7 @@ def test_property_fallback_agrees_with_ast_on_valid_code(source: str) -> None:
 @given(source=st.one_of(js_sources(), TRICKY))
 def test_property_js_view_keeps_offsets_and_lines(source: str) -> None:
     """Protects every reported line number: blanking keeps length and breaks."""
-    view = codeview.js_view(source)
+    view = jsview.js_view(source)
     assert len(view.code) == len(source)
     assert [i for i, c in enumerate(view.code) if c == "\n"] == [
         i for i, c in enumerate(source) if c == "\n"

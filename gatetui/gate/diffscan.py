@@ -32,8 +32,9 @@ from difflib import SequenceMatcher
 from typing import Literal, NamedTuple
 
 from gatetui.changes import FileChange
-from gatetui.gate.codeview import js_view, normalize
+from gatetui.gate.codeview import normalize
 from gatetui.gate.js_tests import js_markers, js_test_defs, js_text_markers, js_view_defs
+from gatetui.gate.jsview import js_view
 from gatetui.gate.python_tests import (
     python_markers,
     python_test_defs,

@@ -18,14 +18,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from gatetui.gate.codeview import (
-    CodeView,
-    hits_to_markers,
-    is_word_char,
-    js_literal_value,
-    js_view,
-    normalize,
-)
+from gatetui.gate.codeview import CodeView, hits_to_markers, is_word_char, normalize
+from gatetui.gate.jsview import js_literal_value, js_view
 from gatetui.gate.testdefs import MarkerHit, TestDef
 
 __all__ = [
