@@ -118,7 +118,8 @@ def build_tui_parser() -> argparse.ArgumentParser:
 def _add_backend_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=("local", "runtime"), default="local",
                         help="where the gate runs: here (local) or in Runtime's sandboxes (runtime)")
-    parser.add_argument("--max-sandboxes", type=_count, metavar="N", help="runtime backend: Runtime sandboxes "
+    # 1 or more: a cap of 0 from the environment means "not a whole number" there
+    parser.add_argument("--max-sandboxes", type=_at_least_one, metavar="N", help="runtime backend: Runtime sandboxes "
                         f"alive at once over every run (default ${CAP_VARIABLE}, else no cap; the free tier runs 4; "
                         "a run needs at least 4)")
 
@@ -140,6 +141,13 @@ def _count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def _at_least_one(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
     return value
 
 
@@ -263,7 +271,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from gatetui.supervisor import Supervisor
 
     store = Store.open(args.state_dir)
-    supervisor = Supervisor(args.repo, make_backend(args.backend, max_sandboxes=args.max_sandboxes), store, base=args.base, pattern=args.branch,
+    backend = make_backend(args.backend, max_sandboxes=args.max_sandboxes)
+    supervisor = Supervisor(args.repo, backend, store, base=args.base, pattern=args.branch,
                             submit_cap=args.cap)
     return run_serve(supervisor, SubmitServer(supervisor, args.socket, group=args.group))
 

@@ -444,3 +444,6 @@ def test_cli_max_sandboxes_must_be_a_count(capsys: pytest.CaptureFixture[str]) -
     assert (code, capsys.readouterr().err) == (
         ExitCode.BAD_INPUT, "gatetui: argument --max-sandboxes: not a whole number: 'four' "
         "(see `gatetui check --help`)\n")
+    code = main(["check", ".", "--base", "main", "--head", "x", "--max-sandboxes", "0"])
+    assert (code, capsys.readouterr().err) == (
+        ExitCode.BAD_INPUT, "gatetui: argument --max-sandboxes: must be 1 or more (see `gatetui check --help`)\n")

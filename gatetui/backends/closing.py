@@ -15,12 +15,7 @@ from gatetui.backends.base import Backend
 
 
 class ClosingBackend:
-    """The run's backend, closing on the way out every workspace it opened.
-
-    The runner closes its workspaces however a run ends, except one cancelled
-    during the install (the install workspace is not yet the runner's to
-    close): this wrapper closes any workspace still open when the run ends.
-    """
+    """The run's backend; `close_all` when the run ends, however it ends."""
 
     def __init__(self, backend: Backend):
         self.backend = backend
@@ -41,6 +36,8 @@ class ClosingBackend:
 
 
 class OnceWorkspace:
+    """A workspace whose close runs once: the runner may have closed it already."""
+
     def __init__(self, workspace: Any):
         self.workspace, self.closed = workspace, False
 

@@ -86,8 +86,8 @@ class SandboxCap:
             shown = "not a whole number" if self.limit == 0 else f"{self.limit}"
             raise BackendError(
                 f"runtime backend: a gate run needs {TIGHT_RUN} sandboxes at once (the install's and "
-                f"copies of it for the runs) but the cap on sandboxes at once (--max-sandboxes or {CAP_VARIABLE}) is {shown}: "
-                f"set it to {TIGHT_RUN} or more, or unset it; `--backend local` needs nothing")
+                f"copies of it for the runs) but the cap on sandboxes at once (--max-sandboxes or {CAP_VARIABLE}) "
+                f"is {shown}: set it to {TIGHT_RUN} or more, or unset it; `--backend local` needs nothing")
 
     async def admit(self, on_wait: Callable[[str], None]) -> Ticket:
         """Reserve a whole run's slots, waiting (first come, first served)
