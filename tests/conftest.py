@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
+
+from gatetui.backends.isolation import UID_COUNT, UID_FIRST
+
+
+def worker_uid_range(worker: str, workers: int) -> str:
+    """GATETUI_UID_RANGE for one pytest-xdist worker: a share of the gate's
+    uid range of its own, so two workers' runs never claim the same uid and
+    a worker's "no process of a run's uid is left" sees its own runs only.
+    The range's last uid stays out: the isolation probe borrows it."""
+    share = (UID_COUNT - 1) // max(workers, 1)
+    first = UID_FIRST + int(worker.removeprefix("gw") or 0) * share
+    return f"{first}-{first + share - 1}"
+
+
+if "PYTEST_XDIST_WORKER" in os.environ and "GATETUI_UID_RANGE" not in os.environ:
+    os.environ["GATETUI_UID_RANGE"] = worker_uid_range(
+        os.environ["PYTEST_XDIST_WORKER"], int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",

@@ -26,10 +26,13 @@ from gatetui.samples import materialize
 from tests.gated_samples import CANARY, SCENARIOS, Gated, state_files
 from tests.test_runner import gate_uid_pids
 
-pytestmark = pytest.mark.skipif(
-    not probe_isolation().full,
-    reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); CI runs as root",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not probe_isolation().full,
+        reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); CI runs as root",
+    ),
+    pytest.mark.xdist_group("gated_samples"),  # one xdist worker gates the samples once
+]
 ATTACKS = sorted(name for name in SCENARIOS if name.startswith("attack_"))
 
 

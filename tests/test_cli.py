@@ -13,6 +13,8 @@ from gatetui.cli import main
 from gatetui.samples import load_scenarios, materialize
 from tests.conftest import MakeRepo, git
 
+pytestmark = pytest.mark.xdist_group("test_cli")  # one xdist worker builds its module-scoped repos
+
 PY_BASE = {
     "pyproject.toml": '[project]\nname = "p"\nversion = "0"\n',
     "p/__init__.py": "def one():\n    return 1\n",

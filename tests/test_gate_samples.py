@@ -15,6 +15,8 @@ from gatetui.gate.events import (
 )
 from tests.gated_samples import SCENARIOS, Gated
 
+pytestmark = pytest.mark.xdist_group("gated_samples")  # one xdist worker gates the samples once
+
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,8 @@ from gatetui.config import load_seal_file
 from gatetui.lab import LabRow, Outcome, add_lab_parser, cmd_lab, matrix, run_lab, summary
 from gatetui.samples import SAMPLES_DIR, load_scenarios
 
+pytestmark = pytest.mark.xdist_group("test_lab")  # one xdist worker builds its module-scoped lab run
+
 # Rules a team might try first: never edit an existing test, never touch the
 # project file. The honest fix edits tests/test_leap.py; the version bump
 # edits pyproject.toml outside its sealed section.

@@ -28,6 +28,8 @@ from gatetui.changes import FileChange
 from gatetui.errors import BadInput, ExitCode
 from gatetui.repo import Commit, GitRepo, RepoError, digest_files
 
+pytestmark = pytest.mark.xdist_group("test_repo")  # one xdist worker builds its module-scoped big repo
+
 # --------------------------------------------------------------------------
 # building repositories
 

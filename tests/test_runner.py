@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.backends.isolation import UID_COUNT, UID_FIRST, uid_processes
-from gatetui.backends.local import LocalBackend
+from gatetui.backends.isolation import uid_processes
+from gatetui.backends.local import LocalBackend, uid_range_from_env
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
@@ -39,10 +39,12 @@ def running(pid: int) -> bool:
 
 
 def gate_uid_pids() -> list[int]:
-    """Processes of any gate run's uid (the isolated local backend)."""
+    """Processes of any gate run's uid (the isolated local backend) in this
+    session's range (each pytest-xdist worker has its own)."""
+    first, count = uid_range_from_env()
     return [
         int(p.name) for p in Path("/proc").iterdir()
-        if p.name.isdigit() and _uid_of(p) in range(UID_FIRST, UID_FIRST + UID_COUNT)
+        if p.name.isdigit() and _uid_of(p) in range(first, first + count)
     ]
 
 

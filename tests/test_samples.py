@@ -26,6 +26,8 @@ from gatetui.samples import (
     write_all,
 )
 
+pytestmark = pytest.mark.xdist_group("test_samples")  # one xdist worker builds its module-scoped materialized samples
+
 P, F, S = "pass", "fail", "skipped"
 
 # name -> (stack, [install, runs, tests_kept, no_new_skips, old_tests(, hidden)], verdict);
