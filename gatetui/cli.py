@@ -297,6 +297,10 @@ def main(argv: list[str] | None = None) -> int:
     except GateError as err:
         print(f"gatetui: {err}", file=sys.stderr)
         return int(err.exit_code)
+    except PermissionError as err:  # e.g. a HOME whose git config this user cannot read
+        print(f"gatetui: permission denied: {err.filename or err}: run as a user who can read it, "
+              "or fix its permissions", file=sys.stderr)
+        return int(ExitCode.BAD_INPUT)
     except KeyboardInterrupt:
         print("gatetui: interrupted; the run's workspace was removed", file=sys.stderr)
         return 130

@@ -15,14 +15,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from dulwich.errors import NotGitRepository
+from dulwich.object_store import MissingObjectFinder
 from dulwich.repo import Repo
 
 from gatetui.errors import BadInput
+from gatetui.packer import fetch_as
 from gatetui.repo import GitRepo
 
+HAVES = 1000  # base's latest commits offered to the reader: it sends only what they lack
 
-def fetch_commit(mirror: Path, repo: Path, base: str, source: Path, sha: str) -> None:
-    """Copy commit `sha` from the agent's repo at `source` into `mirror`;
+
+def fetch_commit(mirror: Path, repo: Path, base: str, source: Path, sha: str, as_uid: int | None = None) -> None:
+    """Copy commit `sha` from the agent's repo at `source` into `mirror`,
+    read with the rights of `as_uid` when given (another user's working copy);
     BadInput when it cannot be read or holds nothing new over `base`."""
     with GitRepo.open(repo) as git:
         tip = git.resolve(base)
@@ -30,8 +35,8 @@ def fetch_commit(mirror: Path, repo: Path, base: str, source: Path, sha: str) ->
     try:
         target.refs[b"refs/heads/base"] = tip.encode()  # what the object walk may skip
         if sha.encode() not in target.object_store:
-            with agent_repo(source) as agent:
-                agent.fetch(target, determine_wants=lambda refs, depth=None: [sha.encode()])
+            _copy(target, source, sha, tip, as_uid)
+        _check_complete(target, sha, tip)
     except (KeyError, ValueError, OSError) as err:
         raise BadInput(f"cannot read commit {sha[:7]} from the working copy: {err}") from None
     finally:
@@ -41,6 +46,26 @@ def fetch_commit(mirror: Path, repo: Path, base: str, source: Path, sha: str) ->
             raise BadInput(f"{sha[:7]} is already part of {base}: nothing new to judge (commit your change first)")
         if copy.merge_base(tip, sha) is None:
             raise BadInput(f"{sha[:7]} has no common ancestor with {base}: start your branch from {base}")
+
+
+def _copy(target: Repo, source: Path, sha: str, tip: str, as_uid: int | None) -> None:
+    if as_uid is None:
+        with agent_repo(source) as agent:
+            agent.fetch(target, determine_wants=lambda refs, depth=None: [sha.encode()])
+        return
+    haves = [entry.commit.id.decode() for entry in target.get_walker(include=[tip.encode()], max_entries=HAVES)]
+    fetch_as(as_uid, source, sha, haves, target.object_store)
+
+
+def _check_complete(target: Repo, sha: str, tip: str) -> None:
+    """Every object the commit needs is in the mirror (or base): a reader
+    that left one out must not surface later, mid-gate, as the agent's fault."""
+    store = target.object_store
+    missing = [oid for oid, _ in MissingObjectFinder(store, haves=[tip.encode()], wants=[sha.encode()])
+               if oid not in store]
+    if missing:
+        raise BadInput(f"the working copy lacks {len(missing)} object(s) of commit {sha[:7]} "
+                       f"(first {missing[0].decode()[:12]}): run `git fsck` there")
 
 
 def open_mirror(path: Path, repo: Path) -> Repo:

@@ -153,7 +153,7 @@ class SubmitServer:
             if used >= self.cap:
                 await self._escalate(branch, head, used, send)
                 return
-            run = await sup.gate_commit(branch, head, source)
+            run = await sup.gate_commit(branch, head, source, as_uid=_reader_uid(uid))
             await send({"event": "accepted", "branch": branch, "head": head, "submit": used + 1, "cap": self.cap})
             self.log(f"submit {used + 1} of {self.cap} on {branch} at {head[:7]}: gating")
             run = await sup.finished(run)
@@ -217,12 +217,21 @@ def _submit_fields(request: dict[str, Any], uid: int) -> tuple[str, str, Path]:
     source = Path(repo)
     if not source.is_absolute():
         raise BadInput(f"the working copy's path must be absolute: {repo}")
-    if uid not in (0, os.geteuid()):  # another user: only a repo of its own
+    if uid not in (0, os.geteuid()):  # another user: only a repo of its own, read with its rights
+        if os.geteuid() != 0:
+            raise BadInput("this supervisor cannot read another user's working copy with that user's rights: "
+                           "run `gatetui serve` as root, or submit as the user who runs it")
         with contextlib.suppress(OSError):
             if source.stat().st_uid == uid:
                 return branch, head, source
         raise BadInput(f"{repo} is not your working copy (it must belong to the user who submits)")
     return branch, head, source
+
+
+def _reader_uid(uid: int) -> int | None:
+    """Whose rights read the submitted objects: the submitter's, when it is
+    not the supervisor's own user (root reads nothing on an agent's behalf)."""
+    return None if uid in (0, os.geteuid()) else uid
 
 
 def _peer_uid(writer: asyncio.StreamWriter) -> int:

@@ -339,16 +339,16 @@ class Supervisor:
         latest = branch.latest
         return latest is not None and latest.head == sha and latest.status not in ("cancelled", "error")
 
-    async def gate_commit(self, name: str, sha: str, source: Path) -> Run:
+    async def gate_commit(self, name: str, sha: str, source: Path, as_uid: int | None = None) -> Run:
         """Gate commit `sha` of branch `name`, read from the agent's repo at
-        `source` (a clone or worktree). A run of that very commit already
+        `source` (a clone or worktree), with `as_uid`'s rights when given. A run of that very commit already
         under way or judged is returned instead of a new one. Raises BadInput
         when the branch is not watched, the commit cannot be read or holds
         nothing new."""
         if not fnmatch.fnmatchcase(name, self.pattern):
             raise BadInput(f"{name} is not a supervised branch: work on a branch named like "
                            f"{self.pattern.replace('*', 'fix-dates')}, then submit")
-        await asyncio.to_thread(self._fetch, Path(source), sha)
+        await asyncio.to_thread(self._fetch, Path(source), sha, as_uid)
         branch = self.branches.setdefault(name, Branch(name, sha))
         branch.head, branch.at_base = sha, False
         if self._has_run(branch, sha):
@@ -358,9 +358,9 @@ class Supervisor:
         assert run is not None
         return run
 
-    def _fetch(self, source: Path, sha: str) -> None:
+    def _fetch(self, source: Path, sha: str, as_uid: int | None = None) -> None:
         with self.store.locked("mirror"):
-            fetch_commit(self.mirror, self.repo, self.base, source, sha)
+            fetch_commit(self.mirror, self.repo, self.base, source, sha, as_uid)
         self._submitted.add(sha)
 
     def escalate(self, name: str, head: str, message: str) -> None:

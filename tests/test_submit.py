@@ -6,9 +6,12 @@ escalated, an honest change passes, no supervisor says so."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +24,9 @@ from gatetui.cli import main
 from gatetui.serve import default_socket
 from gatetui.submit import Outcome, status_once, submit_once
 from tests.conftest import git, write_tree
+from tests.test_packer import AGENT_UID, SECRET
+
+pytestmark = pytest.mark.xdist_group("test_submit")  # one xdist worker builds its session-scoped served supervisor
 
 CALC = "def add(a, b):\n    return a + b\n"
 TESTS = ("from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\n"
@@ -218,3 +224,61 @@ def test_standalone_gates_here_and_says_what_is_not_enforced(tmp_path: Path,
     assert err.endswith("gatetui: standalone: gated in your own process against origin/main; the submit cap and "
                         "log hiding are not enforced (run a supervisor: `gatetui serve REPO`)\n")
     assert git(clone, "log", "-1", "--format=%s") == "gatetui submit"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="submitting as another user needs root (CI runs as root)")
+def test_another_users_submit_is_read_with_that_users_rights(served: Served) -> None:
+    """An agent of its own uid submits a commit naming a blob of a root-only
+    repository, which its alternates file points at: refused, never read."""
+    root = Path(tempfile.mkdtemp(prefix="gatetui-uid-submit-", dir="/var/tmp"))
+    root.chmod(0o755)  # the agent's uid reaches its clone; pytest's tmp is root's alone
+    try:
+        secret, agent = root / "secret", root / "agent"
+        secret.mkdir(mode=0o700)
+        git(secret, "init", "-q", "-b", "main")
+        blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=secret, input=SECRET, text=True,
+                              capture_output=True, check=True).stdout.strip()
+        git(root, "clone", "-q", str(served.repo), str(agent))
+        git(agent, "checkout", "-qb", "agent/uid")
+        (agent / ".git" / "objects" / "info" / "alternates").write_text(f"{secret / '.git' / 'objects'}\n")
+        git(agent, "update-index", "--add", "--cacheinfo", f"100644,{blob},leak.txt")
+        git(agent, "commit", "-qm", "leak")
+        sha = git(agent, "rev-parse", "HEAD")
+        subprocess.run(["chown", "-R", f"{AGENT_UID}:{AGENT_UID}", str(agent)], check=True)
+        request = {"op": "submit", "branch": "agent/uid", "head": sha, "repo": str(agent)}
+        ask = ("import json, sys\nfrom pathlib import Path\nfrom gatetui.submit import ask\n"
+               f"for event in ask(Path({str(default_socket(served.repo))!r}), {request!r}):\n"
+               "    print(json.dumps(event))\n")
+        done = subprocess.run(["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups",
+                               sys.executable, "-I", "-c", ask], capture_output=True, text=True, cwd="/", timeout=120)
+        assert [json.loads(line) for line in done.stdout.splitlines()] == [{
+            "event": "error", "code": 2, "message": "cannot read the commit from the working copy as its owner: "
+                                                    f"{secret}/.git/objects/pack is not readable by the submitting user"}]
+        (mirror,) = served.state.rglob("mirror.git")
+        assert subprocess.run(["git", "cat-file", "-e", blob], cwd=mirror, capture_output=True).returncode == 1  # absent
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="submitting as another user needs root (CI runs as root)")
+def test_a_git_config_the_agent_cannot_read_is_one_line(served: Served) -> None:
+    """An agent run with someone else's HOME (sudo keeps it): one line, exit 2."""
+    root = Path(tempfile.mkdtemp(prefix="gatetui-uid-home-", dir="/var/tmp"))
+    root.chmod(0o755)
+    try:
+        home, agent = root / "home", root / "agent"
+        home.mkdir()
+        (home / ".gitconfig").write_text("[user]\n\tname = root\n")
+        (home / ".gitconfig").chmod(0o600)
+        agent.mkdir()
+        git(agent, "init", "-q", "-b", "agent/x")
+        subprocess.run(["chown", "-R", f"{AGENT_UID}:{AGENT_UID}", str(agent)], check=True)
+        done = subprocess.run(
+            ["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups", sys.executable, "-I",
+             "-m", "gatetui", "submit", "--repo", str(agent), "--socket", str(default_socket(served.repo))],
+            capture_output=True, text=True, cwd="/", timeout=60, env={**os.environ, "HOME": str(home)})
+        assert (done.returncode, done.stdout, done.stderr) == (
+            2, "", f"gatetui: permission denied: {home}/.gitconfig: run as a user who can read it, "
+                   "or fix its permissions\n")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
