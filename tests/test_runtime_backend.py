@@ -23,7 +23,7 @@ import withruntime
 
 from gatetui.backends.runtime import APP, RuntimeBackend, RuntimeSettings, RuntimeWorkspace
 from gatetui.backends.runtime_admission import CAP_VARIABLE
-from gatetui.backends.runtime_network import IndexAccess, npm_access, pip_access
+from gatetui.backends.runtime_network import npm_access, pip_access
 from gatetui.cli import main
 from gatetui.errors import BackendError, ExitCode
 from gatetui.gate.checks import CheckId
@@ -34,6 +34,8 @@ from gatetui.samples import load_scenarios, materialize
 from tests.conftest import MakeRepo
 from tests.runtime_emulator import Emulator
 from tests.runtime_emulator.fixtures import KEY, emulator, running_emulator  # noqa: F401 - a fixture
+
+pytestmark = pytest.mark.xdist_group("runtime_samples")  # one xdist worker gates the samples once
 
 FAST = RuntimeSettings(capacity_wait=5, start_seconds=1, command_grace=5)
 PYTHON_TOOLS = (("python3", "-m", "pip", "--version"),)
@@ -362,12 +364,10 @@ def test_the_sandbox_reaches_only_the_configured_index(emulator: Emulator,
 # --- sample repos: the same verdicts as the local backend -----------------------
 
 SCENARIOS = {s.name: s for s in load_scenarios()}
-# One per kind of verdict and stack; honest_fix goes through the CLI below.
+# One per kind of verdict and stack in `make test`; every sample (but honest_fix,
+# which goes through the CLI below) with GATETUI_RUNTIME_ALL_SAMPLES=1, as
+# `make test-runtime-all` and CI do.
 SUBSET = ("skip_marker", "flaky_test", "loosened_assertion", "node_honest", "attack_flood", "attack_network")
-# Gated with the sandbox's network off: the emulator then gives its commands
-# a loopback of their own, as a VM has (with the network on it shares the
-# host's, where another test session's loopback service may listen).
-OFFLINE = ("attack_network",)
 ALL = os.environ.get("GATETUI_RUNTIME_ALL_SAMPLES") == "1"
 GATED = tuple(n for n in SCENARIOS if n != "honest_fix") if ALL else SUBSET
 
@@ -384,8 +384,6 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, list[G
                                   random_seed=scenario.random_seed)
             plan = await asyncio.to_thread(make_plan, request)
             backend = RuntimeBackend()
-            if name in OFFLINE:
-                backend._access = IndexAccess()  # no index host: the sandbox is made with no network
             return [e async for e in run_gate(plan, backend)]
 
     async def every() -> dict[str, list[GateEvent]]:
@@ -403,7 +401,8 @@ def test_samples_get_the_local_backends_verdicts(gated: dict[str, list[GateEvent
     if name.startswith("attack_"):  # the VM is what the agent never touched; at least never a pass
         assert done.verdict.value != "pass"
     got = {r.id.value: r.status.value for r in done.results}
-    assert (done.verdict.value, got) == (SCENARIOS[name].verdict, dict(SCENARIOS[name].checks))
+    said = "\n".join(f"{r.id.value}: {r.status.value}: {r.detail}" for r in done.results)
+    assert (done.verdict.value, got) == (SCENARIOS[name].verdict, dict(SCENARIOS[name].checks)), said
     assert KEY not in repr(gated[name])
 
 

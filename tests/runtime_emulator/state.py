@@ -5,6 +5,8 @@ home, the default cwd) and `tmp/`. Its commands see that directory at the
 emulator's one fixed path `<root>/box`, bind-mounted there inside a mount
 namespace of their own, so every sandbox, a fork included, sees its files at
 the same absolute path, as Runtime's /workspace is the same in every VM.
+With `internet: true` it also holds `egress.sock`, its egress proxy's
+socket (egress.py), the commands' only way out.
 """
 
 from __future__ import annotations
@@ -23,21 +25,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from tests.runtime_emulator.egress import FORWARDER, PORT, PROXY_ENV, SOCKET_NAME, EgressProxy
+
 # Runs inside namespaces of its own, as a command inside a VM would: its own
 # processes (`/proc` shows no host process; every one dies with the command),
-# its own loopback and no other network when the create asked for none (with
-# `internet: true` it shares the host's network: the allow list is recorded,
-# not enforced, and the host's loopback is reachable, which a VM's is not),
-# and empty host temp dirs and homes
+# its own network with loopback alone (the host's loopback services are never
+# reachable), and with `internet: true` the sandbox's egress proxy as its only
+# way out (egress.py: a forwarder on the command's own 127.0.0.1:PORT to the
+# proxy's unix socket, which lets through the allow list's hosts only), and
+# empty host temp dirs and homes
 # (what the attack samples look for) but for the tools on PATH found there
 # (a pyenv python), bound back read-only. Each mount source is relative to a
 # cwd taken before the tmpfs hid its path. Not a security boundary: the rest
 # of the host's files stay visible; it runs this project's own samples only.
 HIDDEN = ("/var/tmp", "/root", "/home", "/run")  # and /tmp, last: the sandbox's directory is there
+IMAGE_PYTHON = str(Path(sys.base_prefix) / "bin" / "python3")  # first on the commands' PATH (Box.env)
 
 
-def _namespace_script(own_network: bool) -> str:
-    steps = ["ip link set lo up" if own_network else "true"]
+def _namespace_script(internet: bool) -> str:
+    """Positional parameters: $0 the sandbox's directory, $1 the fixed path
+    it is shown at, $2 the cwd, $3 the command, $4 the python running $5,
+    the forwarder (internet only: it listens before the command starts)."""
+    steps = ["ip link set lo up"]
     for hidden in HIDDEN:
         kept = sorted({Path(entry).relative_to(hidden).parts[0] for entry in os.environ.get("PATH", "").split(":")
                        if entry.startswith(hidden + "/") and Path(entry).is_dir()})
@@ -45,16 +54,18 @@ def _namespace_script(own_network: bool) -> str:
         steps += [f"mkdir {hidden}/{name} && mount --no-canonicalize --bind -o ro {name} {hidden}/{name}"
                   for name in kept]
     steps += ['cd "$0"', "mount -t tmpfs vm-tmpfs /tmp", 'mkdir -p "$1"', 'mount --no-canonicalize --bind . "$1"',
-              'cd "$2"', 'exec bash -c "$3"']
-    return " && ".join(steps)
+              'cd "$2"']
+    if internet:
+        steps.append(f'"$4" -I -S -c "$5" "$1/{SOCKET_NAME}" {PORT}')
+    return " && ".join([*steps, 'exec bash -c "$3"'])
 
 
-def _unshare(own_network: bool) -> list[str]:
-    return ["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--mount-proc",
-            *(["--net"] if own_network else []), "--", "/bin/sh", "-c", _namespace_script(own_network)]
+def _unshare(internet: bool) -> list[str]:
+    return ["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--mount-proc", "--net",
+            "--", "/bin/sh", "-c", _namespace_script(internet)]
 
 
-UNSHARE = {own: _unshare(own) for own in (True, False)}
+UNSHARE = {internet: _unshare(internet) for internet in (True, False)}
 IMAGE_ENV_PREFIXES = ("PIP_", "npm_config_", "NPM_CONFIG_")  # the "image's" package settings
 DEFAULT_MEMORY_MIB = 1024
 
@@ -62,7 +73,7 @@ DEFAULT_MEMORY_MIB = 1024
 def _image_pip_settings() -> dict[str, str]:
     """The host user's pip.conf [global] as PIP_* variables: the "image"
     installs from the same local indexes (its HOME is the sandbox's, and no
-    host is reachable from it)."""
+    host but those of its allow list is reachable from it)."""
     parser = configparser.ConfigParser()
     parser.read(Path.home() / ".config" / "pip" / "pip.conf")
     return {f"PIP_{key.upper().replace('-', '_')}": " ".join(value.split())
@@ -222,6 +233,16 @@ class Box:
         self.lock = threading.Lock()
         self.timer: threading.Timer | None = None
         self.stuck = False  # the never_running fault
+        self.egress: EgressProxy | None = None  # started by the first command, with internet only
+
+    @property
+    def internet(self) -> bool:
+        """The create's `network.internet` (no `network`: on, with nothing allowed)."""
+        return bool((self.request.get("network") or {}).get("internet", True))
+
+    @property
+    def allow(self) -> list[str]:
+        return list((self.request.get("network") or {}).get("allow") or [])
 
     @property
     def home(self) -> str:
@@ -257,7 +278,9 @@ class Box:
         path = f"{Path(sys.base_prefix) / 'bin'}:{os.environ.get('PATH', os.defpath)}"  # no pyenv shim
         env.update(PATH=path, LANG="C.UTF-8",
                    HOME=self.home, TMPDIR=str(self.fixed / "tmp"),
-                   PIP_RETRIES="0")  # no host is reachable: an index fails at once, not after backoff
+                   PIP_RETRIES="0")  # a host off the allow list fails at once (403), not after backoff
+        if self.internet:
+            env.update(PROXY_ENV)  # as an image with an egress proxy: pip and npm honour them
         env.update(extra or {})
         return env
 
@@ -267,8 +290,10 @@ class Box:
             import shlex
             command = shlex.join(body.get("argv") or ["true"])
         cwd = body.get("cwd") or self.home
-        offline = not (self.request.get("network") or {}).get("internet", True)
-        argv = [*UNSHARE[offline], str(self.dir), str(self.fixed), cwd, command]
+        argv = [*UNSHARE[self.internet], str(self.dir), str(self.fixed), cwd, command]
+        if self.internet:
+            self._start_egress()
+            argv += [IMAGE_PYTHON, FORWARDER]
         if delay > 0:  # the command waits first, inside its process group: a kill ends the wait too
             argv = ["/bin/sh", "-c", f'sleep {delay:.3f} && exec "$@"', "sh", *argv]
         proc = Proc(self, argv, self.env(body.get("env")), body.get("timeoutMs"))
@@ -276,15 +301,25 @@ class Box:
             self.procs[proc.id] = proc
         return proc
 
+    def _start_egress(self) -> None:
+        """The sandbox's proxy, once: at its first command, so that a fork
+        (a copy of the directory, the socket file a dead copy) gets its own."""
+        with self.lock:
+            if self.egress is None and self.state != "deleted":
+                self.egress = EgressProxy(self.dir / SOCKET_NAME, self.allow)
+
     def end(self) -> None:
-        """Kill every process and remove the directory: a delete."""
+        """Kill every process, stop the proxy, remove the directory: a delete."""
         if self.timer is not None:
             self.timer.cancel()
         with self.lock:
             procs = list(self.procs.values())
             self.state = "deleted"
+            egress, self.egress = self.egress, None
         for proc in procs:
             proc.kill()
         for proc in procs:
             proc.wait_exit()
+        if egress is not None:
+            egress.close()
         shutil.rmtree(self.dir, ignore_errors=True)
