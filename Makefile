@@ -16,10 +16,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# One pytest-xdist worker per core (at most 4); tests sharing an expensive
+# fixture (every sample gated once per backend) stay on one worker.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup
 
-# Every sample through the runtime backend (about 3 minutes on 2 cores; `test` gates six).
+# Every sample through the runtime backend (about 3 minutes on 2 cores; `test`
+# gates six). CI runs it after `test`.
 test-runtime-all: $(STAMP)
 	GATETUI_RUNTIME_ALL_SAMPLES=1 $(BIN)/python -m pytest -q tests/test_runtime_backend.py -k samples_get
 
