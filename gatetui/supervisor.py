@@ -62,7 +62,7 @@ from gatetui.store import Store
 from gatetui.watch import Moves, RefWatcher
 
 SUBMIT_CAP = 3
-STREAM_CHECK = {"install": CheckId.INSTALL, "old tests": CheckId.OLD_TESTS}
+STREAM_CHECK = {"install": CheckId.INSTALL, "base install": CheckId.INSTALL, "old tests": CheckId.OLD_TESTS}
 
 
 class Cancellable(Protocol):

@@ -115,3 +115,45 @@ def test_a_hanging_suite_fails_runs_at_the_time_limit(make_repo: MakeRepo, tmp_p
     assert "run 1 stopped at its time limit after 4 s" in results[CheckId.RUNS].detail
     assert results[CheckId.INSTALL].status is Status.PASS
     assert time.monotonic() - started < 30
+
+
+# --- an install that fails: the change's fault only if base installs ----------------
+
+# package.json names a dependency the lock file lacks: `npm ci` refuses at once, offline.
+OUT_OF_SYNC = ('{"name": "n", "version": "0.0.0", "scripts": {"test": "node --test"}, '
+               '"dependencies": {"left-pad": "1.3.0"}}\n')
+NODE_BASE = {"package.json": '{"name": "n", "version": "0.0.0", "scripts": {"test": "node --test"}}\n',
+             "package-lock.json": LOCK, "test/a.test.js": "const test = require('node:test');\ntest('a', () => {});\n"}
+
+
+def gate_install(repo: Path, work: Path) -> tuple[RunFinished, list[str]]:
+    async def go() -> tuple[RunFinished, list[str]]:
+        plan = make_plan(GateRequest(repo, "main", "agent/x"))
+        events = [e async for e in run_gate(plan, LocalBackend(work_root=work))]
+        assert isinstance(events[-1], RunFinished)
+        return events[-1], [e.stream for e in events if isinstance(e, OutputChunk) and e.check is CheckId.INSTALL]
+
+    return asyncio.run(go())
+
+
+def test_an_install_base_fails_too_is_an_error_not_the_changes(make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo({**NODE_BASE, "package.json": OUT_OF_SYNC},
+                     {"test/a.test.js": NODE_BASE["test/a.test.js"] + "test('b', () => {});\n"})
+    done, streams = gate_install(repo, tmp_path / "work")
+    install = {r.id: r for r in done.results}[CheckId.INSTALL]
+    assert (done.verdict.value, install.status) == ("error", Status.ERROR)
+    assert install.detail.startswith("`npm ci --no-audit --no-fund` failed (exit code 1): ")
+    assert install.detail.endswith("; base fails the same install, so it is the project or this machine, "
+                                   "not this change: make base install, then gate again")
+    assert sorted(set(streams)) == ["base install", "install"]
+
+
+def test_an_install_only_head_breaks_is_the_changes_fault(make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo(NODE_BASE, {"package.json": OUT_OF_SYNC})
+    done, streams = gate_install(repo, tmp_path / "work")
+    install = {r.id: r for r in done.results}[CheckId.INSTALL]
+    assert (done.verdict.value, install.status) == ("fail", Status.FAIL)
+    assert install.detail.startswith("`npm ci --no-audit --no-fund` failed (exit code 1): ")
+    assert install.detail.endswith("; base installs")
+    assert sorted(set(streams)) == ["base install", "install"]
+    assert [p.name for p in (tmp_path / "work").iterdir() if p.name != ".uids"] == []  # base's workspace too

@@ -170,11 +170,45 @@ class _Gate:
                                          f"`{command}` {result.describe_end()}: raise the time limit (--timeout)"))
                 return None
             if not result.ok:
-                self._finish(CheckResult(CheckId.INSTALL, Status.FAIL,
-                                         f"`{command}` failed ({result.describe_end()}): {last_line(result.output_tail)}"))
+                self._finish(await self._install_failed(command, result))
                 return None
         self._finish(self._pass(CheckId.INSTALL, "fresh copy, fresh environment"))
         return workspace
+
+    async def _install_failed(self, command: str, result: CommandResult) -> CheckResult:
+        """An install that fails at head is the change's fault only if base
+        installs: a project whose base fails the same way (a dependency gone
+        from the index, a build that needs a tool this machine lacks) is an
+        error for a person, not a mark against the agent."""
+        said = f"`{command}` failed ({result.describe_end()}): {last_line(result.output_tail)}"
+        if command not in self.plan.profile.install:  # the import check: head's own code
+            return CheckResult(CheckId.INSTALL, Status.FAIL, said)
+        self.emit(CheckProgress(CheckId.INSTALL, "failed at head; installing base the same way, to tell whose it is"))
+        at_base = await self._base_install()
+        if at_base is None:
+            return CheckResult(CheckId.INSTALL, Status.FAIL, f"{said}; base installs")
+        if at_base == command:
+            return CheckResult(CheckId.INSTALL, Status.ERROR, f"{said}; base fails the same install, so it is "
+                               "the project or this machine, not this change: make base install, then gate again")
+        return CheckResult(CheckId.INSTALL, Status.FAIL, f"{said}; base's install could not tell ({at_base})")
+
+    async def _base_install(self) -> str | None:
+        """Base installed in a workspace of its own: None when it installs,
+        else the command it failed on (or why it could not tell)."""
+        plan = self.plan
+        workspace = await self.backend.open(lambda dest: plan.repo.export(plan.base.sha, dest),
+                                            f"{plan.request.run_id}-base-install")
+        try:
+            for command in plan.profile.install:
+                result = await self._run(workspace, CheckId.INSTALL, "base install", command,
+                                         dict(plan.profile.install_env))
+                if result.timed_out:
+                    return f"base's `{command}` {result.describe_end()}"
+                if not result.ok:
+                    return command
+            return None
+        finally:
+            await asyncio.shield(workspace.close())
 
     def _install_commands(self) -> list[str]:
         commands = list(self.plan.profile.install)
