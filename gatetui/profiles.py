@@ -17,6 +17,7 @@ from gatetui.config import (
     DEFAULT_RULE, ConfigError, SealRule, SealSettings, Settings, load_settings, parse_toml,
 )
 from gatetui.errors import BadInput
+from gatetui.extras import declared_extras
 from gatetui.snapshot import Snapshot
 
 # The machine's pip installs into the fresh venv: a venv without its own pip
@@ -164,14 +165,13 @@ def python_install(base: Snapshot) -> tuple[str, ...]:
     """A fresh venv, the project itself with its test extras, then the rest
     of its declared test dependencies; pytest only when none declares it."""
     project = (parse_toml(base, "pyproject.toml") or {}).get("project", {})
-    extras = [e for e in TEST_EXTRAS if e in (project.get("optional-dependencies") or {})]
+    optional = declared_extras(base, project if isinstance(project, dict) else {})
+    extras = [e for e in TEST_EXTRAS if e in optional]
     target = f".[{','.join(extras)}]" if extras else "."
     reqs = test_requirement_files(base)
     groups = dependency_group_requirements(base)
     tox = tox_deps(base)
-    declared = [*(project.get("optional-dependencies") or {}).get("test", [])]
-    for extra in extras:
-        declared += (project.get("optional-dependencies") or {}).get(extra, [])
+    declared = [r for extra in extras for r in optional[extra]]
     declared += groups + tox + [line for f in reqs for line in (base.text(f) or "").splitlines()]
     args = ["-e", target, *(a for f in reqs for a in ("-r", f)), *groups, *tox]
     if not any(re.match(r"\s*pytest\s*($|[<>=!~;\[ ])", d) for d in declared if isinstance(d, str)):

@@ -4,8 +4,11 @@ declare test dependencies, test commands that write JUnit, sealed sets."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gatetui.errors import BadInput
+from gatetui.extras import declared_extras, setup_cfg_extras, setup_py_extras
 from gatetui.profiles import (
     importable_packages, load_profile, node_test_command, pytest_ini_text, pytest_settings, scm_version,
 )
@@ -135,3 +138,47 @@ def test_scm_versioned_builds_get_a_version_without_git() -> None:
 
 def test_scm_version_follows_the_nearest_tag() -> None:
     assert [scm_version(t) for t in ("v1.5.0", "2.0", "release-x", None)] == ["1.5.0.post0", "2.0.post0", "0.0.0", "0.0.0"]
+
+
+# --- extras declared by setuptools outside pyproject.toml ---------------------------
+
+def test_setup_cfg_extras_require_is_installed() -> None:
+    cfg = "[metadata]\nname = x\n\n[options.extras_require]\ntest =\n    pytest>=8\n    hypothesis  # props\n"
+    assert install_line({"setup.cfg": cfg}).endswith("-e '.[test]'")  # pytest declared: not added again
+
+
+def test_setup_py_literal_extras_require_is_installed() -> None:
+    setup = "from setuptools import setup\nsetup(name='x', extras_require={'testing': ['pytest'], 'docs': ['sphinx']})\n"
+    assert install_line({"setup.py": setup}).endswith("-e '.[testing]'")
+
+
+def test_setup_py_extras_bound_to_a_name_are_installed() -> None:
+    setup = "from setuptools import setup\nEXTRAS = {'tests': ['pytest', 'mock']}\nsetup(name='x', extras_require=EXTRAS)\n"
+    assert install_line({"setup.py": setup}).endswith("-e '.[tests]'")
+
+
+def test_setup_py_computed_extras_are_not_run_and_pytest_is_added() -> None:
+    setup = "from setuptools import setup\nsetup(name='x', extras_require=__import__('os').system('false'))\n"
+    assert install_line({"setup.py": setup}).endswith("-e . pytest")
+
+
+def test_pyproject_extras_win_over_setup_cfg() -> None:
+    files = {"pyproject.toml": '[project]\nname="x"\n[project.optional-dependencies]\ndev=["pytest"]\n',
+             "setup.cfg": "[options.extras_require]\ntest = pytest\n"}
+    assert declared_extras(Snapshot.of_files(files), {"optional-dependencies": {"dev": ["pytest"]}}) == {
+        "dev": ["pytest"], "test": ["pytest"]}
+    assert install_line(files).endswith("-e '.[test,dev]'")
+
+
+def test_one_line_comma_lists_in_setup_cfg() -> None:
+    assert setup_cfg_extras("[options.extras_require]\ntest = pytest, pytest-cov\n") == {
+        "test": ["pytest", "pytest-cov"]}
+
+
+@given(st.text(max_size=300))
+def test_any_setup_cfg_or_setup_py_text_gives_a_mapping_of_lists(text: str) -> None:
+    for found in (setup_cfg_extras(text), setup_py_extras(text),
+                  setup_cfg_extras("[options.extras_require]\n" + text),
+                  setup_py_extras("setup(extras_require={" + text + "})")):
+        assert all(isinstance(k, str) and isinstance(v, list) and all(isinstance(r, str) for r in v)
+                   for k, v in found.items())
