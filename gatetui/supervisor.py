@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import dataclasses
 import fnmatch
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
@@ -62,6 +63,7 @@ from gatetui.store import Store
 from gatetui.watch import Moves, RefWatcher
 
 SUBMIT_CAP = 3
+NAMED_FILE = re.compile(r"\(([^()\s:]+):\d+\)")  # a finding's "(path:line)" in a check's detail
 STREAM_CHECK = {"install": CheckId.INSTALL, "base install": CheckId.INSTALL, "old tests": CheckId.OLD_TESTS}
 
 
@@ -305,10 +307,13 @@ class Supervisor:
         return total
 
     def review_files(self, run: Run) -> list[ReviewFile]:
-        """Each sealed file head changed, base's and head's version."""
+        """Each sealed file head changed, then each file a finding of
+        `old_tests` names (library code reaching into the runner), base's
+        and head's version: what the person deciding has to read."""
         if run.digests is None:
             return []
         paths = dict.fromkeys(p.split("#", 1)[0] for p in run.digests.sealed_changed)  # FILE#SECTION: the file
+        paths.update(dict.fromkeys(NAMED_FILE.findall(run.checks[CheckId.OLD_TESTS].detail)))
         with GitRepo.open(self.mirror if self.mirror.exists() else self.repo) as git:
             return [ReviewFile(path, _text(git.read(run.digests.base, path)),
                                _text(git.read(run.digests.head, path))) for path in paths]

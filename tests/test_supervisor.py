@@ -247,6 +247,22 @@ def test_review_files_name_both_versions(make_repo: MakeRepo, tmp_path: Path) ->
     assert [op[0] for op in file.opcodes()] == ["equal", "replace"]
 
 
+def test_review_files_add_the_library_file_a_finding_names(make_repo: MakeRepo, tmp_path: Path) -> None:
+    """"Reaches into the test runner" names calc.py:3: the person sees it beside the sealed tests."""
+    reach = "import _pytest.reports\n\ndef add(a, b):\n    return a - b\n"
+    repo = make_repo(BASE, {"calc.py": reach, "tests/test_calc.py": BASE["tests/test_calc.py"] + "\n"})
+    sup = Supervisor(repo, FakeBackend(), Store.open(tmp_path / "state"))
+    run = Run("r", "agent/x", git(repo, "rev-parse", "agent/x"))
+    from gatetui.gate.digests import Digests
+
+    run.digests = Digests(git(repo, "rev-parse", "main"), run.head, sealed_changed=("tests/test_calc.py",))
+    run.checks[CheckId.OLD_TESTS].detail = ("library code reaches into the test runner: import _pytest.reports "
+                                            "(calc.py:1); tests/test_calc.py::test_add fails under base's tests")
+    files = sup.review_files(run)
+    assert [f.path for f in files] == ["tests/test_calc.py", "calc.py"]
+    assert (files[1].base, files[1].head) == (BASE["calc.py"], reach)
+
+
 def test_log_buffer_keeps_the_last_lines_and_counts_the_rest() -> None:
     buffer = LogBuffer(cap=3)
     buffer.append("run 1", "a\nb")

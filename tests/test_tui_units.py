@@ -57,3 +57,14 @@ def test_replay_moves_each_branch_to_the_agents_commit(tmp_path: Path) -> None:
 def test_the_tui_without_a_terminal_says_what_to_run(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["."]) == 2
     assert "the TUI needs a terminal" in capsys.readouterr().err
+
+
+def test_the_review_heading_names_failing_tests_and_findings_not_the_sealed_list() -> None:
+    from gatetui.tui.screens.review import reasons_of
+
+    detail = ("library code reaches into the test runner: import _pytest (calc.py:1); "
+              "tests/test_calc.py::test_add fails under base's tests; sealed files changed at head: tests/test_calc.py")
+    assert reasons_of(detail) == [
+        "finding: library code reaches into the test runner: import _pytest (calc.py:1)",
+        "failing base test: tests/test_calc.py::test_add fails under base's tests"]
+    assert reasons_of("something else") == ["failing base test: something else"]

@@ -1,4 +1,5 @@
-"""The review screen: each changed sealed file, base and head side by side.
+"""The review screen: each changed sealed file (and each library file a
+finding names), base and head side by side.
 
 Shown when only `old_tests` failed: the one decision the gate leaves to a
 person. Accept or reject is recorded, sealed, in the run's history.
@@ -15,7 +16,7 @@ from rich.text import Text
 
 from gatetui.gate.checks import CheckId
 from gatetui.runs import ReviewFile, Run
-from gatetui.supervisor import Supervisor
+from gatetui.supervisor import NAMED_FILE, Supervisor
 from gatetui.tui.format import short
 
 REMOVED, ADDED = "on #5f1f1f", "on #1f4f1f"
@@ -39,6 +40,19 @@ def _line(out: Text, lines: list[str], index: int | None, style: str) -> None:
         return
     out.append(f"{index + 1:>4} ", style="dim")
     out.append(f"{lines[index]}\n", style=style)
+
+
+def reasons_of(detail: str) -> list[str]:
+    """The parts of `old_tests`' detail a person decides on: the failing
+    base tests and the findings naming a file (shown below, with the sealed
+    files); "sealed files changed" is what the file list itself shows."""
+    reasons = []
+    for part in detail.split("; "):
+        if "under base's tests" in part:
+            reasons.append(f"failing base test: {part}")
+        elif NAMED_FILE.search(part):
+            reasons.append(f"finding: {part}")
+    return reasons or [f"failing base test: {detail.split(';', 1)[0]}"]
 
 
 class ReviewScreen(Screen[None]):
@@ -67,11 +81,9 @@ class ReviewScreen(Screen[None]):
 
     def heading(self) -> str:
         run = self.run
-        detail = run.checks[CheckId.OLD_TESTS].detail
-        failing = detail.split(";", 1)[0]
+        reasons = "".join(f"{line}\n" for line in reasons_of(run.checks[CheckId.OLD_TESTS].detail))
         decision = f"decided: {run.review}" if run.review else "undecided: a accept, x reject"
-        return (f"review {run.branch} at {short(run.head)}: old tests fail on new code\n"
-                f"failing base test: {failing}\n{decision}")
+        return f"review {run.branch} at {short(run.head)}: old tests fail on new code\n{reasons}{decision}"
 
     @staticmethod
     def _label(side: str, sha: str, text: str | None) -> Text:
