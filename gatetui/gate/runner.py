@@ -195,20 +195,32 @@ class _Gate:
     async def _base_install(self) -> str | None:
         """Base installed in a workspace of its own: None when it installs,
         else the command it failed on (or why it could not tell)."""
+        async with self._base_workspace("base-install") as workspace:
+            failed = await self._install_base_in(workspace, CheckId.INSTALL, "base install")
+        if failed is None:
+            return None
+        command, result = failed
+        return f"base's `{command}` {result.describe_end()}" if result.timed_out else command
+
+    @contextlib.asynccontextmanager
+    async def _base_workspace(self, suffix: str) -> AsyncIterator[Workspace]:
+        """Base's tree in a workspace of its own, closed however the caller ends."""
         plan = self.plan
         workspace = await self.backend.open(lambda dest: plan.repo.export(plan.base.sha, dest),
-                                            f"{plan.request.run_id}-base-install")
+                                            f"{plan.request.run_id}-{suffix}")
         try:
-            for command in plan.profile.install:
-                result = await self._run(workspace, CheckId.INSTALL, "base install", command,
-                                         dict(plan.profile.install_env))
-                if result.timed_out:
-                    return f"base's `{command}` {result.describe_end()}"
-                if not result.ok:
-                    return command
-            return None
+            yield workspace
         finally:
             await asyncio.shield(workspace.close())
+
+    async def _install_base_in(self, workspace: Workspace, check: CheckId,
+                               stream: str) -> tuple[str, CommandResult] | None:
+        """Base's install commands in order: the first that failed, or None."""
+        for command in self.plan.profile.install:
+            result = await self._run(workspace, check, stream, command, dict(self.plan.profile.install_env))
+            if not result.ok:
+                return command, result
+        return None
 
     def _install_commands(self) -> list[str]:
         commands = list(self.plan.profile.install)
@@ -300,18 +312,13 @@ class _Gate:
         return found
 
     async def _measure_base(self) -> baseline.BaseRun:
-        plan = self.plan
-        workspace = await self.backend.open(lambda dest: plan.repo.export(plan.base.sha, dest),
-                                            f"{plan.request.run_id}-base")
-        try:
-            for command in plan.profile.install:
-                result = await self._run(workspace, CheckId.RUNS, "baseline install", command,
-                                         dict(plan.profile.install_env))
-                if not result.ok:
-                    return baseline.BaseRun(plan.base.sha, {}, f"base's install `{command}` {result.describe_end()}")
-            return baseline.BaseRun.of(plan.base.sha, await self._suite_run(workspace, CheckId.RUNS, "baseline", {}))
-        finally:
-            await asyncio.shield(workspace.close())
+        base = self.plan.base.sha
+        async with self._base_workspace("base") as workspace:
+            failed = await self._install_base_in(workspace, CheckId.RUNS, "baseline install")
+            if failed is not None:
+                command, result = failed
+                return baseline.BaseRun(base, {}, f"base's install `{command}` {result.describe_end()}")
+            return baseline.BaseRun.of(base, await self._suite_run(workspace, CheckId.RUNS, "baseline", {}))
 
     def _test_file_unchanged(self, path: str) -> bool:
         base, head = self.plan.base, self.plan.head
