@@ -17,6 +17,7 @@ import ast
 import configparser
 from typing import Any
 
+from gatetui.pyparse import parse_python
 from gatetui.snapshot import Snapshot
 
 SETUP_PY_BYTES = 200_000  # a setup.py bigger than this is not read
@@ -63,9 +64,8 @@ def setup_py_extras(text: str) -> dict[str, list[str]]:
     to one at module level; {} for anything else."""
     if not text or len(text) > SETUP_PY_BYTES:
         return {}
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = parse_python(text)
+    if tree is None:
         return {}
     bound = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
              for target in node.targets if isinstance(target, ast.Name)}

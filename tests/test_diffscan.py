@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from gatetui.changes import FileChange
 from gatetui.gate import codeview, jsview, python_tests
 from gatetui.gate import diffscan as ds
+from gatetui.pyparse import parse_python
 from gatetui.gate.diffscan import DiffScan, Marker, scan_changes
 
 PY = "tests/test_sample.py"
@@ -295,7 +296,7 @@ BROKEN_NEW = (
 
 def test_unparseable_python_file_is_still_scanned() -> None:
     """Protects both checks on agent code that is mid-edit and broken."""
-    assert python_tests._parse_python(BROKEN_NEW) is None  # the premise: ast gives up
+    assert parse_python(BROKEN_NEW) is None  # the premise: ast gives up
     scan = scan_changes([modify(PY, BROKEN_OLD, BROKEN_NEW)])
     assert scan.removed == ()
     assert [(d.name, d.line) for d in scan.added] == [("test_c", 10)]
@@ -747,7 +748,7 @@ def test_property_swapping_old_and_new_swaps_removed_and_added(
 def test_property_fallback_agrees_with_ast_on_valid_code(source: str) -> None:
     """Protects the broken-file path: on code that parses, the indentation
     scan finds exactly what `ast` finds, names and lines alike."""
-    tree = python_tests._parse_python(source)
+    tree = parse_python(source)
     assert isinstance(tree, ast.Module)
     fallback = python_tests._view_test_defs(PY, codeview.python_view(source))
     assert fallback == python_tests._ast_test_defs(PY, tree)

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gatetui.gate.codeview import CodeView, hits_to_markers, is_word_char, normalize, python_view
 from gatetui.gate.testdefs import MarkerHit, TestDef
+from gatetui.pyparse import parse_python
 
 __all__ = [
     "python_markers",
@@ -55,26 +55,11 @@ def python_text_defs(path: str, text: str) -> tuple[list[TestDef], CodeView | No
     (the marker search can then reuse it)."""
     if "test" not in text:
         return [], None
-    tree = _parse_python(text)
+    tree = parse_python(text)
     if tree is not None:
         return _ast_test_defs(path, tree), None
     view = python_view(text)
     return _view_test_defs(path, view), view
-
-
-def _parse_python(source: str) -> ast.Module | None:
-    """The parsed module, or None when the file is not valid Python.
-
-    Warnings are silenced because the file is the agent's, not ours: an
-    invalid escape warns, and under `-W error` the warning would become a
-    SyntaxError that hides every test in an otherwise fine file.
-    """
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 def _ast_test_defs(path: str, tree: ast.Module) -> list[TestDef]:
