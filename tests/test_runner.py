@@ -157,3 +157,12 @@ def test_an_install_only_head_breaks_is_the_changes_fault(make_repo: MakeRepo, t
     assert install.detail.endswith("; base installs")
     assert sorted(set(streams)) == ["base install", "install"]
     assert [p.name for p in (tmp_path / "work").iterdir() if p.name != ".uids"] == []  # base's workspace too
+
+
+def test_a_timed_out_command_is_described_by_its_limit_not_the_clock() -> None:
+    """A loaded machine kills it at 21.4 s: the detail still says the limit."""
+    from gatetui.backends.base import CommandResult
+
+    late = CommandResult(None, 21.4, timed_out=True, limit_seconds=20)
+    assert late.describe_end() == "stopped at its time limit after 20 s"
+    assert CommandResult(None, 21.4, timed_out=True).describe_end() == "stopped at its time limit after 21 s"

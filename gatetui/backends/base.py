@@ -27,6 +27,7 @@ class CommandResult:
     signal: int | None = None
     output_tail: str = ""  # the last part of the output, capped
     dropped_bytes: int = 0  # output beyond the cap: counted, not kept
+    limit_seconds: float | None = None  # the time limit it ran under, when known
 
     @property
     def ok(self) -> bool:
@@ -34,8 +35,9 @@ class CommandResult:
 
     def describe_end(self) -> str:
         """How the command ended, in words for a check's detail."""
-        if self.timed_out:
-            return f"stopped at its time limit after {self.wall_seconds:.0f} s"
+        if self.timed_out:  # the limit, not the clock: a loaded machine stops it a little later
+            limit = self.wall_seconds if self.limit_seconds is None else self.limit_seconds
+            return f"stopped at its time limit after {limit:.0f} s"
         if self.signal is not None:
             return f"killed by signal {self.signal}"
         return f"exit code {self.exit_code}"

@@ -360,6 +360,8 @@ class _Gate:
             command, timeout=self.plan.timeout, env=env, network=network,
             on_output=lambda text: self.emit(OutputChunk(check, stream, text)),
         )
+        if result.timed_out:
+            result = replace(result, limit_seconds=self.plan.timeout)
         used = usage_of(result.wall_seconds, result.cpu_seconds, result.peak_rss_bytes)
         self.usage[check.value] = self.usage.get(check.value, Usage()) + used
         self.emit(CostUpdated(self._cost()))
