@@ -264,7 +264,7 @@ class GitRepo:
     def _lookup(self, rev: str, path: str) -> tuple[int, bytes] | None:
         """(mode, sha) of the entry at `path` in `rev`'s tree; None if absent."""
         comps = user_path(path, self.path)
-        return lookup(self._store, self._tree_id(rev), comps)
+        return lookup(self._store, self._tree_id(rev), comps, self.path)
 
     def _selected(
         self, rev: str, paths: Sequence[str]

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from dulwich.object_store import BaseObjectStore
-from dulwich.objects import Blob, Tree
+from dulwich.objects import Blob, ShaFile, Tree
 
 from gatetui.repo_errors import RepoError
 
@@ -47,13 +47,25 @@ def user_path(path: str, repo_path: Path) -> list[bytes]:
     return [os.fsencode(c) for c in comps]
 
 
-def lookup(store: BaseObjectStore, root: bytes, comps: list[bytes]) -> tuple[int, bytes] | None:
+def fetch(store: BaseObjectStore, sha: bytes, repo_path: Path) -> ShaFile:
+    """An object by id; a RepoError naming it when the repository lacks it
+    (a shallow or damaged clone), never dulwich's bare KeyError."""
+    try:
+        return store[sha]
+    except KeyError:
+        raise RepoError(
+            f"object {sha.decode('ascii', 'replace')} is missing from {repo_path} (a shallow or damaged "
+            "clone: run `git fetch --unshallow`, or check it with `git fsck`)"
+        ) from None
+
+
+def lookup(store: BaseObjectStore, root: bytes, comps: list[bytes], repo_path: Path) -> tuple[int, bytes] | None:
     """(mode, sha) of the entry at `comps` below the tree `root`; None if absent."""
     mode, sha = stat.S_IFDIR, root
     for comp in comps:
         if not stat.S_ISDIR(mode):
             return None
-        tree = store[sha]
+        tree = fetch(store, sha, repo_path)
         if not isinstance(tree, Tree) or comp not in tree:
             return None
         mode, sha = tree[comp]
@@ -67,7 +79,7 @@ def walk(
     stack = [(tree_sha, prefix)]
     while stack:
         sha, base = stack.pop()
-        tree = store[sha]
+        tree = fetch(store, sha, repo_path)
         if not isinstance(tree, Tree):
             raise RepoError(
                 f"commit {rev!r} in {repo_path} is damaged: {sha.decode()} "
@@ -86,7 +98,7 @@ def walk(
 
 def blob_data(store: BaseObjectStore, sha: bytes, repo_path: Path) -> bytes:
     """A blob's raw content; a RepoError when `sha` names anything else."""
-    obj = store[sha]
+    obj = fetch(store, sha, repo_path)
     if not isinstance(obj, Blob):
         raise RepoError(
             f"object {sha.decode('ascii')} in {repo_path} is a "

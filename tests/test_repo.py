@@ -891,3 +891,25 @@ def test_nearest_tag_walks_back_to_the_closest_tagged_ancestor(tmp_path: Path) -
     repo = GitRepo.open(repo_dir)
     assert repo.nearest_tag(repo.resolve("main")) == "v1.5.0"
     assert repo.nearest_tag(repo.resolve("main~2")) == "v1.4.0"
+
+
+def test_a_missing_object_is_one_repo_error_not_a_key_error(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A damaged clone (a loose object deleted): reading, listing and
+    exporting say which object is missing and what to run."""
+    repo = make_repo({"a.txt": "alpha\n", "dir/b.txt": "beta\n"}, {"a.txt": "changed\n"})
+    with GitRepo.open(repo) as git:
+        blob = git.file_ids("main")["dir/b.txt"]
+        tree = git.tree_sha("main", "dir")
+    expected = (f"is missing from {repo} (a shallow or damaged clone: run `git fetch --unshallow`, "
+                "or check it with `git fsck`)")
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    with GitRepo.open(repo) as git:
+        for call in (lambda: git.read("main", "dir/b.txt"), lambda: git.read_blob(blob),
+                     lambda: git.export("main", tmp_path / "out")):
+            with pytest.raises(RepoError) as caught:
+                call()
+            assert str(caught.value) == f"object {blob} {expected}"
+    (repo / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
+    with GitRepo.open(repo) as git, pytest.raises(RepoError) as caught:
+        git.list_files("main")
+    assert str(caught.value) == f"object {tree} {expected}"
