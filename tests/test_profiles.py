@@ -180,5 +180,5 @@ def test_any_setup_cfg_or_setup_py_text_gives_a_mapping_of_lists(text: str) -> N
     for found in (setup_cfg_extras(text), setup_py_extras(text),
                   setup_cfg_extras("[options.extras_require]\n" + text),
                   setup_py_extras("setup(extras_require={" + text + "})")):
-        assert all(isinstance(k, str) and isinstance(v, list) and all(isinstance(r, str) for r in v)
-                   for k, v in found.items())
+        assert {k: v for k, v in found.items()
+                if not (isinstance(k, str) and isinstance(v, list) and all(isinstance(r, str) for r in v))} == {}

@@ -62,9 +62,10 @@ def test_parses_in_eight_threads_with_finalizers_running_all_succeed() -> None:
         for thread in threads:
             thread.join()
     assert [type(r).__name__ for r in results] == ["Module"] * 96
-    assert all(isinstance(r, ast.Module) and len(r.body[0].body) == 300 for r in results)  # type: ignore[attr-defined]
+    assert [len(r.body[0].body) for r in results] == [300] * 96  # type: ignore[attr-defined]
 
 
 def test_invalid_source_is_none_and_warnings_stay_quiet() -> None:
     assert parse_python("def f(:\n") is None
-    assert isinstance(parse_python("x = '\\d'\n"), ast.Module)  # an invalid escape warns: silenced, still parsed
+    tree = parse_python("x = '\\d'\n")  # an invalid escape warns: silenced, still parsed
+    assert ast.dump(tree.body[0].value) == "Constant(value='\\\\d')"  # type: ignore[union-attr, attr-defined]
