@@ -10,6 +10,11 @@ only what that user can. Its output is untrusted (the agent may tamper with a
 process of its own uid): the supervisor bounds it, and every object's id is
 computed from its bytes as it is added to the mirror.
 
+The child starts as root and becomes the submitter only after it has loaded
+every module it will need: the agent's uid must not need to reach gatetui's
+install or the interpreter's (a supervisor installed in root's 0700 home is
+common), and nothing is read from the agent's repository before the switch.
+
 The stream: one record per object, `TYPE SIZE\\n` then SIZE bytes of the
 object's raw content; `end\\n` closes it. Base's commits the agent's repo also
 has go in on stdin, one id per line, so only what base lacks is sent.
@@ -17,6 +22,7 @@ has go in on stdin, one id per line, so only what base lacks is sent.
 
 from __future__ import annotations
 
+import importlib
 import os
 import pwd
 import subprocess
@@ -38,6 +44,11 @@ MAX_BYTES = 4 << 30  # a working copy's new objects beyond this are not a change
 MAX_HEADER = 32
 BATCH = 2000  # objects per pack written into the mirror
 SECONDS = 600
+# What reading a repository imports on first use (dulwich loads these lazily);
+# loaded before the child gives up root, since the submitter may reach none.
+PRELOAD = ("bisect", "bz2", "lzma", "random", "shutil", "tempfile", "encodings.idna",
+           "dulwich.bitmap", "dulwich.commit_graph", "dulwich.config", "dulwich.trailers",
+           "dulwich.worktree", "dulwich.pack", "dulwich.file", "dulwich.refs", "dulwich.errors")
 
 
 def write_objects(source: Path, sha: str, haves: Iterable[str], out: BinaryIO) -> int:
@@ -89,14 +100,30 @@ def _header(line: bytes) -> tuple[int, int]:
 
 
 def packer_argv(uid: int, source: Path, sha: str) -> list[str]:
-    """The packer as `uid` (its own group, no other groups, no capabilities),
-    with an isolated interpreter: no PYTHONPATH or user site of anyone's."""
+    """The packer, to become `uid` (its own group, no other groups) once
+    loaded, with an isolated interpreter: no PYTHONPATH or user site of anyone's."""
     try:
         gid = pwd.getpwuid(uid).pw_gid
     except KeyError:
         gid = uid
-    return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all", "--",
-            sys.executable, "-I", "-m", "gatetui.packer", str(source), sha]
+    return [sys.executable, "-I", "-m", "gatetui.packer", f"--as={uid}:{gid}", str(source), sha]
+
+
+def become(uid: int, gid: int) -> None:
+    """Give up root for good: no groups, real, effective and saved ids all
+    `uid`/`gid` (the kernel then drops every capability and makes the process
+    undumpable, so the agent cannot trace it either). Raises if any is kept."""
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
+        raise PermissionError(f"could not become uid {uid}")
+
+
+def preload() -> None:
+    """Import now what reading a repository would import later."""
+    for name in PRELOAD:
+        importlib.import_module(name)
 
 
 def fetch_as(uid: int, source: Path, sha: str, haves: list[str], store: BaseObjectStore) -> int:
@@ -149,12 +176,34 @@ def _failure(code: int | None, stderr: bytes) -> BadInput:
     return BadInput(f"cannot read the commit from the working copy as its owner: {said}")
 
 
+def _identity(argv: list[str]) -> tuple[tuple[int, int] | None, list[str]]:
+    """`--as=UID:GID` if first, and the rest."""
+    if argv and argv[0].startswith("--as="):
+        uid, _, gid = argv[0].removeprefix("--as=").partition(":")
+        if uid.isdigit() and gid.isdigit():
+            return (int(uid), int(gid)), argv[1:]
+        raise ValueError(argv[0])
+    return None, argv
+
+
 def main(argv: list[str]) -> int:
-    """`python -m gatetui.packer SOURCE SHA`, haves on stdin."""
+    """`python -m gatetui.packer [--as=UID:GID] SOURCE SHA`, haves on stdin."""
+    try:
+        identity, argv = _identity(argv)
+    except ValueError:
+        identity, argv = None, []
     if len(argv) != 2:
-        print("usage: python -m gatetui.packer SOURCE SHA (base's commit ids on stdin)", file=sys.stderr)
+        print("usage: python -m gatetui.packer [--as=UID:GID] SOURCE SHA (base's commit ids on stdin)",
+              file=sys.stderr)
         return 2
     haves = sys.stdin.read().split()
+    if identity is not None:
+        try:
+            preload()
+            become(*identity)
+        except Exception as err:
+            print(f"the reader could not take the submitting user's rights: {err}", file=sys.stderr)
+            return 1
     try:
         write_objects(Path(argv[0]), argv[1], haves, sys.stdout.buffer)
     except KeyError as err:

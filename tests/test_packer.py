@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from gatetui.errors import BadInput
 from gatetui.mirror import fetch_commit
 from gatetui.packer import END, read_objects
+from tests.as_user import locked_install, python_in_lock, run_as
 from tests.conftest import git, write_tree
 
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="reading as another user needs root (CI runs as root)")
@@ -165,13 +166,47 @@ def test_the_agents_own_commit_is_read_as_the_agent(scene: Scene) -> None:
         assert mirror.object_store[tree[b"calc.py"][1]].as_raw_string() == b"x = 2\n"
 
 
+def own_change(scene: Scene) -> str:
+    write_tree(scene.agent, {"calc.py": "x = 2\n", "tests/test_calc.py": "def test_x():\n    pass\n"})
+    git(scene.agent, "add", "-A")
+    git(scene.agent, "commit", "-qm", "change")
+    git(scene.agent, "gc", "-q")  # packed: the reader's pack code runs too
+    return git(scene.agent, "rev-parse", "HEAD")
+
+
 @AS_ROOT
-def test_a_supervisor_that_is_not_root_refuses_another_users_copy(tmp_path: Path) -> None:
+@pytest.mark.parametrize("plant, said", [
+    (own_change, "read calc.py tests"),
+    (plant_alternates, "refused: cannot read the commit from the working copy as its owner: {secret}/.git/objects/pack "
+                       "is not readable by the submitting user"),
+], ids=["own-commit", "alternates"])
+def test_the_reader_needs_nothing_the_agent_can_read(scene: Scene, plant, said: str) -> None:  # type: ignore[no-untyped-def]
+    """gatetui and its interpreter installed where the agent's uid cannot go
+    (root's 0700 home): the commit is still read, and read as the agent."""
+    sha = plant(scene)
+    hand_to_agent(scene)
+    code = ("from pathlib import Path\nfrom gatetui.errors import BadInput\nfrom gatetui.mirror import fetch_commit\n"
+            "from dulwich.repo import Repo\n"
+            f"mirror = Path({str(scene.mirror('locked'))!r})\n"
+            "try:\n"
+            f"    fetch_commit(mirror, Path({str(scene.supervised)!r}), 'main', Path({str(scene.agent)!r}), "
+            f"{sha!r}, as_uid={AGENT_UID})\n"
+            "except BadInput as err:\n    print('refused:', err)\n"
+            "else:\n"
+            "    with Repo(str(mirror)) as repo:\n"
+            f"        tree = repo.object_store[repo.object_store[{sha.encode()!r}].tree]\n"
+            "        print('read', *sorted(name.decode() for name, _, _ in tree.iteritems()))\n")
+    with locked_install() as lock:
+        done = python_in_lock(lock, code, agent_uid=AGENT_UID)
+    assert (done.returncode, done.stdout, done.stderr) == (0, said.format(secret=scene.secret) + "\n", "")
+
+
+@AS_ROOT
+def test_a_supervisor_that_is_not_root_refuses_another_users_copy() -> None:
     """Run as a plain user, it cannot take the submitter's rights: it says so."""
-    code = ("from gatetui.serve import _submit_fields\n"
-            "try:\n    _submit_fields({'branch': 'b', 'head': 'a' * 40, 'repo': '/var/tmp'}, 4242)\n"
+    code = ("try:\n    _submit_fields({'branch': 'b', 'head': 'a' * 40, 'repo': '/var/tmp'}, 4242)\n"
             "except Exception as err:\n    print(err)\n")
-    done = subprocess.run(["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--clear-groups",
-                           sys.executable, "-I", "-c", code], capture_output=True, text=True, cwd="/", check=True)
-    assert done.stdout == ("this supervisor cannot read another user's working copy with that user's rights: "
-                           "run `gatetui serve` as root, or submit as the user who runs it\n")
+    done = run_as(AGENT_UID, "from gatetui.serve import _submit_fields\n" + code, imports=["gatetui.serve"])
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0, "this supervisor cannot read another user's working copy with that user's rights: "
+           "run `gatetui serve` as root, or submit as the user who runs it\n", "")
