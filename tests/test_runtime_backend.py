@@ -68,14 +68,27 @@ def test_importing_the_backend_does_not_import_the_sdk() -> None:
 def test_a_workspace_streams_forks_writes_and_is_deleted(emulator: Emulator) -> None:
     async def scenario() -> None:
         workspace = await opened(RuntimeBackend(settings=FAST))
+        copies: list[RuntimeWorkspace] = []
+        try:
+            await exercise(workspace, copies)
+            assert len(emulator.live()) == 3
+        finally:
+            for ws in (*copies, workspace):
+                await ws.close()
+        await workspace.close()  # twice is harmless
+        assert emulator.live() == []
+
+    async def exercise(workspace: RuntimeWorkspace, copies: list[RuntimeWorkspace]) -> None:
         seen: list[str] = []
-        result = await workspace.run("cat hello.txt; echo oops >&2; exit 3", timeout=30, on_output=seen.append)
-        assert (result.exit_code, result.ok, "".join(seen)) == (3, False, "hello\noops\n")
-        assert result.output_tail == "hello\noops\n"
+        command = "cat hello.txt; echo oops >&2; echo again; echo again >&2; exit 3"
+        result = await workspace.run(command, timeout=30, on_output=seen.append)
+        # stderr joins stdout in the sandbox: the order written is the order read, every time
+        assert (result.exit_code, result.ok, "".join(seen)) == (3, False, "hello\noops\nagain\nagain\n")
+        assert result.output_tail == "hello\noops\nagain\nagain\n"
         assert result.peak_rss_bytes == 1024 * 2**20  # the sandbox's memory, as Runtime bills it
         busy = await workspace.run("python3 -c 'sum(range(10**7))'", timeout=30, on_output=seen.append)
         assert busy.ok and busy.cpu_seconds > 0.05 and busy.wall_seconds >= busy.cpu_seconds * 0.5
-        copies = await workspace.fork(2)
+        copies.extend(await workspace.fork(2))
         assert [c.path for c in copies] == [workspace.path, workspace.path]
         await copies[0].write_files({"hello.txt": b"changed\n", "new/file.txt": b"new\n"})
         await copies[1].write_files({"hello.txt": None})
@@ -89,11 +102,6 @@ def test_a_workspace_streams_forks_writes_and_is_deleted(emulator: Emulator) -> 
         await copies[0].run(f"echo '<testsuite/>' > {report}", timeout=30, on_output=seen.append)
         assert await copies[0].read_report("r.xml") == b"<testsuite/>\n"
         assert await copies[1].read_report("r.xml") is None
-        assert len(emulator.live()) == 3
-        for ws in (*copies, workspace):
-            await ws.close()
-        await workspace.close()  # twice is harmless
-        assert emulator.live() == []
 
     asyncio.run(scenario())
 

@@ -277,8 +277,10 @@ class RuntimeWorkspace:
 
     async def run(self, command: str, *, timeout: float, on_output: OutputSink,
                   env: Mapping[str, str] | None = None, network: bool = True) -> CommandResult:
-        """Stream the command's output; its wall time is Runtime's figure, its
-        CPU time the shell's `times` inside the sandbox."""
+        """Stream the command's output, stderr into stdout inside the sandbox
+        (one pipe keeps the order it was written in, as the local backend's
+        does; two streams' chunks arrive in any order); its wall time is
+        Runtime's figure, its CPU time the shell's `times` inside the sandbox."""
         self._usable()
         tail = OutputTail()
 
@@ -286,7 +288,7 @@ class RuntimeWorkspace:
             tail.add(text)
             on_output(text)
 
-        wrapped = f"( {command}\n)\n__rc=$?\ntimes > {self.home}/{CPU_FILE} 2>/dev/null\nexit $__rc"
+        wrapped = f"( {command}\n) 2>&1\n__rc=$?\ntimes > {self.home}/{CPU_FILE} 2>/dev/null\nexit $__rc"
         started = time.monotonic()
         try:
             result = await asyncio.wait_for(self.sandbox.exec(
