@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,15 @@ def worker_uid_range(worker: str, workers: int) -> str:
 if "PYTEST_XDIST_WORKER" in os.environ and "GATETUI_UID_RANGE" not in os.environ:
     os.environ["GATETUI_UID_RANGE"] = worker_uid_range(
         os.environ["PYTEST_XDIST_WORKER"], int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+
+@pytest.fixture(autouse=True)
+def leaks_fail_the_test_that_leaked() -> Iterator[None]:
+    """What a test left open (a socket, a file, an event loop) is collected
+    at its own teardown: the ResourceWarning, an error in this suite, then
+    fails the test that leaked, not whichever test the collector ran in."""
+    yield
+    gc.collect()
+
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",

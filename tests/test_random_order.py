@@ -37,8 +37,8 @@ def pytest_order(tmp_path: Path, seed: str | None) -> list[str]:
     env = {**os.environ, "ORDER_FILE": str(order_file), "PYTEST_ADDOPTS": ""}
     if seed is not None:
         env.update(random_order.plugin_env(str(project), int(seed)))
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
-                          cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "tests"]
+    done = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     return order_file.read_text().split()
 
