@@ -27,13 +27,23 @@ if "PYTEST_XDIST_WORKER" in os.environ and "GATETUI_UID_RANGE" not in os.environ
     os.environ["GATETUI_UID_RANGE"] = worker_uid_range(
         os.environ["PYTEST_XDIST_WORKER"], int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 
-@pytest.fixture(autouse=True)
-def leaks_fail_the_test_that_leaked() -> Iterator[None]:
+def _collect_at_teardown() -> Iterator[None]:
     """What a test left open (a socket, a file, an event loop) is collected
-    at its own teardown: the ResourceWarning, an error in this suite, then
-    fails the test that leaked, not whichever test the collector ran in."""
+    at its own teardown, while pytest still counts it as that test's: the
+    ResourceWarning, an error in this suite, then fails the test that leaked,
+    not whichever test the collector happened to run in. Autouse fixtures are
+    set up first, so they are torn down last of their scope: one per scope
+    also catches what a module's or the session's fixtures leave (blamed on
+    the last test that used them)."""
     yield
     gc.collect()
+
+
+collect_after_each_test = pytest.fixture(autouse=True, name="collect_after_each_test")(_collect_at_teardown)
+collect_after_each_module = pytest.fixture(autouse=True, scope="module",
+                                           name="collect_after_each_module")(_collect_at_teardown)
+collect_after_the_session = pytest.fixture(autouse=True, scope="session",
+                                           name="collect_after_the_session")(_collect_at_teardown)
 
 
 GIT_ENV = {
