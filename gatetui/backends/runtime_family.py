@@ -41,6 +41,7 @@ class RunFamily:
         self.open = 0
         self._sync: Any = None
         self._sync_lock = threading.Lock()
+        self._swept_all = False
         self._swept: asyncio.Future[None] | None = None
 
     def sweep_soon(self) -> None:
@@ -50,28 +51,48 @@ class RunFamily:
         if self._swept is None:
             self._swept = asyncio.get_running_loop().run_in_executor(None, self._sweep_now)
 
-    def _delete_now(self, sandbox_id: str) -> None:
+    def _deleter(self) -> Any:
+        """The sync client deletes go through, made on first use."""
         with self._sync_lock:
             if self._sync is None:
                 self._sync = sdk().Runtime()
+            return self._sync
+
+    def _close_deleter(self) -> None:
+        """Close the sync client's kept-alive connections now: left to the
+        garbage collector, a socket may be finalized before the pool that
+        would have closed it (an unclosed-socket warning, at some later time)."""
+        with self._sync_lock:
+            sync, self._sync = self._sync, None
+        if sync is not None:
+            with contextlib.suppress(Exception):
+                sync.close()
+
+    def _delete_now(self, sandbox_id: str) -> None:
         self.live.pop(sandbox_id, None)
         try:
-            self._sync.sandboxes.delete(sandbox_id)
+            self._deleter().sandboxes.delete(sandbox_id)
         except Exception as err:
             if not not_found(err):
                 self.progress(f"runtime: could not delete sandbox {sandbox_id} ({describe(err)}); "
                               "Runtime deletes it at its time limit")
+        finally:
+            if self._swept_all:  # a delete racing a finished sweep: its client closes with it
+                self._close_deleter()
 
     def _sweep_now(self) -> None:
         """Whatever is left of the run, by id and by run label (a sandbox
-        whose create answer was lost to a cancel is found by its label)."""
+        whose create answer was lost to a cancel is found by its label,
+        even when no id is known: the client is made for the sweep)."""
         try:
             for sandbox_id in list(self.live):
                 self._delete_now(sandbox_id)
             with contextlib.suppress(Exception):
-                for sandbox in list(self._sync.sandboxes.list(labels=self.run_labels)):
+                for sandbox in list(self._deleter().sandboxes.list(labels=self.run_labels)):
                     self._delete_now(sandbox.id)
         finally:
+            self._swept_all = True
+            self._close_deleter()
             if self.ticket is not None:
                 self.ticket.release()
 
