@@ -25,8 +25,10 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from gatetui.backends.process import pid_alive
 
@@ -36,6 +38,27 @@ NPROC_LIMIT = 4096  # per uid: a fork bomb stops here, the machine does not
 FSIZE_LIMIT = 8 << 30  # bytes: a test that fills the disk fails its run
 TMPFS_SIZE = "4g"
 TOOLS = ("unshare", "setpriv", "prlimit", "mount", "ip")
+T = TypeVar("T")
+
+
+def keep_when(good: Callable[[T], bool]) -> Callable[[Callable[[], T]], Callable[[], T]]:
+    """functools.cache for a probe, except that a result short of `good` is
+    not kept: a probe that timed out on a loaded machine, or ran while PATH
+    lacked the tools, must not leave the process without isolation for the
+    rest of its life. The next backend probes again (a few milliseconds)."""
+    def decorate(probe: Callable[[], T]) -> Callable[[], T]:
+        kept: list[T] = []
+
+        @functools.wraps(probe)
+        def cached() -> T:
+            if kept:
+                return kept[0]
+            found = probe()
+            if good(found):
+                kept.append(found)
+            return found
+        return cached
+    return decorate
 
 
 @dataclass(frozen=True)
@@ -75,7 +98,7 @@ class Isolation:
 NONE = Isolation(False, False, False, False, False)
 
 
-@functools.cache
+@keep_when(lambda found: found.full)
 def probe_isolation() -> Isolation:
     """Run the real wrapper once with `true`: the only reliable test."""
     if os.geteuid() != 0:

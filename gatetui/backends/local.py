@@ -20,7 +20,6 @@ of the command is gone.
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import shutil
 import stat
@@ -32,7 +31,7 @@ from pathlib import Path
 
 from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Workspace
 from gatetui.backends.isolation import (
-    NONE, RUN_VIEW, UID_COUNT, UID_FIRST, Isolation, UidPool, View, kill_uid, probe_isolation, wrap,
+    NONE, RUN_VIEW, UID_COUNT, UID_FIRST, Isolation, UidPool, View, keep_when, kill_uid, probe_isolation, wrap,
 )
 from gatetui.backends.process import run_process
 from gatetui.errors import BackendError, BadInput
@@ -184,7 +183,7 @@ def _chown_tree(paths: tuple[Path, ...], uid: int) -> None:
                 os.lchown(os.path.join(folder, name), uid, uid)
 
 
-@functools.cache
+@keep_when(lambda mode: mode != "swap")
 def probe_fork_mode() -> str:
     """Try an overlay, then a bind mount, in a throwaway mount namespace."""
     scratch = Path(tempfile.mkdtemp(prefix="gatetui-probe-"))
