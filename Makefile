@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   ?= demo
 
-.PHONY: test test-runtime-all demo bench venv clean
+.PHONY: test test-fast test-runtime-all demo bench venv clean
 
 venv: $(STAMP)
 
@@ -17,9 +17,15 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # One pytest-xdist worker per core (at most 4); tests sharing an expensive
-# fixture (every sample gated once per backend) stay on one worker.
+# fixture (every sample gated once per backend) stay on one worker. The order
+# is random: pytest-randomly prints its seed, and `--randomly-seed=N` replays it.
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup
+
+# What needs no sandbox and no install (tests/tiers.py checks the marks):
+# under a minute on 2 cores.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup -m "not sandbox and not install"
 
 # Every sample through the runtime backend (about 3 minutes on 2 cores; `test`
 # gates six). CI runs it after `test`.

@@ -7,12 +7,17 @@ known, so a burst of commits becomes one move to the last head, and a lock
 file or a reflog line never triggers anything by itself. A periodic re-read
 (every `rescan_ms`) catches anything the file events missed.
 
+A move made before the OS watch is installed makes no event, so once it is
+installed the heads are read again and `RefWatcher.ready` is set: a caller
+(a test) that needs its commit reported as it happens waits for it first.
+
 No Textual here: consumers iterate `RefWatcher.moves()`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
@@ -67,11 +72,49 @@ def moved(known: Mapping[str, str], current: Mapping[str, str]) -> Moves:
     return out
 
 
+class _StopAndStarted:
+    """The stop event handed to awatch, which also tells when the watch is up.
+
+    watchfiles installs the OS watch (inotify) in `RustNotify`'s
+    constructor, inside awatch's first iteration, and offers no hook right
+    after it. But its rust loop (`RustNotify.watch`, which only runs on a
+    constructed `RustNotify`) calls `is_set()` on the stop event at every
+    step: the first call is the earliest point at which the watch is known
+    to be installed, so that call sets `started`. It comes from watchfiles'
+    worker thread, hence `call_soon_threadsafe`.
+
+    `set()` is what awatch calls when its iteration is cancelled, to end its
+    worker thread: it stops this watch only, never the caller's `stop`.
+    """
+
+    def __init__(self, stop: asyncio.Event | None, started: asyncio.Event):
+        self._loop = asyncio.get_running_loop()
+        self._stop, self._started = stop, started
+        self._told = self._set = False
+
+    def is_set(self) -> bool:
+        if not self._told:
+            self._told = True
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting
+                self._loop.call_soon_threadsafe(self._started.set)
+        return self._set or (self._stop is not None and self._stop.is_set())
+
+    def set(self) -> None:
+        self._set = True
+
+
 class RefWatcher:
     """Yields the moves of branches matching `pattern` in `repo`.
 
     `step_ms`: quiet time that ends a burst of file events (watchfiles' step);
     `debounce_ms`: the longest a burst is gathered before it is acted on.
+
+    `ready` is set once `moves()` has its file watch installed, has read
+    the heads again under it and has handed over whatever moved since the
+    first reading: from then on every move is reported by a file event, not
+    only by the periodic re-read. A commit made before `ready` may be
+    reported late or folded into the catch-up move; a caller (or a test)
+    that needs its commit seen as a move waits for `ready` first.
     """
 
     def __init__(self, repo: Path, pattern: str = "agent/*", *, step_ms: int = 30,
@@ -80,27 +123,68 @@ class RefWatcher:
         self.pattern = pattern
         self.git_dir = git_dir_of(self.repo)
         self.step_ms, self.debounce_ms, self.rescan_ms = step_ms, debounce_ms, rescan_ms
+        self.ready = asyncio.Event()
+        self.batches_seen = 0  # batches of ref events (or periodic re-reads) whose heads were read again
 
     def read(self) -> Heads:
         return read_heads(self.repo, self.pattern)
+
+    async def _reread(self, heads: Heads) -> tuple[Heads, Moves]:
+        """The heads read again and what moved since `heads`; a ref file
+        caught mid-rewrite keeps `heads`: its rewrite is an event of its own."""
+        try:
+            current = await asyncio.to_thread(self.read)
+        except GateError:
+            return heads, {}
+        return current, moved(heads, current)
 
     async def moves(self, known: Mapping[str, str] | None = None,
                     stop: asyncio.Event | None = None) -> AsyncIterator[Moves]:
         """Every change of the heads after `known` (read now when None).
 
-        Runs until `stop` is set or the consumer stops iterating.
+        Runs until `stop` is set or the consumer stops iterating. The heads
+        are read a second time once the watch is installed: a move between
+        the first reading (or `known`) and the watch's start makes no file
+        event, and would otherwise wait for the periodic re-read.
         """
+        self.ready.clear()
         heads = dict(known) if known is not None else await asyncio.to_thread(self.read)
-        async for _batch in awatch(
+        started = asyncio.Event()
+        batches = awatch(
             self.git_dir, watch_filter=RefFilter(self.git_dir), step=self.step_ms,
             debounce=self.debounce_ms, rust_timeout=self.rescan_ms, yield_on_timeout=True,
-            stop_event=stop,
-        ):
+            stop_event=_StopAndStarted(stop, started),
+        )
+        # the first iteration runs as a task of its own: it installs the watch,
+        # then waits in watchfiles' thread for events while the heads are re-read
+        first: asyncio.Future[set[tuple[Change, str]]] | None = asyncio.ensure_future(anext(batches))
+        try:
+            up = asyncio.ensure_future(started.wait())
             try:
-                current = await asyncio.to_thread(self.read)
-            except GateError:  # a ref file caught mid-rewrite: the next event re-reads
-                continue
-            change = moved(heads, current)
-            heads = current
-            if change:
-                yield change
+                await asyncio.wait((first, up), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                up.cancel()
+            if started.is_set() or first.done():  # a batch (or the end) can come before `started` is run
+                heads, change = await self._reread(heads)
+                if change:
+                    yield change
+                self.ready.set()
+            while True:
+                try:
+                    if first is not None:
+                        await first
+                        first = None
+                    else:
+                        await anext(batches)
+                except StopAsyncIteration:
+                    return
+                heads, change = await self._reread(heads)
+                self.batches_seen += 1
+                if change:
+                    yield change
+        finally:
+            if first is not None:  # still installing or waiting: end it, its outcome is moot now
+                first.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await first
+            await batches.aclose()

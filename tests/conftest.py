@@ -12,6 +12,8 @@ import pytest
 
 from gatetui.backends.isolation import UID_COUNT, UID_FIRST
 
+pytest_plugins = ["tests.tiers"]  # the `sandbox` and `install` marks, checked as each test runs
+
 
 def worker_uid_range(worker: str, workers: int) -> str:
     """GATETUI_UID_RANGE for one pytest-xdist worker: a share of the gate's

@@ -32,6 +32,7 @@ pytestmark = [
         reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); CI runs as root",
     ),
     pytest.mark.xdist_group("gated_samples"),  # one xdist worker gates the samples once
+    pytest.mark.sandbox, pytest.mark.install,  # every sample gated for real (one test floods a sandbox)
 ]
 ATTACKS = sorted(name for name in SCENARIOS if name.startswith("attack_"))
 

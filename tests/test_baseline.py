@@ -8,6 +8,8 @@ import dataclasses
 import stat
 from pathlib import Path
 
+import pytest
+
 from gatetui.backends.base import CommandResult
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.baseline import BaseRun, MemoryCache, cache_key, judge_runs_against
@@ -96,6 +98,8 @@ def gate(repo: Path, work: Path, cache: MemoryCache) -> list[object]:
     return asyncio.run(go())
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_a_test_that_passed_at_base_fails_runs_and_base_runs_once(make_repo: MakeRepo, tmp_path: Path) -> None:
     repo = make_repo(BASE, HEAD)
     cache = MemoryCache()

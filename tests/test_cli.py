@@ -103,6 +103,8 @@ def test_runtime_backend_without_a_key_exits_3(make_repo: MakeRepo, capsys: pyte
     assert last.startswith("gatetui: ") and "RUNTIME_API_KEY" in last and "--backend local" in last
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_check_leaves_the_repository_untouched(make_repo: MakeRepo, capsys: pytest.CaptureFixture[str]) -> None:
     repo = make_repo(PY_BASE, {"tests/test_p.py": None})
     before = {p: p.read_bytes() for p in sorted(repo.rglob("*")) if p.is_file()}
@@ -127,6 +129,8 @@ def honest_json(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str
     return code, json.loads(out.getvalue()), junit
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_json_has_the_contract_shape(honest_json: tuple[int, dict[str, object], Path]) -> None:
     code, data, _ = honest_json
     assert code == 0
@@ -140,6 +144,8 @@ def test_json_has_the_contract_shape(honest_json: tuple[int, dict[str, object], 
     assert checks[1]["title"] == "suite passes 3 of 3 runs"
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_json_digests_and_cost(honest_json: tuple[int, dict[str, object], Path]) -> None:
     _, data, _ = honest_json
     digests, cost = data["digests"], data["cost"]
@@ -150,6 +156,8 @@ def test_json_digests_and_cost(honest_json: tuple[int, dict[str, object], Path])
     assert cost["basis"] == "estimated at Runtime rates"
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_junit_file_has_one_testcase_per_check(honest_json: tuple[int, dict[str, object], Path]) -> None:
     _, _, junit = honest_json
     root = ET.parse(junit).getroot()

@@ -15,7 +15,10 @@ from gatetui.gate.events import (
 )
 from tests.gated_samples import SCENARIOS, Gated
 
-pytestmark = pytest.mark.xdist_group("gated_samples")  # one xdist worker gates the samples once
+pytestmark = [
+    pytest.mark.xdist_group("gated_samples"),  # one xdist worker gates the samples once
+    pytest.mark.sandbox, pytest.mark.install,  # every sample gated for real
+]
 
 
 

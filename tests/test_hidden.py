@@ -114,6 +114,8 @@ def check_json(repo: Path, state: Path, capsys: pytest.CaptureFixture[str]) -> d
     return data
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_check_reads_hidden_tests_from_the_state_dir(
         make_repo: MakeRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = make_repo(BASE, HEAD)

@@ -31,6 +31,7 @@ async def isolated(tmp_path: Path, files: dict[str, str] | None = None) -> Local
     return await LocalBackend(work_root=tmp_path / "work", isolate=True).open(export_files(files or {}), "t")
 
 
+@pytest.mark.sandbox
 @needs_isolation
 def test_commands_run_as_the_runs_own_uid_in_its_own_tree(tmp_path: Path) -> None:
     async def go() -> tuple[int | None, str]:
@@ -44,6 +45,7 @@ def test_commands_run_as_the_runs_own_uid_in_its_own_tree(tmp_path: Path) -> Non
     assert text.split() == [str(uid), str(uid), "/tmp/gatetui/ws", str(uid)]
 
 
+@pytest.mark.sandbox
 @needs_isolation
 def test_the_supervisors_home_and_private_folders_are_refused(tmp_path: Path) -> None:
     secret = Path("/var/tmp") / f"gatetui-test-secret-{os.getpid()}"
@@ -64,6 +66,7 @@ def test_the_supervisors_home_and_private_folders_are_refused(tmp_path: Path) ->
     assert text.count("Permission denied") == 2 and text.endswith("done\n")
 
 
+@pytest.mark.sandbox
 @needs_isolation
 def test_tests_get_loopback_alone_and_installs_keep_the_network(tmp_path: Path) -> None:
     async def go() -> tuple[str, str]:
@@ -81,6 +84,7 @@ def test_tests_get_loopback_alone_and_installs_keep_the_network(tmp_path: Path) 
     assert len(with_network.split()) > 1
 
 
+@pytest.mark.sandbox
 @needs_isolation
 def test_limits_hold_for_the_code_under_test(tmp_path: Path) -> None:
     async def go() -> str:
@@ -94,6 +98,7 @@ def test_limits_hold_for_the_code_under_test(tmp_path: Path) -> None:
     assert (core, nproc, fsize) == (0, 4096, 8 << 30)
 
 
+@pytest.mark.sandbox
 @needs_isolation
 def test_a_private_tmp_holds_only_the_run(tmp_path: Path) -> None:
     (Path("/tmp") / f"gatetui-visible-{os.getpid()}").write_text("host tmp")
@@ -109,6 +114,7 @@ def test_a_private_tmp_holds_only_the_run(tmp_path: Path) -> None:
         (Path("/tmp") / f"gatetui-visible-{os.getpid()}").unlink()
 
 
+@pytest.mark.sandbox
 @needs_isolation
 def test_a_crashed_supervisors_run_is_cleaned_at_the_next_start(tmp_path: Path) -> None:
     """A claim whose supervisor is dead: its uid's processes are killed and
@@ -128,7 +134,7 @@ def test_a_crashed_supervisors_run_is_cleaned_at_the_next_start(tmp_path: Path) 
         deadline = time.monotonic() + 10  # setpriv takes the uid a moment after it starts
         while uid_processes(uid) != [sleeper.pid] and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert uid_processes(uid) == [sleeper.pid]
+        assert uid_processes(uid) == [sleeper.pid], f"the sleeper was not uid {uid}'s only process within 10 s"
         async def go() -> None:
             ws = await LocalBackend(work_root=work, isolate=True).open(export_files({}), "next")
             await ws.close()
@@ -137,7 +143,7 @@ def test_a_crashed_supervisors_run_is_cleaned_at_the_next_start(tmp_path: Path) 
         deadline = time.monotonic() + 5
         while sleeper.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert sleeper.poll() == -signal.SIGKILL
+        assert sleeper.poll() == -signal.SIGKILL, "the crashed run's sleeper was not killed within 5 s of the next open"
         assert uid_processes(uid) == []
         assert root.exists() is False
         assert (work / ".uids" / str(uid)).exists() is False
@@ -173,6 +179,7 @@ def test_a_bad_uid_range_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.M
         LocalBackend(work_root=tmp_path)
 
 
+@pytest.mark.sandbox
 @needs_isolation
 def test_runs_take_uids_from_the_configured_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GATETUI_UID_RANGE", "510000-510000")
@@ -186,6 +193,8 @@ def test_runs_take_uids_from_the_configured_range(tmp_path: Path, monkeypatch: p
     assert asyncio.run(go()) == "510000\n"
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 @needs_isolation
 @pytest.mark.parametrize("allowed", [False, True], ids=["default", "test_network-true"])
 def test_base_config_may_give_the_test_runs_the_network(make_repo: MakeRepo, allowed: bool) -> None:

@@ -57,6 +57,8 @@ def strict_lab(tmp_path_factory: pytest.TempPathFactory) -> list[Outcome]:
     return run_lab(root / "scenarios", load_seal_file(root / "rules.toml"), work_root=root / "work")
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_strict_rules_stop_both_honest_changes(strict_lab: list[Outcome]) -> None:
     differ = [row for outcome in strict_lab for row in outcome.rows() if row.differs]
     assert differ == [
@@ -67,6 +69,8 @@ def test_strict_rules_stop_both_honest_changes(strict_lab: list[Outcome]) -> Non
     assert [len(o.rows()) for o in strict_lab] == [7, 7]
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_summary_says_which_rule_stopped_what(strict_lab: list[Outcome]) -> None:
     assert summary(strict_lab).splitlines() == [
         "rule 'default' (on_change = review)",
@@ -87,6 +91,8 @@ def test_summary_says_which_rule_stopped_what(strict_lab: list[Outcome]) -> None
     ]
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_matrix_marks_the_cells_that_differ(strict_lab: list[Outcome]) -> None:
     lines = matrix(strict_lab).splitlines()
     assert lines[0].split() == ["scenario", "install", "runs", "tests_kept", "no_new_skips", "old_tests", "hidden", "verdict"]
@@ -95,6 +101,8 @@ def test_matrix_marks_the_cells_that_differ(strict_lab: list[Outcome]) -> None:
     assert len(lines) == 3
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_json_rows_and_exit_code(strict_lab: list[Outcome], monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     monkeypatch.setattr(lab, "run_lab", lambda folder, seal, progress=None: strict_lab)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from gatetui.backends.isolation import uid_processes
+from gatetui.backends.isolation import keep_when, uid_processes
 from gatetui.backends.local import LocalBackend, LocalWorkspace, probe_fork_mode
 
 
@@ -36,6 +38,7 @@ async def run(ws: LocalWorkspace, command: str, timeout: float = 30, env: dict[s
     return result, "".join(chunks)
 
 
+@pytest.mark.sandbox
 def test_output_streams_and_exit_code_is_kept(tmp_path: Path) -> None:
     async def go() -> None:
         ws = await open_ws(tmp_path, {"a.txt": "hello\n"})
@@ -47,45 +50,85 @@ def test_output_streams_and_exit_code_is_kept(tmp_path: Path) -> None:
     asyncio.run(go())
 
 
+def read_pid(path: Path) -> int | None:
+    """The pid a command's background child wrote to `path` (None: it never did)."""
+    text = path.read_text().strip() if path.exists() else ""
+    return int(text) if text else None
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` still runs; a zombie (dead, its parent gone, not yet reaped) does not."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_gone(pid: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while running(pid):
+        if time.monotonic() > deadline:
+            pytest.fail(f"the background child (pid {pid}) was still running {timeout} s after its group was killed")
+        time.sleep(0.01)  # paces the polling; the deadline above bounds it
+
+
+# The background child writes its pid first (the command waits for it), so that
+# the test can wait until that very process is gone, then find its marker unwritten.
+CHILD = "sh -c 'echo $$ > child.pid; sleep {seconds}; touch {marker}'"
+CHILD_NAMED = "until [ -s child.pid ]; do sleep 0.01; done"
+
+
+@pytest.mark.sandbox
 @pytest.mark.parametrize("isolate", [False, None], ids=["plain", "isolated-if-possible"])
 def test_timeout_kills_the_whole_process_group(tmp_path: Path, isolate: bool | None) -> None:
     marker = tmp_path / "survivor"
 
-    async def go() -> None:
+    async def go() -> int | None:
         ws = await open_ws(tmp_path, {}, isolate=isolate)
         started = time.monotonic()
-        result, _ = await run(ws, f"(sleep 3; touch {marker}) & sleep 60", timeout=0.5)
+        child = CHILD.format(seconds=30, marker=marker)  # outlives the limit: only the kill stops it
+        result, _ = await run(ws, f"{child} & {CHILD_NAMED}; sleep 60", timeout=2)
         assert result.timed_out is True
         assert result.exit_code is None
-        assert time.monotonic() - started < 10
+        assert time.monotonic() - started < 12
         if ws.uid is not None:
             assert uid_processes(ws.uid) == []
+        pid = read_pid(ws.canonical / "child.pid")
         await ws.close()
+        return pid
 
-    asyncio.run(go())
+    pid = asyncio.run(go())
     if isolate is False:  # an isolated run cannot see tmp_path: the uid check above holds
-        time.sleep(3.5)
+        assert pid is not None, "the background child had not written its pid when the time limit struck"
+        wait_gone(pid)
         assert marker.exists() is False  # the background child died with its group
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("isolate", [False, None], ids=["plain", "isolated-if-possible"])
 def test_background_process_is_killed_when_the_command_ends(tmp_path: Path, isolate: bool | None) -> None:
     marker = tmp_path / "late"
 
-    async def go() -> None:
+    async def go() -> int | None:
         ws = await open_ws(tmp_path, {}, isolate=isolate)
-        result, _ = await run(ws, f"(setsid sleep 30 & (sleep 2; touch {marker})) >/dev/null 2>&1 & echo started")
+        child = CHILD.format(seconds=2, marker=marker)
+        result, _ = await run(ws, f"(setsid sleep 30 & {child}) >/dev/null 2>&1 & {CHILD_NAMED}; echo started")
         assert result.exit_code == 0
         if ws.uid is not None:
             assert uid_processes(ws.uid) == []
+        pid = read_pid(ws.canonical / "child.pid")
         await ws.close()
+        return pid
 
-    asyncio.run(go())
+    pid = asyncio.run(go())
     if isolate is False:
-        time.sleep(2.5)
+        assert pid is not None, "the background child never wrote its pid though the command waited for it"
+        wait_gone(pid)
         assert marker.exists() is False
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("isolate", [False, None], ids=["plain", "isolated-if-possible"])
 def test_environment_is_an_allowlist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                      isolate: bool | None) -> None:
@@ -112,6 +155,7 @@ def test_environment_is_an_allowlist(tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert env["TMPDIR"].startswith(str(tmp_path))
 
 
+@pytest.mark.sandbox
 def test_run_directory_is_private_and_removed_on_close(tmp_path: Path) -> None:
     async def go() -> Path:
         ws = await open_ws(tmp_path, {"x": "1"})
@@ -135,6 +179,7 @@ def test_output_beyond_the_cap_is_counted_not_kept(tmp_path: Path) -> None:
     assert result.output_tail == "x" * 1000
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("mode", ["overlay", "bind", "swap"])
 def test_each_copy_runs_its_own_code_at_the_original_path(tmp_path: Path, mode: str) -> None:
     """A venv holds absolute paths: a copy must see its own files at the
@@ -169,3 +214,30 @@ def test_fork_mode_is_detected_as_root(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("mount namespaces need root here")
     assert probe_fork_mode() in ("overlay", "bind")
+
+
+def test_a_probe_that_could_not_run_is_not_remembered() -> None:
+    """A probe run while the tools were out of reach (here: PATH empty; on a
+    loaded machine: a timeout) says so, and the next probe tries again: one
+    bad moment must not leave the process without isolation for good. In a
+    fresh interpreter, since a good result is kept for the process's life."""
+    if os.geteuid() != 0:
+        pytest.skip("mount namespaces need root here")
+    code = ("import os\nfrom gatetui.backends.isolation import probe_isolation\n"
+            "from gatetui.backends.local import probe_fork_mode\n"
+            "path = os.environ['PATH']\nos.environ['PATH'] = '/nonexistent'\n"
+            "print(probe_fork_mode(), probe_isolation().full, probe_isolation().reason)\n"
+            "os.environ['PATH'] = path\nprint(probe_fork_mode() != 'swap', probe_isolation().full)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.stdout, done.stderr) == ("swap False missing unshare, setpriv, prlimit, mount, ip\nTrue True\n", "")
+
+
+def test_a_kept_probe_runs_once_and_a_short_one_again() -> None:
+    runs: list[str] = []
+
+    @keep_when(lambda mode: mode != "swap")
+    def probe() -> str:
+        runs.append("probe")
+        return ["swap", "bind", "overlay"][len(runs) - 1]
+
+    assert [probe(), probe(), probe(), len(runs)] == ["swap", "bind", "bind", 2]

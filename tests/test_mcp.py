@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.types import CallToolResult
 
 from tests.conftest import write_tree
 from tests.test_submit import BROKEN, TESTS, Served, served  # noqa: F401  (the fixture)
@@ -21,6 +22,23 @@ def text(result: object) -> str:
     return "\n".join(part.text for part in result.content)  # type: ignore[attr-defined]
 
 
+async def gating(session: ClientSession, submitting: asyncio.Task[CallToolResult],
+                 timeout: float = 60.0) -> CallToolResult:
+    """`status` asked until it says the submit is being gated; that answer."""
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                assert not submitting.done(), "the submit ended before `status` ever said a run was in progress"
+                answer = await session.call_tool("status", {})
+                if "a run is in progress" in text(answer).splitlines():
+                    return answer
+                await asyncio.sleep(0.05)  # paces the asking; the deadline above bounds it
+    except TimeoutError:
+        pytest.fail(f"`status` never said the submit was being gated (a run is in progress) within {timeout} s")
+
+
+@pytest.mark.sandbox
+@pytest.mark.install
 async def test_the_submit_and_status_tools(served: Served) -> None:  # noqa: F811
     clone = served.clone("mcp", "agent/mcp")
     write_tree(clone, {"calc.py": BROKEN,
@@ -33,12 +51,12 @@ async def test_the_submit_and_status_tools(served: Served) -> None:  # noqa: F81
         before = await session.call_tool("status", {})
         submitting = asyncio.create_task(
             session.call_tool("submit", {"message": "through mcp"}, read_timeout_seconds=300))
-        await asyncio.sleep(0.5)
-        during = await session.call_tool("status", {})  # answered while the gate runs
+        during = await gating(session, submitting)  # answered while the gate runs
         gated_meanwhile = submitting.done()
         submitted = await submitting
         after = await session.call_tool("status", {})
     assert (during.is_error, text(during).splitlines()[0], gated_meanwhile) == (False, "branch: agent/mcp", False)
+    assert "a run is in progress" in text(during).splitlines()
     assert (before.is_error, text(before)) == (False, "branch: agent/mcp\nsubmits: 0 of 3 used, 3 left\n"
                                                       "last verdict: none yet")
     block = ("pass installs from scratch\npass suite passes 3 of 3 runs\npass no tests removed\n"
@@ -53,6 +71,7 @@ async def test_the_submit_and_status_tools(served: Served) -> None:  # noqa: F81
     assert status[2].startswith("last verdict: fail at ") and "\n".join(status[3:]) == block.rsplit("\n", 1)[0]
 
 
+@pytest.mark.sandbox
 async def test_without_a_supervisor_the_tool_says_so_as_an_error(tmp_path: Path) -> None:
     from tests.test_submit import make_supervised
     from tests.conftest import git

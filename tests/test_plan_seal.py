@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from gatetui.backends.base import CommandResult
 from gatetui.backends.local import LocalBackend
 from gatetui.config import SealRule, SealSettings
@@ -87,6 +89,8 @@ NODE_LOCK = ('{"name": "n", "version": "0.0.0", "lockfileVersion": 3, "requires"
 NODE_TEST = "const test = require('node:test');\ntest('a', () => {});\n"
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_a_fail_rule_fails_the_verdict_of_a_change_whose_tests_all_pass(make_repo: MakeRepo, tmp_path: Path) -> None:
     base = {
         "package.json": '{"name": "n", "version": "0.0.0", "scripts": {"test": "node --test"}}\n',

@@ -55,6 +55,8 @@ def _uid_of(proc: Path) -> int:
         return -1
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 @pytest.mark.parametrize("isolate", [False, None], ids=["plain", "isolated-if-possible"])
 def test_a_run_stopped_midway_leaves_no_process_and_no_directory(
         make_repo: MakeRepo, tmp_path: Path, isolate: bool | None) -> None:
@@ -90,15 +92,17 @@ def test_a_run_stopped_midway_leaves_no_process_and_no_directory(
         await gate.aclose()
 
     asyncio.run(go())
-    assert len(seen) >= 3
+    assert len(seen) >= 3, f"the suite's 3 runs had not all started within 20 s of run 1's first output: {seen}"
     deadline = time.monotonic() + 5  # SIGKILL is delivered asynchronously
     while (alive := [pid for pid in seen if running(pid)]) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert alive == []
+    assert alive == [], f"the runs' processes {alive} still ran 5 s after the gate was closed"
     assert [p.name for p in work.iterdir() if p.name != ".uids"] == []
     assert list((work / ".uids").glob("*")) == []
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_a_hanging_suite_fails_runs_at_the_time_limit(make_repo: MakeRepo, tmp_path: Path) -> None:
     repo = node_repo(make_repo, "test('a', async () => { await new Promise(r => setTimeout(r, 60000)); });\n")
 
@@ -136,6 +140,8 @@ def gate_install(repo: Path, work: Path) -> tuple[RunFinished, list[str]]:
     return asyncio.run(go())
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_an_install_base_fails_too_is_an_error_not_the_changes(make_repo: MakeRepo, tmp_path: Path) -> None:
     repo = make_repo({**NODE_BASE, "package.json": OUT_OF_SYNC},
                      {"test/a.test.js": NODE_BASE["test/a.test.js"] + "test('b', () => {});\n"})
@@ -148,6 +154,8 @@ def test_an_install_base_fails_too_is_an_error_not_the_changes(make_repo: MakeRe
     assert sorted(set(streams)) == ["base install", "install"]
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_an_install_only_head_breaks_is_the_changes_fault(make_repo: MakeRepo, tmp_path: Path) -> None:
     repo = make_repo(NODE_BASE, {"package.json": OUT_OF_SYNC})
     done, streams = gate_install(repo, tmp_path / "work")

@@ -15,7 +15,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,7 @@ def test_importing_the_backend_does_not_import_the_sdk() -> None:
 # --- the workspace ------------------------------------------------------------
 
 
+@pytest.mark.sandbox
 def test_a_workspace_streams_forks_writes_and_is_deleted(emulator: Emulator) -> None:
     async def scenario() -> None:
         workspace = await opened(RuntimeBackend(settings=FAST))
@@ -106,6 +108,7 @@ def test_a_workspace_streams_forks_writes_and_is_deleted(emulator: Emulator) -> 
     asyncio.run(scenario())
 
 
+@pytest.mark.sandbox
 def test_a_command_past_its_limit_is_a_timed_out_result(emulator: Emulator) -> None:
     async def scenario() -> None:
         workspace = await opened(RuntimeBackend(settings=FAST))
@@ -142,6 +145,7 @@ def test_a_refused_key_is_one_line_without_the_key(emulator: Emulator, monkeypat
     assert wrong not in line and "\n" not in line
 
 
+@pytest.mark.sandbox
 def test_commands_in_the_sandbox_never_see_the_key(emulator: Emulator) -> None:
     async def scenario() -> str:
         workspace = await opened(RuntimeBackend(settings=FAST))
@@ -160,6 +164,7 @@ def test_commands_in_the_sandbox_never_see_the_key(emulator: Emulator) -> None:
 # --- faults -------------------------------------------------------------------
 
 
+@pytest.mark.sandbox
 def test_no_capacity_is_waited_out_with_a_countdown(emulator: Emulator) -> None:
     emulator.faults.no_capacity, emulator.faults.capacity_retry_ms = 2, 100
     progress: list[str] = []
@@ -174,6 +179,7 @@ def test_no_capacity_is_waited_out_with_a_countdown(emulator: Emulator) -> None:
                for p in progress)
 
 
+@pytest.mark.sandbox
 def test_no_capacity_for_too_long_gives_up_in_one_line(emulator: Emulator) -> None:
     emulator.faults.no_capacity, emulator.faults.capacity_retry_ms = 1000, 200
     progress: list[str] = []
@@ -186,6 +192,7 @@ def test_no_capacity_for_too_long_gives_up_in_one_line(emulator: Emulator) -> No
     assert len(progress) >= 3
 
 
+@pytest.mark.sandbox
 def test_rate_limits_and_a_passing_503_are_retried(emulator: Emulator) -> None:
     async def scenario() -> str:
         workspace = await opened(RuntimeBackend(settings=FAST))
@@ -202,6 +209,7 @@ def test_rate_limits_and_a_passing_503_are_retried(emulator: Emulator) -> None:
     assert asyncio.run(scenario()) == "fine\n"
 
 
+@pytest.mark.sandbox
 def test_a_503_that_does_not_pass_is_an_error_line(emulator: Emulator) -> None:
     async def scenario() -> None:
         workspace = await opened(RuntimeBackend(settings=FAST))
@@ -218,6 +226,7 @@ def test_a_503_that_does_not_pass_is_an_error_line(emulator: Emulator) -> None:
     assert "(host_unavailable 503), still after retries: The host is restarting.; hint: Try again" in str(failed.value)
 
 
+@pytest.mark.sandbox
 def test_a_sandbox_that_never_runs_is_deleted_and_said(emulator: Emulator) -> None:
     emulator.faults.never_running = 1
     with pytest.raises(BackendError) as failed:
@@ -226,6 +235,7 @@ def test_a_sandbox_that_never_runs_is_deleted_and_said(emulator: Emulator) -> No
     assert emulator.live() == []
 
 
+@pytest.mark.sandbox
 def test_a_cut_stream_is_followed_and_nothing_is_lost(emulator: Emulator) -> None:
     async def scenario() -> str:
         workspace = await opened(RuntimeBackend(settings=FAST))
@@ -241,6 +251,7 @@ def test_a_cut_stream_is_followed_and_nothing_is_lost(emulator: Emulator) -> Non
     assert asyncio.run(scenario()) == "one\ntwo\n"
 
 
+@pytest.mark.sandbox
 def test_a_lost_stream_is_an_error_and_the_sandbox_still_goes(emulator: Emulator) -> None:
     async def scenario() -> None:
         workspace = await opened(RuntimeBackend(settings=FAST))
@@ -273,22 +284,30 @@ def slow_repo(make_repo: MakeRepo) -> Path:
                      {"a.py": "A = 2\n"})
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("how", ["cancel", "consumer stops"])
 def test_every_sandbox_is_deleted_when_a_run_is_stopped(emulator: Emulator, slow_repo: Path, how: str) -> None:
     plan = make_plan(GateRequest(slow_repo, "main", "agent/x"))
 
+    async def all_five_live(done: Callable[[], bool] = lambda: False, timeout: float = 30.0) -> None:
+        """Until the run's five sandboxes are alive (or `done()`)."""
+        deadline = time.monotonic() + timeout
+        while len(emulator.live()) < 5 and not done():
+            if time.monotonic() > deadline:
+                pytest.fail(f"the run's 5 sandboxes were never alive at once within {timeout} s: "
+                            f"{len(emulator.live())} live")
+            await asyncio.sleep(0.05)  # paces the polling; the deadline above bounds it
+
     async def consume() -> None:
         async for event in run_gate(plan, RuntimeBackend(settings=FAST)):
             if event == CheckStarted(CheckId.RUNS):
-                while len(emulator.live()) < 5:
-                    await asyncio.sleep(0.05)
+                await all_five_live()
                 if how == "consumer stops":
                     raise ConsumerGaveUp  # any exception in the consumer (the UI, the CLI)
 
     async def scenario() -> None:
         task = asyncio.create_task(consume())
-        while len(emulator.live()) < 5 and not task.done():
-            await asyncio.sleep(0.05)
+        await all_five_live(task.done)
         if how == "cancel":
             task.cancel()
         with pytest.raises((asyncio.CancelledError, ConsumerGaveUp)):
@@ -298,6 +317,7 @@ def test_every_sandbox_is_deleted_when_a_run_is_stopped(emulator: Emulator, slow
     assert emulator.live() == []
 
 
+@pytest.mark.sandbox
 def test_sandboxes_left_by_a_crashed_run_are_deleted_at_start(emulator: Emulator) -> None:
     backend = RuntimeBackend(settings=FAST)
     dead = subprocess.Popen(["true"])
@@ -341,6 +361,7 @@ def test_pip_and_npm_hosts_come_from_their_configuration() -> None:
     assert npm_access("https://registry.example.invalid/\n").hosts == ("registry.example.invalid",)
 
 
+@pytest.mark.sandbox
 def test_the_sandbox_reaches_only_the_configured_index(emulator: Emulator,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # only what the environment says
@@ -402,6 +423,8 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, list[G
         yield asyncio.run(every())
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 @pytest.mark.parametrize("name", GATED)
 def test_samples_get_the_local_backends_verdicts(gated: dict[str, list[GateEvent]], name: str) -> None:
     done = gated[name][-1]
@@ -414,6 +437,8 @@ def test_samples_get_the_local_backends_verdicts(gated: dict[str, list[GateEvent
     assert KEY not in repr(gated[name])
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_cli_check_with_the_runtime_backend(emulator: Emulator, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     repo = materialize(SCENARIOS["honest_fix"], tmp_path / "honest_fix")

@@ -26,8 +26,16 @@ from tests.runtime_emulator.egress import PORT, SOCKET_NAME, EgressProxy
 from tests.runtime_emulator.fixtures import KEY, emulator  # noqa: F401 - a fixture
 
 
-def test_exec_runs_for_real_whole_and_streamed(emulator: Emulator) -> None:
-    client = withruntime.Runtime()
+@pytest.fixture
+def client(emulator: Emulator) -> Iterator[withruntime.Runtime]:
+    """The SDK's client, closed at the test's end: its kept-alive sockets are
+    never left to the garbage collector (an unclosed-socket warning)."""
+    with withruntime.Runtime() as runtime:
+        yield runtime
+
+
+@pytest.mark.sandbox
+def test_exec_runs_for_real_whole_and_streamed(emulator: Emulator, client: withruntime.Runtime) -> None:
     sandbox = client.sandboxes.create(labels={"app": "emu-test"}, timeout_seconds=600)
     assert sandbox.state == "running"
     whole = sandbox.exec("echo hi; echo err >&2; exit 3")
@@ -41,8 +49,9 @@ def test_exec_runs_for_real_whole_and_streamed(emulator: Emulator) -> None:
     assert emulator.live() == []
 
 
-def test_a_stream_cut_after_start_is_followed_from_its_cursor(emulator: Emulator) -> None:
-    sandbox = withruntime.Runtime().sandboxes.create()
+@pytest.mark.sandbox
+def test_a_stream_cut_after_start_is_followed_from_its_cursor(emulator: Emulator, client: withruntime.Runtime) -> None:
+    sandbox = client.sandboxes.create()
     emulator.faults.cut_streams = 1
     chunks: list[str] = []
     result = sandbox.exec("echo one; sleep 0.3; echo two", on_stdout=chunks.append)
@@ -52,8 +61,9 @@ def test_a_stream_cut_after_start_is_followed_from_its_cursor(emulator: Emulator
     sandbox.delete()
 
 
-def test_forks_see_the_same_path_and_keep_their_own_files(emulator: Emulator) -> None:
-    sandbox = withruntime.Runtime().sandboxes.create()
+@pytest.mark.sandbox
+def test_forks_see_the_same_path_and_keep_their_own_files(emulator: Emulator, client: withruntime.Runtime) -> None:
+    sandbox = client.sandboxes.create()
     home = sandbox.exec("pwd").stdout.strip()
     sandbox.exec(f"echo original > {home}/note; printf '#!/bin/sh\\ncat {home}/note\\n' > tool; chmod +x tool")
     copies = sandbox.fork(2)
@@ -66,8 +76,9 @@ def test_forks_see_the_same_path_and_keep_their_own_files(emulator: Emulator) ->
         box.delete()
 
 
-def test_files_upload_read_and_a_missing_file(emulator: Emulator, tmp_path: Path) -> None:
-    sandbox = withruntime.Runtime().sandboxes.create()
+@pytest.mark.sandbox
+def test_files_upload_read_and_a_missing_file(emulator: Emulator, tmp_path: Path, client: withruntime.Runtime) -> None:
+    sandbox = client.sandboxes.create()
     home = sandbox.exec("pwd").stdout.strip()
     (tmp_path / "tree" / "sub").mkdir(parents=True)
     (tmp_path / "tree" / "sub" / "b.txt").write_text("bee")
@@ -80,8 +91,9 @@ def test_files_upload_read_and_a_missing_file(emulator: Emulator, tmp_path: Path
     sandbox.delete()
 
 
-def test_503_and_429_are_retried_by_the_sdk(emulator: Emulator) -> None:
-    sandbox = withruntime.Runtime().sandboxes.create()
+@pytest.mark.sandbox
+def test_503_and_429_are_retried_by_the_sdk(emulator: Emulator, client: withruntime.Runtime) -> None:
+    sandbox = client.sandboxes.create()
     emulator.faults.unavailable, emulator.faults.unavailable_on = 2, ":exec"
     assert sandbox.exec("echo ok").stdout == "ok\n"
     assert sum(r.endswith(":exec") for r in emulator.requests) == 3
@@ -94,23 +106,32 @@ def test_503_and_429_are_retried_by_the_sdk(emulator: Emulator) -> None:
 
 def test_a_wrong_key_is_refused(emulator: Emulator) -> None:
     with pytest.raises(withruntime.AuthenticationError) as refused:
-        withruntime.Runtime(api_key="rtk_wrong").sandboxes.create()
+        with withruntime.Runtime(api_key="rtk_wrong") as wrong:
+            wrong.sandboxes.create()
     assert refused.value.code == "unauthorized"
 
 
-def test_commands_never_see_the_key(emulator: Emulator) -> None:
-    sandbox = withruntime.Runtime().sandboxes.create()
+@pytest.mark.sandbox
+def test_commands_never_see_the_key(emulator: Emulator, client: withruntime.Runtime) -> None:
+    sandbox = client.sandboxes.create()
     env = sandbox.exec("env").stdout
     assert KEY not in env and "RUNTIME_" not in env
     assert "HOME=" in env
     sandbox.delete()
 
 
-def test_a_sandbox_ends_at_its_time_limit(emulator: Emulator) -> None:
-    withruntime.Runtime().sandboxes.create(timeout_seconds=1)
+@pytest.mark.sandbox
+def test_a_sandbox_ends_at_its_time_limit(emulator: Emulator, client: withruntime.Runtime) -> None:
+    started = time.monotonic()
+    client.sandboxes.create(timeout_seconds=1)
     assert len(emulator.live()) == 1
-    time.sleep(1.5)
+    deadline = started + 10
+    while emulator.live() != []:
+        if time.monotonic() > deadline:
+            pytest.fail(f"the sandbox was still live 10 s after its 1 s time limit: {emulator.live()}")
+        time.sleep(0.01)  # paces the polling; the deadline above bounds it
     assert emulator.live() == []
+    assert time.monotonic() - started >= 0.99  # at its limit, not before (less a hair for timer rounding)
 
 
 # --- the network: own loopback, the allow list through the egress proxy ----------
@@ -208,8 +229,10 @@ def probe(sandbox: Any, *args: str, prefix: tuple[str, ...] = ()) -> str:
     return result.stdout
 
 
-def test_an_allowed_host_is_reached_through_the_proxy_only(emulator: Emulator, host: HostServer) -> None:
-    sandbox = withruntime.Runtime().sandboxes.create(network={"internet": True, "allow": ["localhost"]})
+@pytest.mark.sandbox
+def test_an_allowed_host_is_reached_through_the_proxy_only(emulator: Emulator, host: HostServer,
+                                                           client: withruntime.Runtime) -> None:
+    sandbox = client.sandboxes.create(network={"internet": True, "allow": ["localhost"]})
     port = str(host.port)
     assert probe(sandbox, "fetch", f"http://localhost:{port}/plain", prefix=NO_BYPASS) == (
         "200 hello from the host: /plain")
@@ -224,12 +247,13 @@ def test_an_allowed_host_is_reached_through_the_proxy_only(emulator: Emulator, h
         box.delete()
 
 
+@pytest.mark.sandbox
 def test_a_kept_alive_connection_cannot_carry_a_request_past_the_check(emulator: Emulator,
-                                                                      host: HostServer) -> None:
+                                                                      host: HostServer, client: withruntime.Runtime) -> None:
     """The second request names a host off the list (the same server by its
     address): the proxy sent the first on with `Connection: close`, so the
     server never reads the second, and the client is told to reconnect."""
-    sandbox = withruntime.Runtime().sandboxes.create(network={"internet": True, "allow": ["localhost"]})
+    sandbox = client.sandboxes.create(network={"internet": True, "allow": ["localhost"]})
     one = f"GET http://localhost:{host.port}/one HTTP/1.1\r\nHost: localhost:{host.port}"
     two = f"GET http://127.0.0.1:{host.port}/two HTTP/1.1\r\nHost: 127.0.0.1:{host.port}"
     head, _, body = probe(sandbox, "raw", one, two).partition("\r\n\r\n")
@@ -241,10 +265,11 @@ def test_a_kept_alive_connection_cannot_carry_a_request_past_the_check(emulator:
     sandbox.delete()
 
 
-def test_a_host_off_the_allow_list_gets_403_and_is_never_reached(emulator: Emulator, host: HostServer) -> None:
-    client = withruntime.Runtime()
+@pytest.mark.sandbox
+def test_a_host_off_the_allow_list_gets_403_and_is_never_reached(emulator: Emulator, host: HostServer,
+                                                                 client: withruntime.Runtime) -> None:
     allowed = client.sandboxes.create(network={"internet": True, "allow": ["localhost"]})
-    other = client.sandboxes.create(network={"internet": True, "allow": ["pypi.org"]})
+    other = client.sandboxes.create(network={"internet": True, "allow": ["registry.example.invalid"]})
     port = str(host.port)
     for sandbox in (allowed, other):
         assert probe(sandbox, "fetch", f"http://127.0.0.1:{port}/plain", prefix=NO_BYPASS) == (
@@ -265,18 +290,20 @@ def test_a_host_off_the_allow_list_gets_403_and_is_never_reached(emulator: Emula
         sandbox.delete()
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("internet", [True, False])
 def test_the_hosts_loopback_is_never_reached_directly(emulator: Emulator, host: HostServer,
-                                                      internet: bool) -> None:
+                                                      internet: bool, client: withruntime.Runtime) -> None:
     network = {"internet": True, "allow": ["localhost", "127.0.0.1"]} if internet else {"internet": False}
-    sandbox = withruntime.Runtime().sandboxes.create(network=network)
+    sandbox = client.sandboxes.create(network=network)
     assert probe(sandbox, "direct", str(host.port)) == "ConnectionRefusedError"
     assert host.paths == []
     sandbox.delete()
 
 
-def test_no_internet_means_no_proxy_at_all(emulator: Emulator) -> None:
-    sandbox = withruntime.Runtime().sandboxes.create(network={"internet": False})
+@pytest.mark.sandbox
+def test_no_internet_means_no_proxy_at_all(emulator: Emulator, client: withruntime.Runtime) -> None:
+    sandbox = client.sandboxes.create(network={"internet": False})
     names = sandbox.exec("env | cut -d= -f1 | sort").stdout.split()
     assert [name for name in names if "proxy" in name.lower()] == []
     assert "HOME" in names
@@ -286,8 +313,9 @@ def test_no_internet_means_no_proxy_at_all(emulator: Emulator) -> None:
     sandbox.delete()
 
 
-def test_the_proxy_variables_point_at_the_sandboxs_own_proxy(emulator: Emulator) -> None:
-    sandbox = withruntime.Runtime().sandboxes.create(network={"internet": True, "allow": ["pypi.org"]})
+@pytest.mark.sandbox
+def test_the_proxy_variables_point_at_the_sandboxs_own_proxy(emulator: Emulator, client: withruntime.Runtime) -> None:
+    sandbox = client.sandboxes.create(network={"internet": True, "allow": ["registry.example.invalid"]})
     lines = sandbox.exec("env | grep -i _proxy= | sort").stdout.splitlines()
     url = f"http://127.0.0.1:{PORT}"
     assert lines == [f"HTTPS_PROXY={url}", f"HTTP_PROXY={url}", "NO_PROXY=localhost,127.0.0.1",

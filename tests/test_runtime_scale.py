@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,16 @@ def tiny_repo(make_repo: MakeRepo) -> Path:
                      {"a.py": "A = 2\n"})
 
 
+async def until(predicate: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Until `predicate()` holds; else fail saying `what` (never happened) within `timeout`."""
+    try:
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                await asyncio.sleep(0.01)  # paces the polling; the timeout above bounds it
+    except TimeoutError:
+        pytest.fail(f"{what} within {timeout} s")
+
+
 async def gate(repo: Path, cap: SandboxCap, progress: list[str], run: str) -> RunFinished:
     plan = make_plan(GateRequest(repo, "main", "agent/x", run_id=run))
     events = [e async for e in run_gate(plan, RuntimeBackend(settings=FAST, cap=cap,
@@ -44,6 +55,7 @@ async def gate(repo: Path, cap: SandboxCap, progress: list[str], run: str) -> Ru
     return last
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("limit", [4, 5, 9])
 def test_many_runs_under_a_cap_all_finish_and_never_pass_it(tmp_path: Path, tiny_repo: Path, limit: int) -> None:
     """Six runs at once, each holding an installed sandbox and forking four:
@@ -66,6 +78,7 @@ def test_many_runs_under_a_cap_all_finish_and_never_pass_it(tmp_path: Path, tiny
                              "when one ends") for line in progress)
 
 
+@pytest.mark.sandbox
 def test_no_cap_lets_every_run_overlap(tmp_path: Path, tiny_repo: Path) -> None:
     cap = SandboxCap(None)
     with running_emulator(tmp_path / "config") as emulator:
@@ -94,6 +107,7 @@ def test_a_cap_no_run_fits_under_is_one_line_before_any_sandbox(tmp_path: Path, 
     assert refused.value.exit_code == ExitCode.GATE_ERROR
 
 
+@pytest.mark.sandbox
 def test_a_run_cancelled_while_waiting_gives_nothing_away(tmp_path: Path, tiny_repo: Path) -> None:
     """A waiting run that is cancelled (a newer head) leaves the count as it
     was; the run ahead of it still finishes and gives its slots back."""
@@ -101,10 +115,9 @@ def test_a_run_cancelled_while_waiting_gives_nothing_away(tmp_path: Path, tiny_r
 
     async def scenario() -> None:
         first = asyncio.create_task(gate(tiny_repo, cap, [], "run1"))
-        while cap.runs == 0:
-            await asyncio.sleep(0.01)
+        await until(lambda: cap.runs == 1, "the first run was never admitted")
         second = asyncio.create_task(gate(tiny_repo, cap, [], "run2"))
-        await asyncio.sleep(0.2)
+        await until(lambda: len(cap._waiting) == 1, "the second run never waited on the cap")
         assert (cap.in_use, len(cap._waiting)) == (4, 1)
         second.cancel()
         with pytest.raises(asyncio.CancelledError):

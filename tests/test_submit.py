@@ -94,6 +94,8 @@ def submit(clone: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple
     return code, out, err
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_three_cheating_submits_hear_the_failing_checks_and_the_fourth_is_escalated(
         served: Served, capsys: pytest.CaptureFixture[str]) -> None:
     honest: list[Outcome] = []  # meanwhile another agent submits an honest change (the supervisor runs two at once)
@@ -164,6 +166,8 @@ def submit_honest(served: Served) -> Outcome:
     return submit_once(clone, "add sub")
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_a_commit_with_nothing_new_is_refused_and_not_counted(served: Served, capsys: pytest.CaptureFixture[str]) -> None:
     clone = served.clone("idle", "agent/idle")
     code, out, err = submit(clone, capsys)
@@ -172,6 +176,8 @@ def test_a_commit_with_nothing_new_is_refused_and_not_counted(served: Served, ca
     assert "submits: 0 of 3 used, 3 left" in status_once(clone).text
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_a_branch_outside_the_pattern_is_refused(served: Served, capsys: pytest.CaptureFixture[str]) -> None:
     clone = served.clone("stray", "feature/x")
     write_tree(clone, {"calc.py": CALC + "# x\n"})
@@ -195,6 +201,8 @@ def test_submit_without_a_supervisor_says_how_to_start_one(tmp_path: Path, capsy
     assert code == 3 and f"no supervisor is listening on {tmp_path / 'none.sock'}" in err
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_the_socket_is_open_to_others_and_the_state_directory_is_not(served: Served) -> None:
     sock = default_socket(served.repo)
     assert (oct(sock.stat().st_mode & 0o777), oct(sock.parent.stat().st_mode & 0o777)) == ("0o666", "0o711")
@@ -212,6 +220,8 @@ def test_the_ci_step_needs_no_repo_argument(tmp_path: Path, capsys: pytest.Captu
            "nothing to judge")
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 def test_standalone_gates_here_and_says_what_is_not_enforced(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     repo = make_supervised(tmp_path)
@@ -227,6 +237,8 @@ def test_standalone_gates_here_and_says_what_is_not_enforced(tmp_path: Path,
     assert git(clone, "log", "-1", "--format=%s") == "gatetui submit"
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 @pytest.mark.skipif(os.geteuid() != 0, reason="submitting as another user needs root (CI runs as root)")
 def test_another_users_submit_is_read_with_that_users_rights(served: Served) -> None:
     """An agent of its own uid submits a commit naming a blob of a root-only
@@ -260,6 +272,8 @@ def test_another_users_submit_is_read_with_that_users_rights(served: Served) -> 
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 @pytest.mark.skipif(os.geteuid() != 0, reason="submitting as another user needs root (CI runs as root)")
 def test_a_git_config_the_agent_cannot_read_is_one_line(served: Served) -> None:
     """An agent run with someone else's HOME (sudo keeps it): one line, exit 2."""

@@ -5,6 +5,8 @@ progress, stale verdicts, records and review decisions kept in the store."""
 from __future__ import annotations
 
 import asyncio
+import inspect
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -80,10 +82,36 @@ class FakeBackend:
         return FakeWorkspace(self)
 
 
+def condition(predicate: Callable[[], bool]) -> str:
+    """The predicate as written (`lambda: backend.opened == 1`), to name it in a failure."""
+    try:
+        line = inspect.getsource(predicate).strip()
+    except (OSError, TypeError):
+        return repr(predicate)
+    text = line[line.find("lambda"):].split("  #")[0].strip()
+    while text.endswith(")") and text.count(")") > text.count("("):  # the call around the lambda
+        text = text[:-1]
+    return re.sub(r",\s*(timeout=)?[\d.]+$", "", text)  # a timeout given after it
+
+
 async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.01)
+    """Until `predicate()` holds; a failure names the condition awaited."""
+    try:
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        pytest.fail(f"never `{condition(predicate)}` within {timeout} s")
+
+
+async def watching(sup: Supervisor, timeout: float = 10.0) -> None:
+    """Until the supervisor's watcher is installed and has caught up with any
+    move since `start` read the heads (its catch-up move already applied)."""
+    try:
+        async with asyncio.timeout(timeout):
+            await sup.watcher.ready.wait()
+    except TimeoutError:
+        pytest.fail(f"the supervisor's watcher never became ready within {timeout} s")
 
 
 def commit(repo: Path, branch: str, files: Mapping[str, str], message: str) -> str:
@@ -130,8 +158,10 @@ async def test_history_is_loaded_and_a_judged_head_is_not_gated_again(make_repo:
     await first.stop()
     backend = FakeBackend()
     second, _ = supervisor(repo, backend, tmp_path / "state")
-    await second.start()
-    await asyncio.sleep(0.2)
+    await second.start()  # its start-up scan decides, there and then, which heads to gate
+    await watching(second)  # and the watch caught up: no move since, nothing gated because of one
+    # a gate, had one been started, has run to its end (and opened a workspace)
+    await until(lambda: not any(r.in_progress for r in second.branches["agent/x"].runs))
     await second.stop()
     runs = second.branches["agent/x"].runs
     assert [r.run_id for r in runs] == [r.run_id for r in first.branches["agent/x"].runs]

@@ -31,6 +31,8 @@ def status(pilot: Pilot[None]) -> str:
     return str(lab_screen(pilot).query_one("#lab-status", Static).render())
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 @pytest.mark.asyncio
 async def test_the_lab_fills_in_live_and_rerun_reads_the_edited_rules(tmp_path: Path) -> None:
     for name in ("honest_fix", "skip_marker"):
@@ -73,6 +75,7 @@ async def test_the_lab_fills_in_live_and_rerun_reads_the_edited_rules(tmp_path: 
     assert back and workspaces(tmp_path) == []
 
 
+@pytest.mark.sandbox
 @pytest.mark.asyncio
 async def test_escape_during_a_lab_cancels_its_gates(tmp_path: Path) -> None:
     shutil.copytree(SAMPLES_DIR / "honest_fix", tmp_path / "scenarios" / "honest_fix")

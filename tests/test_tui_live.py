@@ -24,6 +24,8 @@ def workspaces(tmp: Path) -> list[str]:
     return sorted(p.name for p in (tmp / "work").iterdir() if p.name.startswith("gatetui-"))
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 async def test_a_commit_lands_and_check_rows_go_running_then_fail(tmp_path: Path) -> None:
     repo, head, _ = sample_at_base("skip_marker", tmp_path / "repo")
     app = make_app(repo, tmp_path)
@@ -46,6 +48,8 @@ async def test_a_commit_lands_and_check_rows_go_running_then_fail(tmp_path: Path
     assert workspaces(tmp_path) == []
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 async def test_a_newer_commit_cancels_the_older_run(tmp_path: Path) -> None:
     repo, head, _ = sample_at_base("honest_fix", tmp_path / "repo")
     app = make_app(repo, tmp_path)
@@ -67,6 +71,8 @@ async def test_a_newer_commit_cancels_the_older_run(tmp_path: Path) -> None:
         await pilot.press("q")
 
 
+@pytest.mark.sandbox
+@pytest.mark.install
 async def test_review_screen_then_history_after_a_restart(tmp_path: Path) -> None:
     repo, head, _ = sample_at_base("loosened_assertion", tmp_path / "repo")
     async with make_app(repo, tmp_path).run_test(size=SIZE) as pilot:
@@ -129,6 +135,8 @@ async def test_keys_do_what_the_footer_says(tmp_path: Path) -> None:
     assert app.is_running is False
 
 
+@pytest.mark.sandbox
+@pytest.mark.install  # the replayed commits are gated until the app quits, midway
 async def test_the_demo_replays_each_agent_commit_live(tmp_path: Path) -> None:
     import functools
 

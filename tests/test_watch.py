@@ -19,7 +19,30 @@ HEAD = {"a.txt": "b\n"}
 
 
 async def next_move(moves: AsyncIterator[Moves], timeout: float = 5.0) -> Moves:
-    return await asyncio.wait_for(anext(moves), timeout)
+    try:
+        async with asyncio.timeout(timeout):
+            return await anext(moves)
+    except TimeoutError:
+        pytest.fail(f"the watcher reported no move within {timeout} s")
+
+
+async def watching(watcher: RefWatcher, timeout: float = 10.0) -> None:
+    """Until the watcher's file watch is installed and the heads re-read under it."""
+    try:
+        async with asyncio.timeout(timeout):
+            await watcher.ready.wait()
+    except TimeoutError:
+        pytest.fail(f"the watcher never became ready within {timeout} s")
+
+
+async def batch_seen(watcher: RefWatcher, after: int, timeout: float = 10.0) -> None:
+    """Until the watcher has read the heads again for a batch of ref events after the first `after`."""
+    try:
+        async with asyncio.timeout(timeout):
+            while watcher.batches_seen <= after:
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        pytest.fail(f"the watcher acted on no batch of ref events within {timeout} s")
 
 
 def commit_on(repo: Path, branch: str, n: int = 1) -> str:
@@ -36,7 +59,7 @@ async def test_a_commit_on_a_watched_branch_is_one_move(make_repo: MakeRepo) -> 
     watcher = RefWatcher(repo, "agent/*", step_ms=30)
     moves = watcher.moves()
     first = asyncio.ensure_future(next_move(moves))
-    await asyncio.sleep(0.3)  # the watch is set up
+    await watching(watcher)
     sha = commit_on(repo, "agent/x")
     assert await first == {"agent/x": sha}
     await moves.aclose()
@@ -45,9 +68,10 @@ async def test_a_commit_on_a_watched_branch_is_one_move(make_repo: MakeRepo) -> 
 @pytest.mark.asyncio
 async def test_a_burst_of_commits_is_debounced_to_the_last_head(make_repo: MakeRepo) -> None:
     repo = make_repo(BASE, HEAD)
-    moves = RefWatcher(repo, "agent/*", step_ms=400, debounce_ms=3000).moves()
+    watcher = RefWatcher(repo, "agent/*", step_ms=400, debounce_ms=3000)
+    moves = watcher.moves()
     first = asyncio.ensure_future(next_move(moves))
-    await asyncio.sleep(0.3)
+    await watching(watcher)
     last = commit_on(repo, "agent/x", n=5)
     assert await first == {"agent/x": last}
     await moves.aclose()
@@ -56,12 +80,15 @@ async def test_a_burst_of_commits_is_debounced_to_the_last_head(make_repo: MakeR
 @pytest.mark.asyncio
 async def test_other_branches_and_lock_files_are_ignored(make_repo: MakeRepo) -> None:
     repo = make_repo(BASE, HEAD)
-    moves = RefWatcher(repo, "agent/*", step_ms=30).moves()
+    watcher = RefWatcher(repo, "agent/*", step_ms=30, rescan_ms=60_000)  # a batch is file events, not a rescan
+    moves = watcher.moves()
     first = asyncio.ensure_future(next_move(moves))
-    await asyncio.sleep(0.3)
-    commit_on(repo, "main")
+    await watching(watcher)
+    seen = watcher.batches_seen
     (repo / ".git" / "refs" / "heads" / "agent" / "x.lock").write_text("0" * 40 + "\n")
-    await asyncio.sleep(0.5)
+    commit_on(repo, "main")
+    # main's move was read again: the lock's event, earlier, was dropped or read in that same batch
+    await batch_seen(watcher, seen)
     assert first.done() is False
     (repo / ".git" / "refs" / "heads" / "agent" / "x.lock").unlink()
     git(repo, "branch", "agent/y", "main")
@@ -74,11 +101,31 @@ async def test_packed_refs_and_deletions_are_seen(make_repo: MakeRepo) -> None:
     repo = make_repo(BASE, HEAD)
     git(repo, "branch", "agent/y", "main")
     git(repo, "pack-refs", "--all")
-    moves = RefWatcher(repo, "agent/*", step_ms=30).moves()
+    watcher = RefWatcher(repo, "agent/*", step_ms=30)
+    moves = watcher.moves()
     first = asyncio.ensure_future(next_move(moves))
-    await asyncio.sleep(0.3)
+    await watching(watcher)
     git(repo, "update-ref", "-d", "refs/heads/agent/y")  # only in packed-refs: rewrites it
     assert await first == {"agent/y": None}
+    await moves.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_move_before_the_watch_started_is_caught_up_once_it_is(make_repo: MakeRepo) -> None:
+    """`known` older than the repo (a commit landed between the first reading
+    and the watch's start, which no file event will report): the re-read
+    under the installed watch reports it at once, before `ready`."""
+    repo = make_repo(BASE, HEAD)
+    old = git(repo, "rev-parse", "agent/x")
+    sha = commit_on(repo, "agent/x")
+    watcher = RefWatcher(repo, "agent/*", step_ms=30, rescan_ms=60_000)  # no periodic re-read to rescue it
+    moves = watcher.moves({"agent/x": old, "agent/gone": old})
+    assert await next_move(moves) == {"agent/x": sha, "agent/gone": None}
+    assert watcher.ready.is_set() is False  # ready only once the catch-up was taken
+    later = asyncio.ensure_future(next_move(moves))
+    await watching(watcher)
+    newer = commit_on(repo, "agent/x")
+    assert await later == {"agent/x": newer}
     await moves.aclose()
 
 
