@@ -26,13 +26,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent  # the checkout: gatetui/ and tests/
 
 
+# Every module of gatetui and dulwich (and so what they import), since the CLI
+# and dulwich import some only when a command needs them: after `become`,
+# nothing more can load. A dulwich module needing an optional extra is passed.
+LOAD_ALL = ("import importlib, pkgutil, dulwich, gatetui\n"
+            "for _package in (gatetui, dulwich):\n"
+            "    for _module in pkgutil.walk_packages(_package.__path__, _package.__name__ + '.'):\n"
+            "        if not _module.name.endswith('__main__'):\n"
+            "            try:\n"
+            "                importlib.import_module(_module.name)\n"
+            "            except ImportError:\n"
+            "                pass\n")
+
+
 def as_user_code(uid: int, code: str, imports: Sequence[str]) -> str:
-    """`code`, preceded by loading `imports` and becoming `uid`."""
+    """`code`, preceded by loading gatetui, dulwich and `imports`, and becoming `uid`."""
     loads = "".join(f"import {name}\n" for name in imports)
-    return f"{loads}from gatetui.packer import become\nbecome({uid}, {uid})\n{code}"
+    return f"{LOAD_ALL}{loads}from gatetui.packer import become\nbecome({uid}, {uid})\n{code}"
 
 
-def run_as(uid: int, code: str, *, imports: Sequence[str], env: Mapping[str, str] | None = None,
+def run_as(uid: int, code: str, *, imports: Sequence[str] = (), env: Mapping[str, str] | None = None,
            timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """`code` as `uid`, by an isolated interpreter that loaded `imports` as root."""
     return subprocess.run([sys.executable, "-I", "-c", as_user_code(uid, code, imports)], capture_output=True,

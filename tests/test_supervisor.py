@@ -5,8 +5,6 @@ progress, stale verdicts, records and review decisions kept in the store."""
 from __future__ import annotations
 
 import asyncio
-import inspect
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -82,26 +80,16 @@ class FakeBackend:
         return FakeWorkspace(self)
 
 
-def condition(predicate: Callable[[], bool]) -> str:
-    """The predicate as written (`lambda: backend.opened == 1`), to name it in a failure."""
-    try:
-        line = inspect.getsource(predicate).strip()
-    except (OSError, TypeError):
-        return repr(predicate)
-    text = line[line.find("lambda"):].split("  #")[0].strip()
-    while text.endswith(")") and text.count(")") > text.count("("):  # the call around the lambda
-        text = text[:-1]
-    return re.sub(r",\s*(timeout=)?[\d.]+$", "", text)  # a timeout given after it
-
-
 async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Until `predicate()` holds; a failure names the condition awaited."""
+    """Until `predicate()` holds; a failure names where the awaited condition is written."""
     try:
         async with asyncio.timeout(timeout):
             while not predicate():
                 await asyncio.sleep(0.01)
     except TimeoutError:
-        pytest.fail(f"never `{condition(predicate)}` within {timeout} s")
+        code = predicate.__code__
+        pytest.fail(f"the condition at {Path(code.co_filename).name}:{code.co_firstlineno} "
+                    f"did not hold within {timeout} s")
 
 
 async def watching(sup: Supervisor, timeout: float = 10.0) -> None:
