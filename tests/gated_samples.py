@@ -15,6 +15,7 @@ import shutil
 import socket
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ class Surroundings:
     service_hits: list[str] = field(default_factory=list)
     leaks: dict[str, list[str]] = field(default_factory=dict)  # sample -> chunks with the canary
     repo_digests: dict[str, tuple[str, str]] = field(default_factory=dict)  # before, after gating
+    outliving: list[int] = field(default_factory=list)  # processes of a run's uid once every gate ended
 
 
 @dataclass
@@ -130,7 +132,21 @@ def gate_all(root: Path, around: Surroundings) -> dict[str, list[GateEvent]]:
         return dict(zip(SCENARIOS, events))
 
     with planted_secrets(), _service(around.service_hits):
-        return asyncio.run(all_samples())
+        events = asyncio.run(all_samples())
+    around.outliving = _outliving()
+    return events
+
+
+def _outliving(patience: float = 10.0) -> list[int]:
+    """The run uids' processes left once every gate has ended, read then (a
+    later test on this worker may start runs of its own), given the time a
+    SIGKILL takes to land."""
+    from tests.test_runner import gate_uid_pids
+
+    deadline = time.monotonic() + patience
+    while (left := gate_uid_pids()) and time.monotonic() < deadline:
+        time.sleep(0.05)  # paces the polling; the deadline bounds it
+    return left
 
 
 async def _gate(scenario: Scenario, root: Path, limit: asyncio.Semaphore,

@@ -24,7 +24,6 @@ from gatetui.gate.checks import CheckId, Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.samples import materialize
 from tests.gated_samples import CANARY, SCENARIOS, Gated, state_files
-from tests.test_runner import gate_uid_pids
 
 pytestmark = [
     pytest.mark.skipif(
@@ -94,7 +93,7 @@ def test_a_service_on_the_hosts_loopback_is_out_of_reach(gated_samples: Gated) -
 
 
 def test_no_process_outlives_its_run(gated_samples: Gated) -> None:
-    assert gate_uid_pids() == []
+    assert gated_samples.around.outliving == []
     assert "mul" in output(gated_samples, "attack_detached", "run 1")
 
 

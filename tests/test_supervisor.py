@@ -20,6 +20,7 @@ from gatetui.runs import LogBuffer, Run
 from gatetui.supervisor import BranchesChanged, RunFailed, RunUpdated, Supervisor, SupervisorEvent
 from gatetui.watch import RefWatcher
 from tests.conftest import MakeRepo, git, write_tree
+from tests.test_watch import watching
 
 BASE = {
     "pyproject.toml": '[project]\nname = "calc"\nversion = "0.1"\n',
@@ -92,16 +93,6 @@ async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
                     f"did not hold within {timeout} s")
 
 
-async def watching(sup: Supervisor, timeout: float = 10.0) -> None:
-    """Until the supervisor's watcher is installed and has caught up with any
-    move since `start` read the heads (its catch-up move already applied)."""
-    try:
-        async with asyncio.timeout(timeout):
-            await sup.watcher.ready.wait()
-    except TimeoutError:
-        pytest.fail(f"the supervisor's watcher never became ready within {timeout} s")
-
-
 def commit(repo: Path, branch: str, files: Mapping[str, str], message: str) -> str:
     git(repo, "checkout", "-q", branch)
     write_tree(repo, files)
@@ -147,7 +138,7 @@ async def test_history_is_loaded_and_a_judged_head_is_not_gated_again(make_repo:
     backend = FakeBackend()
     second, _ = supervisor(repo, backend, tmp_path / "state")
     await second.start()  # its start-up scan decides, there and then, which heads to gate
-    await watching(second)  # and the watch caught up: no move since, nothing gated because of one
+    await watching(second.watcher)  # and the watch caught up: no move since, nothing gated because of one
     # a gate, had one been started, has run to its end (and opened a workspace)
     await until(lambda: not any(r.in_progress for r in second.branches["agent/x"].runs))
     await second.stop()
