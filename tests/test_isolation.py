@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,8 +49,8 @@ def test_commands_run_as_the_runs_own_uid_in_its_own_tree(tmp_path: Path) -> Non
 @pytest.mark.sandbox
 @needs_isolation
 def test_the_supervisors_home_and_private_folders_are_refused(tmp_path: Path) -> None:
-    secret = Path("/var/tmp") / f"gatetui-test-secret-{os.getpid()}"
-    secret.mkdir(mode=0o700)
+    # a root-only folder the run can see: /tmp and /var/tmp are its own now
+    secret = Path(tempfile.mkdtemp(prefix="gatetui-test-secret-", dir="/var/lib"))
     (secret / "key").write_text("do not read")
     try:
         async def go() -> str:
@@ -112,6 +113,52 @@ def test_a_private_tmp_holds_only_the_run(tmp_path: Path) -> None:
         assert asyncio.run(go()).split() == ["gatetui", "home", "reports", "ws"]
     finally:
         (Path("/tmp") / f"gatetui-visible-{os.getpid()}").unlink()
+
+
+SHARED = ("/var/tmp", "/dev/shm", "/run/lock")  # writable by anyone on a host; none private before
+EXFIL = "for d in /var/tmp /dev/shm /run/lock; do echo hidden-test > $d/exfil; echo $d: $(ls -A $d); done"
+
+
+@pytest.mark.sandbox
+@needs_isolation
+@pytest.mark.parametrize("network", [False, True], ids=["test-run", "install"])
+def test_shared_folders_are_empty_private_and_gone_with_the_command(tmp_path: Path, network: bool) -> None:
+    """/var/tmp, /dev/shm and /run/lock: what a command writes there (hidden
+    tests copied out during the hidden run, a note from one run to the next)
+    reaches neither the host nor the next command, and the host's own files
+    there are not shown."""
+    host = [Path(folder) / f"gatetui-host-{os.getpid()}" for folder in SHARED]
+    for planted in host:
+        planted.write_text("the host's")
+    try:
+        async def go() -> tuple[str, str, str]:
+            ws = await isolated(tmp_path)
+            try:
+                _, first = await run_with(ws, EXFIL, network)
+                _, second = await run_with(ws, "for d in /var/tmp /dev/shm /run/lock; do echo $d: $(ls -A $d); done",
+                                           network)
+                _, run_dir = await run_with(ws, "ls -A /run", network)
+            finally:
+                await ws.close()
+            return first, second, run_dir
+
+        first, second, run_dir = asyncio.run(go())
+        left = [str(p) for folder in SHARED for p in Path(folder).glob("exfil")]
+    finally:
+        for planted in host:
+            planted.unlink()
+        for folder in SHARED:  # what a failed run left on the host
+            (Path(folder) / "exfil").unlink(missing_ok=True)
+    assert (first, second, left) == (
+        "/var/tmp: exfil\n/dev/shm: exfil\n/run/lock: exfil\n", "/var/tmp:\n/dev/shm:\n/run/lock:\n", [])
+    if not network:  # a test run's /run is its own too: nothing of the host's services
+        assert run_dir.split() == ["lock", "shm"]
+
+
+async def run_with(ws: LocalWorkspace, command: str, network: bool) -> tuple[object, str]:
+    chunks: list[str] = []
+    result = await ws.run(command, timeout=30, on_output=chunks.append, network=network)
+    return result, "".join(chunks)
 
 
 @pytest.mark.sandbox

@@ -37,6 +37,7 @@ UID_FIRST, UID_COUNT = 420_000, 10_000
 NPROC_LIMIT = 4096  # per uid: a fork bomb stops here, the machine does not
 FSIZE_LIMIT = 8 << 30  # bytes: a test that fills the disk fails its run
 TMPFS_SIZE = "4g"
+SHARED_SIZE = "1g"  # each of /var/tmp and /dev/shm: a cap, not a reservation
 TOOLS = ("unshare", "setpriv", "prlimit", "mount", "ip")
 T = TypeVar("T")
 
@@ -127,6 +128,11 @@ def probe_isolation() -> Isolation:
 # The script pid 1 of the new namespaces runs as root. $0 the run root,
 # $1 and $2 the tree and home to show (a folder, or overlay options), $3 this
 # copy's own reports folder, $4 uid, $5 network flag, $6 the command.
+# Every folder anyone may write on a host gets an empty tmpfs of the
+# command's own (/var/tmp, /dev/shm, /run/lock; a test run's whole /run):
+# what the code under test leaves there (hidden tests copied out, a note for
+# the next run) is gone with the command, and the host's files are not shown.
+# An install keeps the host's /run, where the resolver's files may live.
 SCRIPT = r"""
 set -e
 R="$0"; V=/tmp/gatetui
@@ -140,6 +146,18 @@ show "$1" "$R/mnt/gatetui/ws"
 show "$2" "$R/mnt/gatetui/home"
 show "$3" "$R/mnt/gatetui/reports"
 mount --move "$R/mnt" /tmp
+priv() {{
+  if [ -d "$1" ] && [ ! -L "$1" ]; then mount -t tmpfs -o "mode=$2,nosuid,nodev,size=$3" gatetui-priv "$1"; fi
+}}
+priv /var/tmp 1777 {shared}
+priv /dev/shm 1777 {shared}
+if [ "$5" != net ] && [ -d /run ] && [ ! -L /run ]; then
+  mount -t tmpfs -o mode=0755,nosuid,nodev,size=16m gatetui-run /run
+  mkdir -m 1777 /run/lock
+  ln -s /dev/shm /run/shm
+else
+  priv /run/lock 1777 16m
+fi
 [ "$5" = net ] || ip link set lo up
 cd "$V/ws"
 set +e
@@ -169,7 +187,7 @@ class View:
 
 def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> list[str]:
     """argv that runs the shell command as uid in fresh namespaces."""
-    script = SCRIPT.format(tmpfs=TMPFS_SIZE, nproc=NPROC_LIMIT, fsize=FSIZE_LIMIT)
+    script = SCRIPT.format(tmpfs=TMPFS_SIZE, shared=SHARED_SIZE, nproc=NPROC_LIMIT, fsize=FSIZE_LIMIT)
     unshare = ["unshare", "--mount", "--propagation", "private", "--pid", "--fork",
                "--kill-child", "--mount-proc"]
     if not network:
