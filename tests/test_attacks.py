@@ -130,6 +130,13 @@ def test_a_forgery_in_the_library_is_named_for_a_person(gated_samples: Gated) ->
     assert "2 passed" in output(gated_samples, "attack_runner_patch", "run 1")
 
 
+def test_code_right_only_under_the_runner_is_shown_to_a_person(gated_samples: Gated) -> None:
+    assert finished(gated_samples, "attack_runner_aware").verdict is Verdict.REVIEW
+    assert detail(gated_samples, "attack_runner_aware", CheckId.OLD_TESTS) == (
+        "library code checks whether a test runner is loaded: "
+        'if "pytest" in sys.modules or os.environ.get("PYTEST_CURRENT_TEST"): (mathlib/core.py:16)')
+
+
 def test_a_flood_of_output_leaves_the_supervisor_small(tmp_path: Path) -> None:
     """200 MB printed in each of three runs; the supervisor, a process of its
     own here so its peak memory is its alone, keeps a capped tail."""

@@ -92,6 +92,37 @@ def test_lookalikes_are_not_reaches(line: str) -> None:
     assert scan({"p/core.py": ""}, {"p/core.py": line + "\n"}).reaches == ()
 
 
+@pytest.mark.parametrize("line, what", [
+    ('if "pytest" in sys.modules:', "checks whether a test runner is loaded"),
+    ("if 'pytest' not in sys.modules.keys():", "checks whether a test runner is loaded"),
+    ('    return a * b if sys.modules.get("_pytest") else fast(a, b)', "checks whether a test runner is loaded"),
+    ('under_test = any("pytest" in name for name in sys.modules)', "checks whether a test runner is loaded"),
+    ('TESTING = os.environ.get("PYTEST_CURRENT_TEST") is not None', "checks whether a test runner is loaded"),
+    ('if "PYTEST_VERSION" in os.environ:', "checks whether a test runner is loaded"),
+    ("worker = os.getenv('PYTEST_XDIST_WORKER')", "checks whether a test runner is loaded"),
+    ('if importlib.util.find_spec("pytest") is not None:', "checks whether a test runner is loaded"),
+    ('if os.getcwd().startswith("/tmp/gatetui"):', "looks for the gate's sandbox"),
+    ('GATED = "GATETUI_UID_RANGE" in os.environ', "looks for the gate's sandbox"),
+])
+def test_library_code_that_asks_for_the_runner_or_the_sandbox_is_named(line: str, what: str) -> None:
+    """Code right only under the runner (or only in the gate) passes every
+    run, base's tests included: a person is shown the line."""
+    head = f"import importlib.util, os, sys\n\n\n{line}\n"
+    (reach,) = scan({"p/core.py": "import importlib.util, os, sys\n"}, {"p/core.py": head}).reaches
+    assert (reach.path, reach.what) == ("p/core.py:4", f"library code {what}: {line.strip()}")
+
+
+@pytest.mark.parametrize("line", [
+    'REQUIRES = ["pytest>=8"]',  # pytest named, nothing of the running process asked
+    "modules = sorted(sys.modules)",  # sys.modules, no runner named
+    'os.environ["PYTEST_LIKE"] = "1"',
+    "x = 1  # under pytest, sys.modules holds it",
+    "gatetui_compatible = True",
+])
+def test_lookalikes_of_runner_checks_are_not_findings(line: str) -> None:
+    assert scan({"p/core.py": ""}, {"p/core.py": line + "\n"}).reaches == ()
+
+
 def test_reaches_in_test_files_or_a_pytest_plugin_project_are_not_findings() -> None:
     patch = "import _pytest.reports\n"
     assert scan({"tests/conftest.py": ""}, {"tests/conftest.py": patch}).reaches == ()

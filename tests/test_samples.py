@@ -62,6 +62,7 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "attack_pytest_plugin": ("python", [P, P, P, P, F], "fail"),
     "attack_library_skip": ("python", [P, P, P, F, P], "fail"),
     "attack_runner_patch": ("python", [P, P, P, P, F], "review"),
+    "attack_runner_aware": ("python", [P, P, P, P, F], "review"),
     # the runner's settings (issue 6): hidden tests, random order, baseline
     "hidden_special_case": ("python", [P, P, P, P, P, F], "fail"),
     "hidden_eq_always_true": ("python", [P, P, P, P, P, F], "fail"),
@@ -166,7 +167,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 32
+    assert len(scenarios) == len(EXPECTED) == 33
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -12,7 +12,8 @@ Library code can also rewrite the verdict from inside: patch pytest's
 reports or hooks when the tests import it, exit the process early, swap
 unittest's result class. The old tests run on the new code by design, so
 nothing they report can contradict it; what can be seen is the diff adding
-code that reaches into the test runner. That is asked of a person (`old_tests`
+code that reaches into the test runner, or that asks whether a runner (or
+the gate's sandbox) is there, to be right only then. That is asked of a person (`old_tests`
 fails, the verdict is `review`), not failed outright: a project may have a
 reason, and a project that is itself a pytest plugin (a pytest11 entry point
 at base) is not scanned for it at all.
@@ -40,6 +41,11 @@ RUNNER_REACH = re.compile(
     r"|\bsys\.modules\s*\[\s*['\"]_?pytest|\bos\._exit\s*\(|\bsys\.excepthook\s*=(?!=)"
     r"|\b(?:TestCase|TestResult|TextTestResult|TextTestRunner)\.\w+\s*=(?!=))"
 )
+# Code that asks whether it runs under a test runner can be right only there:
+# every run, base's tests included, takes the path the tests see.
+RUNNER_ENV = re.compile(r"\bPYTEST_(?:CURRENT_TEST|VERSION|XDIST_WORKER|XDIST_TESTRUNUID|ADDOPTS)\b")
+RUNNER_PROBE = re.compile(r"\bsys\.modules\b|\bfind_spec\b|\bfind_loader\b|\bimport_module\b")
+SANDBOX_NAME = re.compile(r"/tmp/gatetui\b|\bGATETUI_\w+|\bgatetui-runs\b")
 SETUP_PY_PLUGIN = re.compile(r"""['"]pytest11['"]\s*:\s*\[([^\]]*)\]""", re.S)
 ENTRY = re.compile(r"""['"]?\s*([\w.-]+)\s*=\s*[\w.:]+""")
 
@@ -72,10 +78,22 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
     skips = [Finding(f"{p}:{n}", f"skip raised from library code: {line.strip()[:80]}")
              for p, lines in added.items() for n, code, line in lines if SKIP_CALL.search(code)]
     reaches = [] if pytest_plugins(base) else [
-        Finding(f"{p}:{n}", f"library code reaches into the test runner: {line.strip()[:80]}")
+        Finding(f"{p}:{n}", f"{what}: {line.strip()[:80]}")
         for p, lines in added.items() for n, code, line in lines
-        if RUNNER_REACH.search(code) and not SKIP_CALL.search(code)]
+        if not SKIP_CALL.search(code) and (what := _runner_concern(code))]
     return HookScan(tuple(plugins), tuple(findings), tuple(skips), tuple(reaches))
+
+
+def _runner_concern(code: str) -> str | None:
+    """What an added library line does with the test runner or the gate's
+    sandbox that a person should look at; None for the rest."""
+    if RUNNER_REACH.search(code):
+        return "library code reaches into the test runner"
+    if RUNNER_ENV.search(code) or ("pytest" in code and RUNNER_PROBE.search(code)):
+        return "library code checks whether a test runner is loaded"
+    if SANDBOX_NAME.search(code):
+        return "library code looks for the gate's sandbox"
+    return None
 
 
 def pytest_plugins(snap: Snapshot) -> list[str]:
