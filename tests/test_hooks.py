@@ -101,14 +101,17 @@ def test_lookalikes_are_not_reaches(line: str) -> None:
     ('if "PYTEST_VERSION" in os.environ:', "checks whether a test runner is loaded"),
     ("worker = os.getenv('PYTEST_XDIST_WORKER')", "checks whether a test runner is loaded"),
     ('if importlib.util.find_spec("pytest") is not None:', "checks whether a test runner is loaded"),
+    ('IN_TESTS = "pytest" in sys.argv[0]', "checks whether a test runner is loaded"),
+    ('if any("_pytest" in f.filename for f in inspect.stack()):', "checks whether a test runner is loaded"),
+    ("mode = os.environ.get('pytest_mode', '')", "checks whether a test runner is loaded"),
     ('if os.getcwd().startswith("/tmp/gatetui"):', "looks for the gate's sandbox"),
     ('GATED = "GATETUI_UID_RANGE" in os.environ', "looks for the gate's sandbox"),
 ])
 def test_library_code_that_asks_for_the_runner_or_the_sandbox_is_named(line: str, what: str) -> None:
     """Code right only under the runner (or only in the gate) passes every
     run, base's tests included: a person is shown the line."""
-    head = f"import importlib.util, os, sys\n\n\n{line}\n"
-    (reach,) = scan({"p/core.py": "import importlib.util, os, sys\n"}, {"p/core.py": head}).reaches
+    head = f"import importlib.util, inspect, os, sys\n\n\n{line}\n"
+    (reach,) = scan({"p/core.py": "import importlib.util, inspect, os, sys\n"}, {"p/core.py": head}).reaches
     assert (reach.path, reach.what) == ("p/core.py:4", f"library code {what}: {line.strip()}")
 
 

@@ -44,7 +44,9 @@ RUNNER_REACH = re.compile(
 # Code that asks whether it runs under a test runner can be right only there:
 # every run, base's tests included, takes the path the tests see.
 RUNNER_ENV = re.compile(r"\bPYTEST_(?:CURRENT_TEST|VERSION|XDIST_WORKER|XDIST_TESTRUNUID|ADDOPTS)\b")
-RUNNER_PROBE = re.compile(r"\bsys\.modules\b|\bfind_spec\b|\bfind_loader\b|\bimport_module\b")
+RUNNER_PROBE = re.compile(  # with "pytest" on the same line: a look at the running process
+    r"\bsys\.(?:modules|argv|_getframe)\b|\bfind_spec\b|\bfind_loader\b|\bimport_module\b"
+    r"|\binspect\.stack\b|\bextract_stack\b|\bos\.environ\b|\bgetenv\b")
 SANDBOX_NAME = re.compile(r"/tmp/gatetui\b|\bGATETUI_\w+|\bgatetui-runs\b")
 SETUP_PY_PLUGIN = re.compile(r"""['"]pytest11['"]\s*:\s*\[([^\]]*)\]""", re.S)
 ENTRY = re.compile(r"""['"]?\s*([\w.-]+)\s*=\s*[\w.:]+""")
