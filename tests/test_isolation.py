@@ -134,10 +134,10 @@ def test_shared_folders_are_empty_private_and_gone_with_the_command(tmp_path: Pa
         async def go() -> tuple[str, str, str]:
             ws = await isolated(tmp_path)
             try:
-                _, first = await run_with(ws, EXFIL, network)
-                _, second = await run_with(ws, "for d in /var/tmp /dev/shm /run/lock; do echo $d: $(ls -A $d); done",
-                                           network)
-                _, run_dir = await run_with(ws, "ls -A /run", network)
+                _, first = await run(ws, EXFIL, network=network)
+                _, second = await run(ws, "for d in /var/tmp /dev/shm /run/lock; do echo $d: $(ls -A $d); done",
+                                      network=network)
+                _, run_dir = await run(ws, "ls -A /run", network=network)
             finally:
                 await ws.close()
             return first, second, run_dir
@@ -153,12 +153,6 @@ def test_shared_folders_are_empty_private_and_gone_with_the_command(tmp_path: Pa
         "/var/tmp: exfil\n/dev/shm: exfil\n/run/lock: exfil\n", "/var/tmp:\n/dev/shm:\n/run/lock:\n", [])
     if not network:  # a test run's /run is its own too: nothing of the host's services
         assert run_dir.split() == ["lock", "shm"]
-
-
-async def run_with(ws: LocalWorkspace, command: str, network: bool) -> tuple[object, str]:
-    chunks: list[str] = []
-    result = await ws.run(command, timeout=30, on_output=chunks.append, network=network)
-    return result, "".join(chunks)
 
 
 @pytest.mark.sandbox

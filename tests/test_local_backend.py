@@ -32,9 +32,10 @@ async def open_ws(tmp_path: Path, files: dict[str, str], mode: str | None = None
     return await backend.open(export_files(files), "t")
 
 
-async def run(ws: LocalWorkspace, command: str, timeout: float = 30, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+async def run(ws: LocalWorkspace, command: str, timeout: float = 30, env: dict[str, str] | None = None,  # type: ignore[no-untyped-def]
+              network: bool = True):
     chunks: list[str] = []
-    result = await ws.run(command, timeout=timeout, on_output=chunks.append, env=env)
+    result = await ws.run(command, timeout=timeout, on_output=chunks.append, env=env, network=network)
     return result, "".join(chunks)
 
 
