@@ -91,6 +91,9 @@ class Settings:
     random_order: bool = False  # one of the three runs in a random order (the runner's to do)
     baseline: bool = False  # judge `runs` against base's own failures (the runner's to do)
     test_network: bool = False  # the test runs get the network (default: loopback alone)
+    # top-level folders the install makes that the test runs get, read-only
+    # (default: the stack's, .venv or node_modules); nothing else it wrote
+    environment: tuple[str, ...] | None = None
     submit_cap: int | None = None  # submits per branch before a person takes over (the supervisor's)
     seal: SealSettings = field(default_factory=SealSettings)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -99,7 +102,7 @@ class Settings:
 _KEYS = {
     "stack", "install", "test", "test_paths", "sealed", "timeout",
     "on_old_tests_fail", "import_check", "hidden", "random_order", "baseline", "seal",
-    "test_network", "submit_cap",
+    "test_network", "submit_cap", "environment",
 }
 _SEAL_KEYS = {"paths", "on_change", "allow_new", "rules", "hidden", "random_order", "baseline"}
 _RULE_KEYS = {"name", "paths", "on_change", "allow_new"}
@@ -164,10 +167,21 @@ def _settings_from(table: Any, source: str, sha: str) -> Settings:
         random_order=get.boolean("random_order", bool(seal.random_order)),
         baseline=get.boolean("baseline", bool(seal.baseline)),
         test_network=get.boolean("test_network", False),
+        environment=environment_folders(get.strings("environment"), where),
         submit_cap=get.count("submit_cap"),
         seal=seal,
         extra={k: table[k] for k in ("lab",) if k in table},
     )
+
+
+def environment_folders(names: tuple[str, ...] | None, where: str) -> tuple[str, ...] | None:
+    """Top-level folder names only: the test runs see each at its place in a
+    fresh tree, so a path into the tree (or out of it) has no meaning here."""
+    for name in names or ():
+        if name in ("", ".", "..") or "/" in name or any(ord(c) < 32 for c in name):
+            raise ConfigError(f"{where}: environment entry {name!r} is not a top-level folder name "
+                              "(say \".venv\", not a path)")
+    return names
 
 
 def parse_seal(table: Any, where: str) -> SealSettings:

@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
 
 from gatetui.config import (
     DEFAULT_RULE, ConfigError, SealRule, SealSettings, Settings, load_settings, parse_toml,
@@ -39,6 +42,16 @@ DEFAULT_SECTIONS = {
 
 
 @dataclass(frozen=True)
+class EnvironmentCheck:
+    """A command the gate runs after the install and before any test run:
+    it writes {"problems": [...], "summary": "..."} as JSON to {report}, and
+    a summary that is not empty fails the install with it."""
+
+    command: str
+    env: Mapping[str, str]
+
+
+@dataclass(frozen=True)
 class Profile:
     stack: str
     runner: str  # "pytest", "vitest", "node", or "custom"
@@ -57,6 +70,13 @@ class Profile:
     test_network: bool = False  # from base's config: test runs may reach the network
     rules: tuple[SealRule, ...] = ()  # the sealing rules; `sealed` is their restore set
     tools: tuple[tuple[str, ...], ...] = ()  # commands that must work before the gate starts
+    # Files the gate writes into every test run's tree before it starts, under
+    # a folder named per run ({gate} in test_env is that folder's path).
+    test_files: Mapping[str, bytes] = field(default_factory=dict)
+    # What the install hands on to the test runs, read-only: top-level folders
+    # of the installed tree. Every run gets a fresh export of head otherwise.
+    environment: tuple[str, ...] = ()
+    environment_check: EnvironmentCheck | None = None
 
     def is_test_file(self, path: str) -> bool:
         """Whether a path holds test definitions the scanner should count."""
@@ -129,18 +149,33 @@ def with_rules(profile: Profile, settings: Settings) -> Profile:
 
 # --- python -----------------------------------------------------------------
 
+# Every Python process of a test run: nothing is imported from the tree's
+# root before the runner (a pytest.py there would be the runner, hidden tests
+# included), so the root goes to the end of sys.path, where `python -m pytest`
+# would have put it first; bytecode is read and written only under a folder
+# no one could plant in before the run ({scratch}), never a __pycache__.
+SAFE_PYTHON_ENV = {"PYTHONSAFEPATH": "1", "PYTHONPATH": "{gate}", "PYTHONPYCACHEPREFIX": "{scratch}"}
+SAFE_PYTHON_FILES = MappingProxyType({"sitecustomize.py": (
+    b'"""Written by the gate: the tree\'s root last on sys.path (PYTHONSAFEPATH keeps it off)."""\n'
+    b"import os\nimport sys\n\nif os.getcwd() not in sys.path:\n    sys.path.append(os.getcwd())\n")})
+
 
 def python_profile(base: Snapshot, settings: Settings) -> Profile:
     test_paths = settings.test_paths or python_test_paths(base)
+    environment = settings.environment if settings.environment is not None else (".venv",)
     custom = settings.test is not None
     return Profile(
         stack="python",
         runner="custom" if custom else "pytest",
         install=settings.install or python_install(base),
         tools=() if settings.install else (("python3", "-m", "pip", "--version"),),
+        environment=environment,
+        environment_check=python_environment_check(environment),
         test=settings.test or ".venv/bin/python -m pytest",
         install_env=scm_version_env(base),
-        test_env={"PYTEST_ADDOPTS": "-p no:cacheprovider -o junit_family=xunit1 --junitxml={report}"},
+        test_env={"PYTEST_ADDOPTS": "-p no:cacheprovider -o junit_family=xunit1 --junitxml={report}",
+                  **SAFE_PYTHON_ENV},
+        test_files=SAFE_PYTHON_FILES,
         test_paths=test_paths,
         sealed=tuple(dict.fromkeys(
             [*(f"{p.rstrip('/')}/**" for p in test_paths if p != "."),
@@ -152,6 +187,15 @@ def python_profile(base: Snapshot, settings: Settings) -> Profile:
         on_old_tests_fail=settings.on_old_tests_fail,
         hidden=settings.hidden,
     )
+
+
+def python_environment_check(environment: tuple[str, ...]) -> EnvironmentCheck:
+    """Each venv among the environment folders against its RECORDs (see
+    gate/python_env.py), with the machine's interpreter in isolated mode:
+    nothing of the venv is loaded to check it."""
+    source = (Path(__file__).parent / "gate" / "python_env.py").read_text()
+    command = f'python3 -I -S -c "$GATE_ENV_CHECK" {{report}} {shlex.join(environment)}'
+    return EnvironmentCheck(command, MappingProxyType({"GATE_ENV_CHECK": source}))
 
 
 def python_test_paths(base: Snapshot) -> tuple[str, ...]:
@@ -173,7 +217,8 @@ def python_install(base: Snapshot) -> tuple[str, ...]:
     tox = tox_deps(base)
     declared = [r for extra in extras for r in optional[extra]]
     declared += groups + tox + [line for f in reqs for line in (base.text(f) or "").splitlines()]
-    args = ["-e", target, *(a for f in reqs for a in ("-r", f)), *groups, *tox]
+    # compat: a path in a .pth, not setuptools' import hook (code at every start)
+    args = ["--config-settings", "editable_mode=compat", "-e", target, *(a for f in reqs for a in ("-r", f)), *groups, *tox]
     if not any(re.match(r"\s*pytest\s*($|[<>=!~;\[ ])", d) for d in declared if isinstance(d, str)):
         args.append("pytest")
     return ("python3 -m venv --without-pip .venv", f"{PIP} {shlex.join(args)}")
@@ -305,6 +350,7 @@ def node_profile(base: Snapshot, settings: Settings) -> Profile:
         runner=runner,
         install=settings.install or ("npm ci --no-audit --no-fund",),
         tools=() if settings.install else (("npm", "--version"), ("node", "--version")),
+        environment=settings.environment if settings.environment is not None else ("node_modules",),
         test=test,
         test_paths=test_paths,
         sealed=tuple(dict.fromkeys(

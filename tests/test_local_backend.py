@@ -14,6 +14,7 @@ import pytest
 
 from gatetui.backends.isolation import keep_when, uid_processes
 from gatetui.backends.local import LocalBackend, LocalWorkspace, probe_fork_mode
+from gatetui.errors import BadInput
 
 
 def export_files(files: dict[str, str]):  # type: ignore[no-untyped-def]
@@ -180,6 +181,48 @@ def test_output_beyond_the_cap_is_counted_not_kept(tmp_path: Path) -> None:
     assert result.output_tail == "x" * 1000
 
 
+def fork_mode_or_skip(mode: str) -> None:
+    if mode != "swap" and probe_fork_mode() == "swap":
+        pytest.skip("this machine allows no mount namespace (not root, no user namespaces)")
+    if mode == "overlay" and probe_fork_mode() != "overlay":
+        pytest.skip("this machine refuses overlay mounts in a mount namespace")
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize(("mode", "isolate"), [("overlay", None), ("bind", None), ("overlay", False),
+                                               ("bind", False), ("swap", None)])
+def test_a_copy_is_a_fresh_tree_with_only_the_environment_of_the_install(
+        tmp_path: Path, mode: str, isolate: bool | None) -> None:
+    """What the install wrote into the tree (a rewritten file, a new one, a
+    home file) never reaches a copy; the environment folder does, read-only
+    where the run is isolated, and whatever git held at its place is gone."""
+    fork_mode_or_skip(mode)
+    files = {"code.txt": "from git\n", "env/planted.txt": "from git\n"}
+    install = ("echo rewritten > code.txt; echo new > extra.txt; rm -r env; mkdir env; echo made > env/lib.txt; "
+               "echo home > \"$HOME/dot\"")
+
+    async def go() -> tuple[str, str]:
+        ws = await open_ws(tmp_path, files, mode, isolate)
+        try:
+            installed, _ = await run(ws, install)
+            assert installed.ok
+            copies = await ws.fork(1, export_files(files), ("env", "absent"))
+            try:
+                _, seen = await run(copies[0], 'cat code.txt; ls; ls env; ls "$HOME"; '
+                                    '(echo x > env/lib.txt) 2>/dev/null && echo env-writable || echo env-read-only')
+            finally:
+                await copies[0].close()
+            _, after = await run(ws, "cat env/lib.txt")
+        finally:
+            await ws.close()
+        return seen, after
+
+    seen, after = asyncio.run(go())
+    guarded = isolate is None and mode != "swap" and os.geteuid() == 0
+    assert seen == "from git\ncode.txt\nenv\nlib.txt\n" + ("env-read-only\n" if guarded else "env-writable\n")
+    assert after == "made\n"  # the original's environment is never written by a copy
+
+
 @pytest.mark.sandbox
 @pytest.mark.parametrize("mode", ["overlay", "bind", "swap"])
 def test_each_copy_runs_its_own_code_at_the_original_path(tmp_path: Path, mode: str) -> None:
@@ -191,8 +234,9 @@ def test_each_copy_runs_its_own_code_at_the_original_path(tmp_path: Path, mode: 
         pytest.skip("this machine refuses overlay mounts in a mount namespace")
 
     async def go() -> list[str]:
-        ws = await open_ws(tmp_path, {"code.txt": "original\n", "gone.txt": "x\n"}, mode)
-        copies = await ws.fork(3)
+        files = {"code.txt": "original\n", "gone.txt": "x\n"}
+        ws = await open_ws(tmp_path, files, mode)
+        copies = await ws.fork(3, export_files(files))
         for i, copy in enumerate(copies):
             await copy.write_files({"code.txt": f"copy {i}\n".encode(), "gone.txt": None})
         canonical = ws.path
@@ -242,3 +286,19 @@ def test_a_kept_probe_runs_once_and_a_short_one_again() -> None:
         return ["swap", "bind", "overlay"][len(runs) - 1]
 
     assert [probe(), probe(), probe(), len(runs)] == ["swap", "bind", "bind", 2]
+
+
+def test_the_fork_mode_is_chosen_by_the_supervisors_environment(monkeypatch: pytest.MonkeyPatch,
+                                                                tmp_path: Path) -> None:
+    """Every mode can be tested where overlays work; the JSON says which ran."""
+    monkeypatch.setenv("GATETUI_FORK_MODE", "bind")
+    backend = LocalBackend(work_root=tmp_path, isolate=False)
+    assert (backend.fork_mode, backend.isolation.to_json()["fork_mode"]) == ("bind", "bind")
+
+
+def test_an_unknown_fork_mode_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("GATETUI_FORK_MODE", "copy")
+    with pytest.raises(BadInput) as refused:
+        LocalBackend(work_root=tmp_path)
+    assert str(refused.value) == ("GATETUI_FORK_MODE='copy' is not one of overlay, bind, swap (how the gate "
+                                  "copies a workspace; unset it to let the gate probe)")

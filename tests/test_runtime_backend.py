@@ -90,7 +90,7 @@ def test_a_workspace_streams_forks_writes_and_is_deleted(emulator: Emulator) -> 
         assert result.peak_rss_bytes == 1024 * 2**20  # the sandbox's memory, as Runtime bills it
         busy = await workspace.run("python3 -c 'sum(range(10**7))'", timeout=30, on_output=seen.append)
         assert busy.ok and busy.cpu_seconds > 0.05 and busy.wall_seconds >= busy.cpu_seconds * 0.5
-        copies.extend(await workspace.fork(2))
+        copies.extend(await workspace.fork(2, lambda dest: (dest.mkdir(), (dest / "hello.txt").write_text("hello\n"))))
         assert [c.path for c in copies] == [workspace.path, workspace.path]
         await copies[0].write_files({"hello.txt": b"changed\n", "new/file.txt": b"new\n"})
         await copies[1].write_files({"hello.txt": None})

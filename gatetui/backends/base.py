@@ -67,12 +67,19 @@ class Workspace(Protocol):
 
     async def read_report(self, name: str) -> bytes | None: ...
 
+    def scratch_path(self, name: str) -> str:
+        """A folder for one command's own use (a bytecode cache), under a
+        name nothing that ran before could predict; the command makes it."""
+        ...
+
     async def write_files(self, files: Mapping[str, bytes | None]) -> None:
         """Write (bytes) or delete (None) files, paths relative to the tree."""
         ...
 
-    async def fork(self, count: int) -> list[Workspace]:
-        """Copies of this (installed) workspace, each running its own code."""
+    async def fork(self, count: int, export: TreeExporter, keep: tuple[str, ...] = ()) -> list[Workspace]:
+        """Copies for the test runs, each running its own code: a fresh tree
+        from `export` at this workspace's path, with only the `keep` folders
+        of this (installed) one, read-only where the backend can."""
         ...
 
     async def close(self) -> None: ...

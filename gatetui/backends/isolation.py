@@ -72,6 +72,7 @@ class Isolation:
     private_tmp: bool
     limits: bool
     reason: str = ""  # why the missing ones are missing
+    fork_mode: str = ""  # how the test runs' copies are made: overlay, bind or swap
 
     @property
     def full(self) -> bool:
@@ -93,7 +94,8 @@ class Isolation:
     def to_json(self) -> dict[str, object]:
         return {"separate_uid": self.separate_uid, "network_namespace": self.network_namespace,
                 "pid_namespace": self.pid_namespace, "private_tmp": self.private_tmp,
-                "limits": self.limits, "enforced": self.full, "reason": self.reason}
+                "limits": self.limits, "enforced": self.full, "reason": self.reason,
+                "fork_mode": self.fork_mode}
 
 
 NONE = Isolation(False, False, False, False, False)
@@ -127,7 +129,9 @@ def probe_isolation() -> Isolation:
 
 # The script pid 1 of the new namespaces runs as root. $0 the run root,
 # $1 and $2 the tree and home to show (a folder, or overlay options), $3 this
-# copy's own reports folder, $4 uid, $5 network flag, $6 the command.
+# copy's own reports folder, $4 uid, $5 network flag, $6 the command, $7 the
+# installed tree whose folders named in $8 (one per line: the environment)
+# are shown read-only at their place in the tree (a test run's).
 # Every folder anyone may write on a host gets an empty tmpfs of the
 # command's own (/var/tmp, /dev/shm, /run/lock; a test run's whole /run):
 # what the code under test leaves there (hidden tests copied out, a note for
@@ -145,6 +149,11 @@ mount -t tmpfs -o mode=1777,size={tmpfs} gatetui-tmp "$R/mnt"
 show "$1" "$R/mnt/gatetui/ws"
 show "$2" "$R/mnt/gatetui/home"
 show "$3" "$R/mnt/gatetui/reports"
+printf '%s\n' "$8" | while IFS= read -r name; do
+  [ -n "$name" ] || continue
+  mount --bind "$7/$name" "$R/mnt/gatetui/ws/$name"
+  mount -o remount,bind,ro,nosuid,nodev "$R/mnt/gatetui/ws/$name"
+done
 mount --move "$R/mnt" /tmp
 priv() {{
   if [ -d "$1" ] && [ ! -L "$1" ]; then mount -t tmpfs -o "mode=$2,nosuid,nodev,size=$3" gatetui-priv "$1"; fi
@@ -169,20 +178,24 @@ prlimit --nproc={nproc} --fsize={fsize} --core=0 -- \
 @dataclass(frozen=True)
 class View:
     """What one command sees: folders shown at RUN_VIEW/ws, home, reports.
-    `layer` is a copy's own folder: the tree and home are overlays on the
-    original's, so no copy sees another's files or reports."""
+    `layer` is a copy's own folder: the tree is an overlay on a fresh export,
+    so no copy sees another's files. `environment` is the installed tree
+    whose `keep` folders a test run sees read-only (nothing else of the
+    install reaches it)."""
 
     tree: Path
     home: Path
     reports: Path
     layer: Path | None = None
+    environment: Path | None = None
+    keep: tuple[str, ...] = ()
 
-    def specs(self) -> tuple[str, str, str]:
-        if self.layer is None:
-            return str(self.tree), str(self.home), str(self.reports)
-        tree = f"lowerdir={self.tree},upperdir={self.layer}/up,workdir={self.layer}/wk"
-        home = f"lowerdir={self.home},upperdir={self.layer}/home-up,workdir={self.layer}/home-wk"
-        return tree, home, str(self.reports)
+    def specs(self) -> tuple[str, str, str, str, str]:
+        tree = str(self.tree)
+        if self.layer is not None:
+            tree = f"lowerdir={self.tree},upperdir={self.layer}/up,workdir={self.layer}/wk"
+        shown = self.keep if self.environment is not None else ()
+        return tree, str(self.home), str(self.reports), str(self.environment or ""), "\n".join(shown)
 
 
 def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> list[str]:
@@ -192,8 +205,9 @@ def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> li
                "--kill-child", "--mount-proc"]
     if not network:
         unshare.append("--net")
-    return [*unshare, "--", "/bin/sh", "-c", script, str(root), *view.specs(), str(uid),
-            "net" if network else "nonet", command]
+    tree, home, reports, environment, keep = view.specs()
+    return [*unshare, "--", "/bin/sh", "-c", script, str(root), tree, home, reports, str(uid),
+            "net" if network else "nonet", command, environment, keep]
 
 
 class UidPool:

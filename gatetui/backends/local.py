@@ -20,14 +20,17 @@ of the command is gone.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Workspace
 from gatetui.backends.isolation import (
@@ -40,12 +43,13 @@ ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SOURCE_DATE_EPOCH")
 ENV_ALLOW_PREFIXES = ("PIP_", "NPM_CONFIG_", "npm_config_", "UV_INDEX", "UV_DEFAULT_INDEX")
 ENV_NEVER = ("RUNTIME_API_KEY", "PIP_PROXY", "NPM_CONFIG__AUTH", "npm_config__auth")
 BIND_SCRIPT = 'mount --bind "$0" "$1" && cd "$1" && exec /bin/sh -c "$2"'
-OVERLAY_SCRIPT = (
-    'mount -t overlay overlay -o "lowerdir=$1,upperdir=$0/up,workdir=$0/wk" "$1" '
+OVERLAY_SCRIPT = (  # $3: the lower tree (a fresh export), shown at $1
+    'mount -t overlay overlay -o "lowerdir=${3:-$1},upperdir=$0/up,workdir=$0/wk" "$1" '
     '&& cd "$1" && exec /bin/sh -c "$2"'
 )
 UNSHARE = ["unshare", "--mount", "--propagation", "private"]
 FORK_MODES = ("overlay", "bind", "swap")
+T = TypeVar("T")
 
 
 def scrubbed_env(home: Path, tmp: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -67,7 +71,7 @@ class LocalBackend:
                  isolate: bool | None = None, uids: tuple[int, int] | None = None):
         self.work_root = work_root or default_work_root()
         self.uid_range = uids or uid_range_from_env()
-        self._forced_mode = fork_mode
+        self._forced_mode = fork_mode or fork_mode_from_env()
         self._isolate = isolate
         self._recovered = False
 
@@ -79,11 +83,11 @@ class LocalBackend:
     @cached_property
     def isolation(self) -> Isolation:
         if self._isolate is False:
-            return Isolation(False, False, False, False, False, "turned off by the caller")
+            return Isolation(False, False, False, False, False, "turned off by the caller", self.fork_mode)
         found = probe_isolation()
         if self._isolate and not found.full:
             raise BackendError(f"local backend cannot isolate the run: {found.reason}")
-        return found if self.fork_mode != "swap" else NONE
+        return replace(found if self.fork_mode != "swap" else NONE, fork_mode=self.fork_mode)
 
     @property
     def uids(self) -> UidPool:
@@ -138,7 +142,7 @@ class LocalBackend:
         try:
             for sub in ("home", "tmp", "reports", "mnt"):
                 (root / sub).mkdir()
-            await asyncio.to_thread(export, root / "ws")
+            await _to_the_end(asyncio.to_thread(export, root / "ws"))
             if isolation.separate_uid:
                 uid = self.uids.claim(root)
                 (root / "reports" / "install").mkdir()
@@ -151,6 +155,16 @@ class LocalBackend:
         mode = await asyncio.to_thread(lambda: self.fork_mode)
         return LocalWorkspace(root, root / "ws", "install", mode, asyncio.Lock(),
                               uid=uid, pool=self.uids)
+
+
+def fork_mode_from_env() -> str | None:
+    """GATETUI_FORK_MODE=overlay|bind|swap: the supervisor's choice of how
+    copies are made (bind where overlays are refused); unset: probed."""
+    mode = os.environ.get("GATETUI_FORK_MODE", "")
+    if mode and mode not in FORK_MODES:
+        raise BadInput(f"GATETUI_FORK_MODE={mode!r} is not one of {', '.join(FORK_MODES)} "
+                       "(how the gate copies a workspace; unset it to let the gate probe)")
+    return mode or None
 
 
 def uid_range_from_env() -> tuple[int, int]:
@@ -213,8 +227,9 @@ class LocalWorkspace:
     """
 
     def __init__(self, root: Path, source: Path, label: str, mode: str, lock: asyncio.Lock,
-                 uid: int | None = None, pool: UidPool | None = None):
+                 uid: int | None = None, pool: UidPool | None = None, copy: Copy | None = None):
         self.root = root
+        self.copy = copy  # a test run's: what it is made of besides `source`
         self.uid = uid  # the run's own uid, shared by its copies; None: not isolated
         self._pool = pool
         self.canonical = root / "ws"
@@ -244,6 +259,12 @@ class LocalWorkspace:
         folder = f"{RUN_VIEW}/reports" if self.uid is not None else str(self.root / "reports")
         return f"{folder}/{self._report_name(name)}"
 
+    def scratch_path(self, name: str) -> str:
+        """In the command's own /tmp where the run is isolated (a fresh tmpfs
+        each command), else in the run's tmp folder."""
+        folder = "/tmp" if self.uid is not None else str(self.root / "tmp")
+        return f"{folder}/{name}-{os.urandom(8).hex()}"
+
     def _report_name(self, name: str) -> str:
         token = self._tokens.setdefault(name, os.urandom(8).hex())
         return f"{self.label}-{token}-{name}"
@@ -263,14 +284,15 @@ class LocalWorkspace:
     ) -> CommandResult:
         if self.uid is not None:
             return await self._run_isolated(command, env, timeout, on_output, network)
-        full_env = scrubbed_env(self.root / "home", self.root / "tmp", env)
+        full_env = scrubbed_env(self.copy.home if self.copy else self.root / "home", self.root / "tmp", env)
         if self.mode == "swap":
             async with self._lock:  # the original's path holds one tree at a time
                 return await self._run_swapped(command, full_env, timeout, on_output)
         if self.is_original:
             return await self._run_here(command, full_env, timeout, on_output)
         script = OVERLAY_SCRIPT if self.mode == "overlay" else BIND_SCRIPT
-        argv = [*UNSHARE, "--", "/bin/sh", "-c", script, str(self.source), str(self.canonical), command]
+        lower = str(self.copy.lower) if self.copy is not None else ""
+        argv = [*UNSHARE, "--", "/bin/sh", "-c", script, str(self.source), str(self.canonical), command, lower]
         return await run_process(argv, cwd=str(self.root), env=full_env, timeout=timeout,
                                  on_output=on_output)
 
@@ -283,11 +305,13 @@ class LocalWorkspace:
                                  on_output=on_output)
 
     def _view(self) -> View:
-        if self.is_original:
+        if self.copy is None:
             return View(self.canonical, self.root / "home", self.reports)
+        environment, keep = self.canonical, self.copy.keep
         if self.mode == "overlay":
-            return View(self.canonical, self.root / "home", self.reports, layer=self.source)
-        return View(self.source, self.source.parent / f"{self.source.name}-home", self.reports)
+            return View(self.copy.lower, self.copy.home, self.reports, layer=self.source,
+                        environment=environment, keep=keep)
+        return View(self.source, self.copy.home, self.reports, environment=environment, keep=keep)
 
     @property
     def reports(self) -> Path:
@@ -316,30 +340,56 @@ class LocalWorkspace:
         whiteouts = self.mode == "overlay" and not self.is_original
         await asyncio.to_thread(_write_files, self.files_root, files, whiteouts, self.uid)
 
-    async def fork(self, count: int) -> list[Workspace]:
-        """Copies made side by side; an overlay layer costs two empty folders."""
+    async def fork(self, count: int, export: TreeExporter, keep: tuple[str, ...] = ()) -> list[Workspace]:
+        """Copies for the test runs. Each shows a fresh export of the tree at
+        the original's path, never what the install left in it; of the
+        install's work only the `keep` folders (the environment) come along,
+        read-only where the run is isolated, and each copy starts with an
+        empty home. The supervisor writes only into folders it just made."""
+        self._forks += 1
+        fresh = self.root / f"fresh-{self._forks}"
         made: list[tuple[Path, str]] = []
         for _ in range(count):
             self._forks += 1
             made.append((self.root / f"copy-{self._forks}", f"{self.label}-copy{self._forks}"))
-        if self.mode == "overlay":
-            for dest, _ in made:
-                for sub in ("up", "wk", "home-up", "home-wk"):
-                    (dest / sub).mkdir(parents=True)
-                if self.uid is not None:  # the top folders shown are the layer's
-                    os.chown(dest / "up", self.uid, self.uid)
-                    os.chown(dest / "home-up", self.uid, self.uid)
-        else:
-            await asyncio.gather(*(_copy_tree(self.source, dest) for dest, _ in made))
+        kept = await _to_the_end(asyncio.to_thread(self._lay_out, export, fresh, keep, [d for d, _ in made]))
+        copies = []
+        for dest, label in made:
+            home = dest.parent / f"{dest.name}-home"
+            home.mkdir()
+            copy = LocalWorkspace(self.root, dest, label, self.mode, self._lock, self.uid, self._pool,
+                                  Copy(fresh, home, kept))
             if self.uid is not None:
-                await asyncio.gather(*(_copy_tree(self.root / "home", dest.parent / f"{dest.name}-home")
-                                       for dest, _ in made))
-        if self.uid is not None:
-            for _, label in made:
+                os.chown(home, self.uid, self.uid)
                 (self.root / "reports" / label).mkdir()
                 os.chown(self.root / "reports" / label, self.uid, self.uid)
-        return [LocalWorkspace(self.root, dest, label, self.mode, self._lock, self.uid, self._pool)
-                for dest, label in made]
+            copies.append(copy)
+        return copies
+
+    def _lay_out(self, export: TreeExporter, fresh: Path, keep: tuple[str, ...],
+                 dests: list[Path]) -> tuple[str, ...]:
+        """The copies' trees on disk: one fresh export (an overlay's lower
+        tree, or copied whole for each), with room for the environment."""
+        export(fresh)
+        kept = _environment(self.canonical, keep)
+        _make_room(fresh, keep, kept)
+        if self.uid is not None:
+            _chown_tree((fresh,), self.uid)
+        for dest in dests:
+            if self.mode != "overlay":
+                _copy_tree_now(fresh, dest)
+            else:
+                for sub in ("up", "wk"):
+                    (dest / sub).mkdir(parents=True)
+                if self.uid is not None:  # the top folder shown is the layer's
+                    os.chown(dest / "up", self.uid, self.uid)
+            if self.uid is None:  # no namespace of its own to show the environment in: a copy of it
+                own = dest / "up" if self.mode == "overlay" else dest
+                for name in kept:
+                    with contextlib.suppress(FileNotFoundError):
+                        (own / name).rmdir()  # the empty place made for it
+                    _copy_tree_now(self.canonical / name, own / name)
+        return kept
 
     async def close(self) -> None:
         """The original's close ends the run: no process of its uid survives.
@@ -347,9 +397,9 @@ class LocalWorkspace:
         if self._closed:
             return
         self._closed = True
-        if not self.is_original:
+        if self.copy is not None:
             await asyncio.to_thread(shutil.rmtree, self.source, True)
-            await asyncio.to_thread(shutil.rmtree, self.source.parent / f"{self.source.name}-home", True)
+            await asyncio.to_thread(shutil.rmtree, self.copy.home, True)
             return
         if self.uid is not None:
             await asyncio.to_thread(kill_uid, self.uid)
@@ -358,14 +408,65 @@ class LocalWorkspace:
             self._pool.release(self.uid)
 
 
-async def _copy_tree(source: Path, dest: Path) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        "cp", "-a", "--reflink=auto", str(source), str(dest),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-    )
-    _, err = await proc.communicate()
-    if proc.returncode != 0:
-        raise BackendError(f"local backend could not copy the workspace: {err.decode().strip()}")
+@dataclass(frozen=True)
+class Copy:
+    """What a test run's copy is made of besides its own folder: the fresh
+    export it starts from (an overlay's lower tree), its empty home, and the
+    environment folders shown from the installed tree."""
+
+    lower: Path
+    home: Path
+    keep: tuple[str, ...]
+
+
+def _environment(installed: Path, names: tuple[str, ...]) -> tuple[str, ...]:
+    """The environment folders the install made: real folders only. One the
+    install left as a link (to the host's /etc, to the state directory) is
+    the install's failure, said before anything is shown through it."""
+    found = []
+    for name in names:
+        try:
+            info = os.lstat(installed / name)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISDIR(info.st_mode):
+            raise BackendError(f"the install left {name} as something other than a folder (a link?): "
+                               "it is not handed on to the test runs")
+        found.append(name)
+    return tuple(found)
+
+
+def _make_room(fresh: Path, names: tuple[str, ...], kept: tuple[str, ...]) -> None:
+    """Whatever head's tree holds at an environment folder's place goes (the
+    environment comes from the install, never from git); an empty folder
+    stands where the environment will be shown."""
+    for name in names:
+        target = fresh / name
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.is_dir():
+            shutil.rmtree(target)
+        if name in kept:
+            target.mkdir()
+
+
+async def _to_the_end(work: Awaitable[T]) -> T:
+    """Work in a thread goes on when its caller is cancelled: wait for it
+    before the cancel goes on, so that close() never races a thread still
+    writing into the folder it removes."""
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await task
+        raise
+
+
+def _copy_tree_now(source: Path, dest: Path) -> None:
+    done = subprocess.run(["cp", "-a", "--reflink=auto", str(source), str(dest)], capture_output=True)
+    if done.returncode != 0:
+        raise BackendError(f"local backend could not copy the workspace: {done.stderr.decode().strip()}")
 
 
 def _write_files(root: Path, files: Mapping[str, bytes | None], whiteouts: bool,

@@ -231,17 +231,18 @@ def _quote(text: str) -> str:
     return shlex.quote(text)
 
 
-async def _upload(sandbox: Any, export: TreeExporter, remote: str) -> None:
-    """Head's tree, exported here and sent as one tar.gz: no clone host."""
-    def pack() -> bytes:
-        with tempfile.TemporaryDirectory(prefix="gatetui-export-") as tmp:
-            export(Path(tmp) / "tree")
-            buffer = io.BytesIO()
-            with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-                archive.add(Path(tmp) / "tree", arcname=".")
-            return buffer.getvalue()
+def _pack(export: TreeExporter) -> bytes:
+    """Head's tree, exported here as one tar.gz: no clone host."""
+    with tempfile.TemporaryDirectory(prefix="gatetui-export-") as tmp:
+        export(Path(tmp) / "tree")
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+            archive.add(Path(tmp) / "tree", arcname=".")
+        return buffer.getvalue()
 
-    await sandbox.files.unarchive(remote, await asyncio.to_thread(pack), gzip=True)
+
+async def _upload(sandbox: Any, export: TreeExporter, remote: str) -> None:
+    await sandbox.files.unarchive(remote, await asyncio.to_thread(_pack, export), gzip=True)
 
 
 class RuntimeWorkspace:
@@ -261,6 +262,10 @@ class RuntimeWorkspace:
 
     def report_path(self, name: str) -> str:
         return f"{self.home}/reports/{self.label}-{name}"
+
+    def scratch_path(self, name: str) -> str:
+        """Under /tmp with a name drawn now: a fork copies the install's /tmp."""
+        return f"/tmp/{name}-{os.urandom(8).hex()}"
 
     async def read_report(self, name: str) -> bytes | None:
         self._usable()
@@ -345,10 +350,37 @@ class RuntimeWorkspace:
             raise BackendError(f"runtime backend: sandbox {self.sandbox.id} was handed over as a copy "
                                "for the runs (the cap on sandboxes at once is below 5)")
 
-    async def fork(self, count: int) -> list[Workspace]:
-        """`count` copies. Where the run's reservation under the cap is one
-        short (a cap of 4), the last copy is this sandbox itself, handed over:
-        the gate never uses the installed sandbox after its fork."""
+    async def fork(self, count: int, export: TreeExporter, keep: tuple[str, ...] = ()) -> list[Workspace]:
+        """`count` copies, each with its tree emptied but for the `keep`
+        folders and a fresh export unpacked there: what the install wrote into
+        the tree does not reach a run. (The rest of the machine is the
+        install's: a fork copies the sandbox whole.) Where the run's
+        reservation under the cap is one short (a cap of 4), the last copy is
+        this sandbox itself, handed over: the gate never uses the installed
+        sandbox after its fork."""
+        made = await self._fork(count)
+        try:
+            tree = await asyncio.to_thread(_pack, export)
+            await asyncio.gather(*(copy.refill(tree, keep) for copy in made))
+        except BaseException:  # the caller never gets them: they are closed here
+            for copy in made:
+                await asyncio.shield(copy.close())
+            raise
+        return list(made)
+
+    async def refill(self, tree: bytes, keep: tuple[str, ...]) -> None:
+        spared = " ".join(f"! -name {_quote(name)}" for name in keep)
+        empty = f"find {_quote(self.path)} -mindepth 1 -maxdepth 1 {spared} -exec rm -rf {{}} +"
+        done = await self.run(empty, timeout=300, on_output=lambda _: None)
+        if not done.ok:
+            raise BackendError(f"runtime backend: could not empty the tree of sandbox {self.sandbox.id} "
+                               f"for a fresh one ({done.describe_end()}): {done.output_tail[-300:]}")
+        try:
+            await self.sandbox.files.unarchive(self.path, tree, gzip=True)
+        except Exception as err:
+            raise self._error(err, "unpacking a fresh tree") from None
+
+    async def _fork(self, count: int) -> list[RuntimeWorkspace]:
         self._usable()
         reserved, alive = self.family.reserved, len(self.family.live)
         hand_over = reserved is not None and alive + count > reserved
@@ -360,7 +392,7 @@ class RuntimeWorkspace:
             copies = await self.sandbox.fork(made_now, labels=self.family.run_labels) if made_now else []
         except Exception as err:
             raise self._error(err, f"forking {count} copies") from None
-        made: list[Workspace] = []
+        made: list[RuntimeWorkspace] = []
         for copy in copies:
             self.family.live[copy.id] = copy
             made.append(self._copy(copy))

@@ -23,17 +23,19 @@ def draw_seed() -> int:
     return secrets.randbelow(2**31)
 
 
-def plugin_files() -> dict[str, bytes]:
-    """The plugin's source, to be written into the copy that runs shuffled."""
+def plugin_files(folder: str = FOLDER) -> dict[str, bytes]:
+    """The plugin's source, to be written into the copy that runs shuffled
+    (the gate passes a folder name drawn per run: head cannot put a module
+    of its own in it)."""
     source = (Path(__file__).parent / "pytest_random_order.py").read_bytes()
-    return {f"{FOLDER}/{PLUGIN}.py": source}
+    return {f"{folder}/{PLUGIN}.py": source}
 
 
-def plugin_env(workspace_path: str, seed: int) -> dict[str, str]:
+def plugin_env(workspace_path: str, seed: int, folder: str = FOLDER) -> dict[str, str]:
     """Environment added to the shuffled run: the plugin on PYTHONPATH,
     loaded with -p (PYTEST_ADDOPTS is appended to the profile's own)."""
     return {
         "PYTEST_ADDOPTS": f"-p {PLUGIN}",
-        "PYTHONPATH": f"{workspace_path.rstrip('/')}/{FOLDER}",
+        "PYTHONPATH": f"{workspace_path.rstrip('/')}/{folder}",
         SEED_ENV: str(seed),
     }

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import os
+import secrets
 import shlex
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from gatetui.backends.base import Backend, CommandResult, Workspace
@@ -85,6 +89,7 @@ class _Gate:
         self.account: dict[str, float] = {}  # the backend account's credit, where it has one
         self.base_task: asyncio.Task[baseline.BaseRun] | None = None  # base's suite, baseline = true
         self.baseline = BaselineInfo(requested=plan.profile.baseline)
+        self.gate_folder = f".site-{secrets.token_hex(6)}"  # the gate's files in a run's tree: no name head knows
 
     async def execute(self) -> None:
         plan = self.plan
@@ -157,11 +162,12 @@ class _Gate:
         else:
             self.emit(CheckProgress(CheckId.HIDDEN, "waiting for the install"))
 
+    def _export_head(self, dest: Path) -> None:
+        self.plan.repo.export(self.plan.head.sha, dest)
+
     async def _install(self) -> Workspace | None:
         self._start(CheckId.INSTALL)
-        workspace = self.opened = await self.backend.open(
-            lambda dest: self.plan.repo.export(self.plan.head.sha, dest), self.plan.request.run_id
-        )
+        workspace = self.opened = await self.backend.open(self._export_head, self.plan.request.run_id)
         for command in self._install_commands():
             result = await self._run(workspace, CheckId.INSTALL, "install", command,
                                      dict(self.plan.profile.install_env))
@@ -172,8 +178,31 @@ class _Gate:
             if not result.ok:
                 self._finish(await self._install_failed(command, result))
                 return None
+        problem = await self._check_environment(workspace)
+        if problem:
+            self._finish(CheckResult(CheckId.INSTALL, Status.FAIL, problem))
+            return None
         self._finish(self._pass(CheckId.INSTALL, "fresh copy, fresh environment"))
         return workspace
+
+    async def _check_environment(self, workspace: Workspace) -> str:
+        """What the install left that the test runs must not get, in words;
+        "" when the environment may be handed on (or the stack checks none)."""
+        check = self.plan.profile.environment_check
+        if check is None:
+            return ""
+        report = shlex.quote(workspace.report_path("environment.json"))
+        result = await self._run(workspace, CheckId.INSTALL, "install", check.command.replace("{report}", report),
+                                 dict(check.env), network=False)
+        raw = await workspace.read_report("environment.json")
+        try:
+            summary = json.loads(raw or b"")["summary"] if result.ok else None
+        except (ValueError, KeyError, TypeError):
+            summary = None
+        if not isinstance(summary, str):
+            return (f"the environment the install left could not be checked ({result.describe_end()}): "
+                    f"{last_line(result.output_tail)}")
+        return summary
 
     async def _install_failed(self, command: str, result: CommandResult) -> CheckResult:
         """An install that fails at head is the change's fault only if base
@@ -232,7 +261,9 @@ class _Gate:
     async def _suite(self, workspace: Workspace, first_kept: CheckResult | None,
                      first_skips: CheckResult | None) -> None:
         hidden = self.plan.hidden
-        copies = await workspace.fork(RUNS + 1 + (hidden is not None))  # the original stays untouched
+        # each run a fresh export of head: of the install, only the environment
+        copies = await workspace.fork(RUNS + 1 + (hidden is not None), self._export_head,
+                                      self.plan.profile.environment)
         try:
             await copies[RUNS].write_files(self.plan.old_tests_files)
             self._start(CheckId.RUNS)
@@ -267,9 +298,9 @@ class _Gate:
         seed = self.plan.digests.random_seed
         if seed is None or index != random_order.RUN_INDEX:
             return await self._suite_run(workspace, CheckId.RUNS, f"run {index + 1}", {})
-        await workspace.write_files(random_order.plugin_files())
+        await workspace.write_files(random_order.plugin_files(self.gate_folder))
         run = await self._suite_run(workspace, CheckId.RUNS, f"run {index + 1}",
-                                    random_order.plugin_env(workspace.path, seed))
+                                    random_order.plugin_env(workspace.path, seed, self.gate_folder))
         return replace(run, seed=seed)
 
     async def _hidden_run(self, workspace: Workspace) -> judge.SuiteRun:
@@ -336,9 +367,15 @@ class _Gate:
                          extra_env: dict[str, str], test: str | None = None) -> judge.SuiteRun:
         report_name = f"{name.replace(' ', '-')}.xml"
         path = shlex.quote(workspace.report_path(report_name))
-        env = {k: v.replace("{report}", path) for k, v in self.plan.profile.test_env.items()}
+        profile = self.plan.profile
+        if profile.test_files:
+            await workspace.write_files({f"{self.gate_folder}/{rel}": data for rel, data in profile.test_files.items()})
+        places = {"{report}": path, "{gate}": f"{workspace.path.rstrip('/')}/{self.gate_folder}",
+                  "{scratch}": workspace.scratch_path("cache")}
+        env = {k: _fill(v, places) for k, v in profile.test_env.items()}
         for key, value in extra_env.items():
-            env[key] = f"{env[key]} {value}" if key in env else value
+            joint = os.pathsep if key == "PYTHONPATH" else " "
+            env[key] = f"{env[key]}{joint}{value}" if key in env else value
         command = (test or self.plan.profile.test).replace("{report}", path)
         result = await self._run(workspace, check, name, command, env,
                                  network=self.plan.profile.test_network)
@@ -436,6 +473,12 @@ def _cache_get(cache: baseline.BaselineCache | None, key: str) -> Mapping[str, A
         return cache.get(key)
     except (OSError, ValueError, GateError):
         return None
+
+
+def _fill(value: str, places: Mapping[str, str]) -> str:
+    for mark, place in places.items():
+        value = value.replace(mark, place)
+    return value
 
 
 def last_line(text: str) -> str:
