@@ -77,6 +77,9 @@ class Profile:
     # of the installed tree. Every run gets a fresh export of head otherwise.
     environment: tuple[str, ...] = ()
     environment_check: EnvironmentCheck | None = None
+    # Files the stack would run without their source (a sourceless .pyc):
+    # head may not add or change one, since no rule can read it.
+    unreadable_code: str = ""
 
     def is_test_file(self, path: str) -> bool:
         """Whether a path holds test definitions the scanner should count."""
@@ -171,6 +174,7 @@ def python_profile(base: Snapshot, settings: Settings) -> Profile:
         tools=() if settings.install else (("python3", "-m", "pip", "--version"),),
         environment=environment,
         environment_check=python_environment_check(environment),
+        unreadable_code=r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$",
         test=settings.test or ".venv/bin/python -m pytest",
         install_env=scm_version_env(base),
         test_env={"PYTEST_ADDOPTS": "-p no:cacheprovider -o junit_family=xunit1 --junitxml={report}",

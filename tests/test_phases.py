@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import py_compile
 import textwrap
 from pathlib import Path
 
@@ -227,3 +228,23 @@ def test_an_honest_change_with_a_build_still_passes(make_repo: MakeRepo, tmp_pat
     done = gate(make_repo(BASE, head), tmp_path / "work", mode_or_skip(mode))
     assert statuses(done) == {"install": "pass", "runs": "pass", "tests_kept": "pass", "no_new_skips": "pass",
                               "old_tests": "pass", "hidden": "skipped"}
+
+
+def test_bytecode_without_its_source_is_refused_before_anything_runs(make_repo: MakeRepo, tmp_path: Path) -> None:
+    """A sourceless .pyc is imported as it is (no __pycache__, no cache
+    prefix involved): head may not add one, whatever it holds."""
+    compiled = tmp_path / "fast.pyc"
+    source = tmp_path / "fast.py"
+    source.write_text("def mul(a, b):\n    return a * b\n")
+    py_compile.compile(str(source), cfile=str(compiled))
+    repo = make_repo(BASE, {"mathlib/core.py": "from mathlib.fast import mul  # noqa: F401\n"})
+    git(repo, "checkout", "-q", "agent/x")
+    (repo / "mathlib" / "fast.pyc").write_bytes(compiled.read_bytes())
+    git(repo, "add", "-f", "mathlib/fast.pyc")
+    git(repo, "commit", "-qm", "speed")
+    git(repo, "checkout", "-q", "main")
+    done = gate(repo, tmp_path / "work", mode_or_skip("bind"))
+    install = {r.id: r for r in done.results}[CheckId.INSTALL]
+    assert (done.verdict, install.status) == (Verdict.FAIL, Status.FAIL)
+    assert install.detail == ("head adds code with no source to read (the gate judges only what it can read): "
+                              "mathlib/fast.pyc")

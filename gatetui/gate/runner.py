@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import secrets
 import shlex
 import time
@@ -165,8 +166,21 @@ class _Gate:
     def _export_head(self, dest: Path) -> None:
         self.plan.repo.export(self.plan.head.sha, dest)
 
+    def _unreadable_code(self) -> list[str]:
+        """Files head adds or changes that would run with no source to read
+        (a sourceless .pyc): no rule of the gate could judge them."""
+        pattern = self.plan.profile.unreadable_code
+        base, head = self.plan.base, self.plan.head
+        return sorted(p for p in head.paths if pattern and re.search(pattern, p)
+                      and (p not in base or base.ident(p) != head.ident(p)))
+
     async def _install(self) -> Workspace | None:
         self._start(CheckId.INSTALL)
+        unreadable = self._unreadable_code()
+        if unreadable:
+            self._finish(CheckResult(CheckId.INSTALL, Status.FAIL, "head adds code with no source to read "
+                                     f"(the gate judges only what it can read): {', '.join(unreadable[:8])}"))
+            return None
         workspace = self.opened = await self.backend.open(self._export_head, self.plan.request.run_id)
         for command in self._install_commands():
             result = await self._run(workspace, CheckId.INSTALL, "install", command,
