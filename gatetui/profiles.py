@@ -52,6 +52,18 @@ class EnvironmentCheck:
 
 
 @dataclass(frozen=True)
+class Dependencies:
+    """Third-party dependencies in a step of their own, where no code of
+    head's runs (see gate/pip_report.py). The install commands end with a
+    resolve that writes pip's installation report to {report}; then `local`
+    installs head's project and whatever lives in the tree ({local}: pip
+    arguments), and `pinned` the index's distributions (lines on stdin)."""
+
+    local: str
+    pinned: str
+
+
+@dataclass(frozen=True)
 class Profile:
     stack: str
     runner: str  # "pytest", "vitest", "node", or "custom"
@@ -77,6 +89,7 @@ class Profile:
     # of the installed tree. Every run gets a fresh export of head otherwise.
     environment: tuple[str, ...] = ()
     environment_check: EnvironmentCheck | None = None
+    dependencies: Dependencies | None = None
     # Files the stack would run without their source (a sourceless .pyc):
     # head may not add or change one, since no rule can read it.
     unreadable_code: str = ""
@@ -152,6 +165,15 @@ def with_rules(profile: Profile, settings: Settings) -> Profile:
 
 # --- python -----------------------------------------------------------------
 
+# compat: an editable install is a path in a .pth, not setuptools' import
+# hook (code at every interpreter start, which the environment check refuses)
+EDITABLE = "--config-settings editable_mode=compat"
+RESOLVE = f"--dry-run --ignore-installed --report {{report}} {EDITABLE}"
+PYTHON_DEPENDENCIES = Dependencies(
+    local=f"{PIP} --no-deps {EDITABLE} {{local}}",
+    pinned=f"{PIP} --no-deps --require-hashes --no-cache-dir -r /dev/stdin",
+)
+
 # Every Python process of a test run: nothing is imported from the tree's
 # root before the runner (a pytest.py there would be the runner, hidden tests
 # included), so the root goes to the end of sys.path, where `python -m pytest`
@@ -171,6 +193,7 @@ def python_profile(base: Snapshot, settings: Settings) -> Profile:
         stack="python",
         runner="custom" if custom else "pytest",
         install=settings.install or python_install(base),
+        dependencies=None if settings.install else PYTHON_DEPENDENCIES,
         tools=() if settings.install else (("python3", "-m", "pip", "--version"),),
         environment=environment,
         environment_check=python_environment_check(environment),
@@ -198,7 +221,7 @@ def python_environment_check(environment: tuple[str, ...]) -> EnvironmentCheck:
     gate/python_env.py), with the machine's interpreter in isolated mode:
     nothing of the venv is loaded to check it."""
     source = (Path(__file__).parent / "gate" / "python_env.py").read_text()
-    command = f'python3 -I -S -c "$GATE_ENV_CHECK" {{report}} {shlex.join(environment)}'
+    command = f'python3 -I -S -c "$GATE_ENV_CHECK" {{report}} {{mode}} {shlex.join(environment)}'
     return EnvironmentCheck(command, MappingProxyType({"GATE_ENV_CHECK": source}))
 
 
@@ -221,11 +244,10 @@ def python_install(base: Snapshot) -> tuple[str, ...]:
     tox = tox_deps(base)
     declared = [r for extra in extras for r in optional[extra]]
     declared += groups + tox + [line for f in reqs for line in (base.text(f) or "").splitlines()]
-    # compat: a path in a .pth, not setuptools' import hook (code at every start)
-    args = ["--config-settings", "editable_mode=compat", "-e", target, *(a for f in reqs for a in ("-r", f)), *groups, *tox]
+    args = ["-e", target, *(a for f in reqs for a in ("-r", f)), *groups, *tox]
     if not any(re.match(r"\s*pytest\s*($|[<>=!~;\[ ])", d) for d in declared if isinstance(d, str)):
         args.append("pytest")
-    return ("python3 -m venv --without-pip .venv", f"{PIP} {shlex.join(args)}")
+    return ("python3 -m venv --without-pip .venv", f"{PIP} {RESOLVE} {shlex.join(args)}")
 
 
 def scm_version_env(base: Snapshot) -> dict[str, str]:

@@ -89,6 +89,48 @@ FORCER = textwrap.dedent("""\
 ADD_PLUGIN = 'import os\nos.environ["PYTEST_ADDOPTS"] = os.environ.get("PYTEST_ADDOPTS", "") + " -p zz_fast"\n'
 SITE_PACKAGES = 'import glob, os\nSP = glob.glob(".venv/lib/python3*/site-packages")[0]\n'
 
+# A whole distribution of its own, RECORD and all, registering a pytest plugin.
+FORGE = SITE_PACKAGES + textwrap.dedent("""\
+    import base64, hashlib
+    INFO = "zz_fast-1.0.dist-info"
+    files = {"zz_fast.py": FORCER, INFO + "/METADATA": "Metadata-Version: 2.1\\nName: zz-fast\\nVersion: 1.0\\n",
+             INFO + "/entry_points.txt": "[pytest11]\\nzz_fast = zz_fast\\n", INFO + "/INSTALLER": "pip\\n"}
+    rows = []
+    for rel, text in files.items():
+        os.makedirs(os.path.dirname(os.path.join(SP, rel)), exist_ok=True)
+        open(os.path.join(SP, rel), "w").write(text)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).decode().rstrip("=")
+        rows.append(rel + ",sha256=" + digest + "," + str(len(text)))
+    open(os.path.join(SP, INFO, "RECORD"), "w").write("\\n".join(rows + [INFO + "/RECORD,,"]) + "\\n")
+    """).replace("FORCER", repr(FORCER))
+
+# Left running by setup.py: waits for pytest's RECORD, then adds a .pth and
+# its module to it, with the right hashes.
+WAITER = textwrap.dedent("""\
+    import base64, glob, hashlib, os, sys, time
+    SP = sys.argv[1]
+    records = []
+    for _ in range(1200):
+        records = glob.glob(os.path.join(SP, "pytest-*.dist-info", "RECORD"))
+        if records:
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    files = {"zz_fast.py": FORCER, "zz_speedups.py": ADD_PLUGIN, "zz_speedups.pth": "import zz_speedups\\n"}
+    with open(records[0], "a") as record:
+        for rel, text in files.items():
+            open(os.path.join(SP, rel), "w").write(text)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).decode().rstrip("=")
+            record.write(rel + ",sha256=" + digest + "," + str(len(text)) + "\\n")
+    """).replace("FORCER", repr(FORCER)).replace("ADD_PLUGIN", repr(ADD_PLUGIN))
+EXTEND = SITE_PACKAGES + textwrap.dedent("""\
+    import subprocess, sys
+    if not os.environ.get("ZZ_STARTED"):
+        os.environ["ZZ_STARTED"] = "1"
+        subprocess.Popen([sys.executable, "-c", WAITER, os.path.abspath(SP)], start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    """).replace("WAITER", repr(WAITER))
+
 PAYLOADS = {
     # a sealed test that git says is unchanged, rewritten on disk
     "rewrites_a_sealed_test": (
@@ -114,6 +156,8 @@ PAYLOADS = {
     "drops_a_sitecustomize": SITE_PACKAGES + (
         f'open(os.path.join(SP, "zz_fast.py"), "w").write({FORCER!r})\n'
         f'open(os.path.join(SP, "sitecustomize.py"), "w").write({ADD_PLUGIN!r})\n'),
+    "forges_a_distribution": FORGE,
+    "extends_a_real_record": EXTEND,
 }
 
 # A top-level pytest.py: `python -m pytest` from the tree's root runs it, and
@@ -248,3 +292,17 @@ def test_bytecode_without_its_source_is_refused_before_anything_runs(make_repo: 
     assert (done.verdict, install.status) == (Verdict.FAIL, Status.FAIL)
     assert install.detail == ("head adds code with no source to read (the gate judges only what it can read): "
                               "mathlib/fast.pyc")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("attack", ["forges_a_distribution", "extends_a_real_record"])
+def test_a_distribution_only_heads_build_vouches_for_is_not_believed(
+        make_repo: MakeRepo, tmp_path: Path, attack: str, mode: str) -> None:
+    """RECORD files are the install's word: head's build code writes them
+    too. Dependencies are installed in a step where no code of head's runs,
+    so head's build can neither add a distribution nor extend a real one."""
+    repo = make_repo(BASE, head_of(attack))
+    done = gate(repo, tmp_path / "work", mode_or_skip(mode))
+    assert done.verdict is Verdict.FAIL
+    found = statuses(done)
+    assert found["install"] == "fail" or (found["runs"], found["old_tests"]) == ("fail", "fail")

@@ -40,6 +40,7 @@ RUNNER = "scripts of head's own project in the runner's name"
 LINKS = "links that lead into the environment or to a file the run may write"
 UNREADABLE = "files the check could not read"
 HOME = "a pyvenv.cfg whose interpreter home the run could write"
+FORGED = "distributions no index gave, made while head's code ran"
 
 
 @dataclass(frozen=True)
@@ -55,11 +56,16 @@ class Record:
     digest: str  # "sha256=..." or "" where RECORD lists none
 
 
-def check(venv: str) -> list[Problem]:
-    """Every problem with the environment at `venv`; [] when it may be used."""
+def check(venv: str, own_only: bool = False) -> list[Problem]:
+    """Every problem with the environment at `venv`; [] when it may be used.
+    `own_only`: after the step where head's own project installed and
+    before any third-party one did, every distribution must be local."""
     sites = site_dirs(venv)
     records = read_records(venv, sites)
     problems: list[Problem] = []
+    if own_only:
+        foreign = sorted({r.dist for r in records.values() if not r.own})
+        problems.extend(Problem(FORGED, dist) for dist in foreign)
     for path in walk(venv):
         problems.extend(judge_file(venv, path, records, sites))
     for path, record in sorted(records.items()):
@@ -243,10 +249,10 @@ def describe(problems: list[dict[str, str]], limit: int = 8) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """python3 -I -S python_env.py REPORT VENV...: the problems as JSON."""
-    report, venvs = argv[0], argv[1:]
+    """python3 -I -S python_env.py REPORT own|all VENV...: the problems as JSON."""
+    report, mode, venvs = argv[0], argv[1], argv[2:]
     problems = [asdict(p) for venv in venvs if os.path.isfile(os.path.join(venv, "pyvenv.cfg"))
-                for p in check(venv)]
+                for p in check(venv, own_only=mode == "own")]
     with open(report, "w", encoding="utf-8") as out:
         json.dump({"problems": problems, "summary": describe(problems)}, out)
     return 0

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import re
 import secrets
@@ -36,6 +35,7 @@ from gatetui.gate.events import (
 from gatetui.gate.hidden import STREAM as HIDDEN_STREAM
 from gatetui.gate.hidden import hidden_command, judge_hidden
 from gatetui.gate.hooks import scan_hooks
+from gatetui.gate.install import Failed, Installer
 from gatetui.gate.junit import ReportError, parse_junit
 from gatetui.gate.plan import Plan
 
@@ -182,68 +182,68 @@ class _Gate:
                                      f"(the gate judges only what it can read): {', '.join(unreadable[:8])}"))
             return None
         workspace = self.opened = await self.backend.open(self._export_head, self.plan.request.run_id)
-        for command in self._install_commands():
-            result = await self._run(workspace, CheckId.INSTALL, "install", command,
-                                     dict(self.plan.profile.install_env))
-            if result.timed_out:
-                self._finish(CheckResult(CheckId.INSTALL, Status.ERROR,
-                                         f"`{command}` {result.describe_end()}: raise the time limit (--timeout)"))
-                return None
-            if not result.ok:
-                self._finish(await self._install_failed(command, result))
-                return None
-        problem = await self._check_environment(workspace)
-        if problem:
-            self._finish(CheckResult(CheckId.INSTALL, Status.FAIL, problem))
+        failed = await self._installer(CheckId.INSTALL, "install").install(workspace, verify=True)
+        if failed is None:
+            failed = await self._import_check(workspace)
+        if failed is not None:
+            self._finish(await self._install_failed(failed))
             return None
         self._finish(self._pass(CheckId.INSTALL, "fresh copy, fresh environment"))
         return workspace
 
-    async def _check_environment(self, workspace: Workspace) -> str:
-        """What the install left that the test runs must not get, in words;
-        "" when the environment may be handed on (or the stack checks none)."""
-        check = self.plan.profile.environment_check
-        if check is None:
-            return ""
-        report = shlex.quote(workspace.report_path("environment.json"))
-        result = await self._run(workspace, CheckId.INSTALL, "install", check.command.replace("{report}", report),
-                                 dict(check.env), network=False)
-        raw = await workspace.read_report("environment.json")
-        try:
-            summary = json.loads(raw or b"")["summary"] if result.ok else None
-        except (ValueError, KeyError, TypeError):
-            summary = None
-        if not isinstance(summary, str):
-            return (f"the environment the install left could not be checked ({result.describe_end()}): "
-                    f"{last_line(result.output_tail)}")
-        return summary
+    def _installer(self, check: CheckId, stream: str) -> Installer:
+        async def run(workspace: Workspace, command: str, env: dict[str, str], network: bool) -> CommandResult:
+            return await self._run(workspace, check, stream, command, env, network=network)
+        return Installer(self.plan.profile, run)
 
-    async def _install_failed(self, command: str, result: CommandResult) -> CheckResult:
+    async def _import_check(self, workspace: Workspace) -> Failed | None:
+        """Head's packages import, in a copy like a test run's: importing
+        runs head's code, which must not get to write the environment."""
+        if not self.plan.import_modules:
+            return None
+        imports = ", ".join(self.plan.import_modules)
+        command = f".venv/bin/python -I -c {shlex.quote(f'import {imports}')}"
+        (copy,) = await workspace.fork(1, self._export_head, self.plan.profile.environment)
+        try:
+            result = await self._run(copy, CheckId.INSTALL, "install", command, {}, network=False)
+        finally:
+            await asyncio.shield(copy.close())
+        return None if result.ok else Failed(command, result)
+
+    async def _install_failed(self, failed: Failed) -> CheckResult:
         """An install that fails at head is the change's fault only if base
         installs: a project whose base fails the same way (a dependency gone
         from the index, a build that needs a tool this machine lacks) is an
-        error for a person, not a mark against the agent."""
-        said = f"`{command}` failed ({result.describe_end()}): {last_line(result.output_tail)}"
-        if command not in self.plan.profile.install:  # the import check: head's own code
+        error for a person, not a mark against the agent. The import check
+        is head's own code: never compared."""
+        result = failed.result
+        if result is not None and result.timed_out:
+            return CheckResult(CheckId.INSTALL, Status.ERROR,
+                               f"`{failed.step}` {result.describe_end()}: raise the time limit (--timeout)")
+        said = failed.said if result is None else \
+            f"`{failed.step}` failed ({result.describe_end()}): {last_line(result.output_tail)}"
+        if failed.step.startswith(".venv/bin/python -I -c"):
             return CheckResult(CheckId.INSTALL, Status.FAIL, said)
         self.emit(CheckProgress(CheckId.INSTALL, "failed at head; installing base the same way, to tell whose it is"))
-        at_base = await self._base_install()
+        at_base = await self._base_install(verify=result is None)
         if at_base is None:
             return CheckResult(CheckId.INSTALL, Status.FAIL, f"{said}; base installs")
-        if at_base == command:
+        if at_base == failed.step:
             return CheckResult(CheckId.INSTALL, Status.ERROR, f"{said}; base fails the same install, so it is "
                                "the project or this machine, not this change: make base install, then gate again")
         return CheckResult(CheckId.INSTALL, Status.FAIL, f"{said}; base's install could not tell ({at_base})")
 
-    async def _base_install(self) -> str | None:
-        """Base installed in a workspace of its own: None when it installs,
-        else the command it failed on (or why it could not tell)."""
+    async def _base_install(self, verify: bool) -> str | None:
+        """Base installed in a workspace of its own (its environment checked
+        when head's check was what failed): None when it installs, else the
+        step it failed on (or why it could not tell)."""
         async with self._base_workspace("base-install") as workspace:
-            failed = await self._install_base_in(workspace, CheckId.INSTALL, "base install")
+            failed = await self._installer(CheckId.INSTALL, "base install").install(workspace, verify)
         if failed is None:
             return None
-        command, result = failed
-        return f"base's `{command}` {result.describe_end()}" if result.timed_out else command
+        if failed.result is not None and failed.result.timed_out:
+            return f"base's `{failed.step}` {failed.result.describe_end()}"
+        return failed.step
 
     @contextlib.asynccontextmanager
     async def _base_workspace(self, suffix: str) -> AsyncIterator[Workspace]:
@@ -255,22 +255,6 @@ class _Gate:
             yield workspace
         finally:
             await asyncio.shield(workspace.close())
-
-    async def _install_base_in(self, workspace: Workspace, check: CheckId,
-                               stream: str) -> tuple[str, CommandResult] | None:
-        """Base's install commands in order: the first that failed, or None."""
-        for command in self.plan.profile.install:
-            result = await self._run(workspace, check, stream, command, dict(self.plan.profile.install_env))
-            if not result.ok:
-                return command, result
-        return None
-
-    def _install_commands(self) -> list[str]:
-        commands = list(self.plan.profile.install)
-        if self.plan.import_modules:
-            imports = ", ".join(self.plan.import_modules)
-            commands.append(f".venv/bin/python -I -c {shlex.quote(f'import {imports}')}")
-        return commands
 
     async def _suite(self, workspace: Workspace, first_kept: CheckResult | None,
                      first_skips: CheckResult | None) -> None:
@@ -359,10 +343,10 @@ class _Gate:
     async def _measure_base(self) -> baseline.BaseRun:
         base = self.plan.base.sha
         async with self._base_workspace("base") as workspace:
-            failed = await self._install_base_in(workspace, CheckId.RUNS, "baseline install")
+            failed = await self._installer(CheckId.RUNS, "baseline install").install(workspace, verify=False)
             if failed is not None:
-                command, result = failed
-                return baseline.BaseRun(base, {}, f"base's install `{command}` {result.describe_end()}")
+                end = failed.said if failed.result is None else failed.result.describe_end()
+                return baseline.BaseRun(base, {}, f"base's install `{failed.step}` {end}")
             return baseline.BaseRun.of(base, await self._suite_run(workspace, CheckId.RUNS, "baseline", {}))
 
     def _test_file_unchanged(self, path: str) -> bool:
