@@ -24,6 +24,7 @@ from gatetui.backends.local import LocalBackend
 from gatetui.gate.events import CheckFinished, CheckProgress, GateEvent
 from gatetui.gate.plan import GateRequest, Plan, make_plan
 from gatetui.gate.runner import run_gate
+from gatetui.profiles import PIP
 
 SLEEPS = 5  # tests, one second each
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
@@ -78,13 +79,22 @@ async def timed_gate(plan: Plan, root: Path) -> float:
     return time.monotonic() - start
 
 
+def by_hand(plan: Plan) -> tuple[str, ...]:
+    """The install a person would type: for python one pip run, project and
+    dependencies together (the gate takes three, keeping head's build away
+    from the third-party installs); node's is the gate's own."""
+    if plan.profile.dependencies is None:
+        return plan.profile.install
+    return ("python3 -m venv --without-pip .venv", f"{PIP} -e '.[test]'")
+
+
 async def timed_commands(plan: Plan, root: Path, suite_runs: int) -> float:
-    """Install, then the suite `suite_runs` times one after another, in one workspace."""
+    """Install by hand, then the suite `suite_runs` times one after another, in one workspace."""
     backend = LocalBackend(work_root=root)
     start = time.monotonic()
     workspace = await backend.open(lambda dest: plan.repo.export(plan.head.sha, dest), "bench")
     try:
-        for command in plan.profile.install:
+        for command in by_hand(plan):
             await workspace.run(command, timeout=600, on_output=lambda _: None)
         for i in range(suite_runs):
             report = shlex.quote(workspace.report_path(f"{i}.xml"))

@@ -169,9 +169,14 @@ def with_rules(profile: Profile, settings: Settings) -> Profile:
 # hook (code at every interpreter start, which the environment check refuses)
 EDITABLE = "--config-settings editable_mode=compat"
 RESOLVE = f"--dry-run --ignore-installed --report {{report}} {EDITABLE}"
+# The pinned step reuses what the resolve downloaded (pip checks every file
+# against its pinned hash), never a wheel built in a step head's code ran in
+# (pip's wheel cache is not checked), and reads no configuration from the
+# home those steps could write (an index of head's choosing).
+PINNED_CACHE = 'rm -rf "$HOME/.cache/pip/wheels"; PIP_CACHE_DIR="$HOME/.cache/pip" HOME="$(mktemp -d)" XDG_CONFIG_HOME='
 PYTHON_DEPENDENCIES = Dependencies(
     local=f"{PIP} --no-deps {EDITABLE} {{local}}",
-    pinned=f"{PIP} --no-deps --require-hashes --no-cache-dir -r /dev/stdin",
+    pinned=f"{PINNED_CACHE} {PIP} --no-deps --require-hashes -r /dev/stdin",
 )
 
 # Every Python process of a test run: nothing is imported from the tree's
