@@ -73,16 +73,18 @@ def test_the_state_directory_is_neither_read_nor_changed(gated_samples: Gated) -
 
 
 def test_a_run_sees_only_its_own_report_folder(gated_samples: Gated) -> None:
-    """run 1's conftest could otherwise rewrite the old tests' report."""
+    """run 1's conftest could otherwise rewrite the old tests' report: its
+    /tmp holds one report folder (a hidden name drawn per run), its own."""
     text = output(gated_samples, "attack_state_dir", "run 1")
-    seen = {line.split()[2] for line in text.splitlines() if line.startswith("LEAK /tmp/gatetui/reports")}
-    assert [name for name in seen if "copy1" not in name] == []
+    wrote = {line.split()[1] for line in text.splitlines() if line.startswith("WROTE /tmp/")}
+    reports = {path.split("/")[2] for path in wrote if path.split("/")[2].startswith(".")}
+    assert len(reports) == 1 and len(wrote) >= 3  # it wrote into its tree, home and reports
 
 
 def test_no_secret_reaches_any_run(gated_samples: Gated) -> None:
     assert gated_samples.around.leaks == {}
     text = output(gated_samples, "attack_env_secret", "run 1")
-    assert "ENV HOME /tmp/gatetui/home" in text  # the attack did look
+    assert "ENV HOME /tmp/" in text  # the attack did look
     assert "RUNTIME_API_KEY" not in text
 
 

@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -35,15 +36,39 @@ async def isolated(tmp_path: Path, files: dict[str, str] | None = None) -> Local
 @pytest.mark.sandbox
 @needs_isolation
 def test_commands_run_as_the_runs_own_uid_in_its_own_tree(tmp_path: Path) -> None:
-    async def go() -> tuple[int | None, str]:
+    async def go() -> tuple[int | None, str, str]:
         ws = await isolated(tmp_path, {"a.txt": "x\n"})
         _, text = await run(ws, "id -u; id -g; pwd; stat -c %u a.txt")
         await ws.close()
-        return ws.uid, text
+        return ws.uid, text, ws.path
 
-    uid, text = asyncio.run(go())
+    uid, text, path = asyncio.run(go())
     assert uid is not None and UID_FIRST <= uid < UID_FIRST + UID_COUNT
-    assert text.split() == [str(uid), str(uid), "/tmp/gatetui/ws", str(uid)]
+    assert text.split() == [str(uid), str(uid), path, str(uid)]
+
+
+@pytest.mark.sandbox
+@needs_isolation
+def test_no_two_runs_see_the_same_paths_or_host_name(tmp_path: Path) -> None:
+    """Code that is right only at the gate's paths or on its host has no
+    fixed value to look for: each run's are drawn (its copies share them)."""
+    async def one() -> tuple[str, str]:
+        ws = await isolated(tmp_path)
+        try:
+            (copy,) = await ws.fork(1, export_files({}))
+            _, seen = await run(ws, 'pwd; echo "$HOME"; hostname')
+            _, copy_seen = await run(copy, 'pwd; echo "$HOME"')
+            await copy.close()
+        finally:
+            await ws.close()
+        assert copy_seen.split() == seen.split()[:2]
+        return seen, ws.path
+
+    (first, path), (second, _) = asyncio.run(one()), asyncio.run(one())
+    assert first.split()[0] == path and path.startswith("/tmp/")
+    assert [a == b for a, b in zip(first.split(), second.split())] == [False, False, False]
+    assert "gatetui" not in first + second
+    assert first.split()[2] != socket.gethostname()
 
 
 @pytest.mark.sandbox
@@ -104,13 +129,15 @@ def test_limits_hold_for_the_code_under_test(tmp_path: Path) -> None:
 def test_a_private_tmp_holds_only_the_run(tmp_path: Path) -> None:
     (Path("/tmp") / f"gatetui-visible-{os.getpid()}").write_text("host tmp")
     try:
-        async def go() -> str:
+        async def go() -> tuple[str, list[str]]:
             ws = await isolated(tmp_path)
-            _, text = await run(ws, "ls -A /tmp; ls -A /tmp/gatetui")
+            _, text = await run(ws, "ls -A /tmp")
             await ws.close()
-            return text
+            where = ws.where
+            return text, sorted(p.split("/")[2] for p in (where.tree, where.home, where.reports))
 
-        assert asyncio.run(go()).split() == ["gatetui", "home", "reports", "ws"]
+        text, own = asyncio.run(go())
+        assert sorted(text.split()) == own  # the run's tree, home and reports folders, nothing of the host's
     finally:
         (Path("/tmp") / f"gatetui-visible-{os.getpid()}").unlink()
 

@@ -138,20 +138,20 @@ def test_environment_is_an_allowlist(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("SUPERVISOR_TOKEN", "secret-token")
     monkeypatch.setenv("PIP_INDEX_URL", "file:///somewhere")
 
-    async def go() -> tuple[str, bool]:
+    async def go() -> tuple[str, bool, str]:
         ws = await open_ws(tmp_path, {}, isolate=isolate)
         _, text = await run(ws, "env", env={"PYTEST_ADDOPTS": "-q"})
         await ws.close()
-        return text, ws.uid is not None
+        return text, ws.uid is not None, ws.where.home
 
-    text, isolated = asyncio.run(go())
+    text, isolated, home = asyncio.run(go())
     env = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
     assert "RUNTIME_API_KEY" not in env
     assert "SUPERVISOR_TOKEN" not in env
     assert env["PIP_INDEX_URL"] == "file:///somewhere"
     assert env["PYTEST_ADDOPTS"] == "-q"
     if isolated:
-        assert (env["HOME"], env["TMPDIR"]) == ("/tmp/gatetui/home", "/tmp")
+        assert (env["HOME"], env["TMPDIR"]) == (home, "/tmp")
     else:
         assert env["HOME"].startswith(str(tmp_path))
         assert env["TMPDIR"].startswith(str(tmp_path))

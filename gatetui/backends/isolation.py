@@ -2,8 +2,8 @@
 
 As root, every command of a run executes as an unprivileged uid of its own
 (no /etc/passwd entry needed), in private namespaces: a mount namespace whose
-/tmp is a fresh tmpfs holding only the run (`/tmp/gatetui/ws`, `home`,
-`reports`), a pid namespace (when the command ends, the kernel kills every
+/tmp is a fresh tmpfs holding only the run (its tree, home and reports, at
+paths drawn per run), a pid namespace (when the command ends, the kernel kills every
 process it left behind, however detached), and for the test runs a network
 namespace with loopback alone. Resource limits cap processes, file sizes and
 core dumps. The supervisor's state directory, other runs' workspaces and the
@@ -20,6 +20,7 @@ import contextlib
 import functools
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -32,7 +33,8 @@ from typing import TypeVar
 
 from gatetui.backends.process import pid_alive
 
-RUN_VIEW = "/tmp/gatetui"  # where a run sees itself, the same for every copy
+WORDS = ("app", "api", "core", "web", "lib", "tools", "service", "project", "work", "src", "build", "repo",
+         "code", "main", "data", "server", "client", "utils", "engine", "backend", "site", "pkg", "dev", "ci")
 UID_FIRST, UID_COUNT = 420_000, 10_000
 NPROC_LIMIT = 4096  # per uid: a fork bomb stops here, the machine does not
 FSIZE_LIMIT = 8 << 30  # bytes: a test that fills the disk fails its run
@@ -113,7 +115,7 @@ def probe_isolation() -> Isolation:
     try:
         for sub in ("ws", "home", "reports", "mnt"):
             (scratch / sub).mkdir()
-        view = View(scratch / "ws", scratch / "home", scratch / "reports")
+        view = View(scratch / "ws", scratch / "home", scratch / "reports", Where.draw())
         argv = wrap("true", scratch, view, uid=UID_FIRST + UID_COUNT - 1, network=False)
         try:
             done = subprocess.run(argv, capture_output=True, timeout=20)
@@ -131,7 +133,8 @@ def probe_isolation() -> Isolation:
 # $1 and $2 the tree and home to show (a folder, or overlay options), $3 this
 # copy's own reports folder, $4 uid, $5 network flag, $6 the command, $7 the
 # installed tree whose folders named in $8 (one per line: the environment)
-# are shown read-only at their place in the tree (a test run's).
+# are shown read-only at their place in the tree (a test run's); $9-$11
+# where the tree, home and reports are shown (under /tmp), ${12} the host name.
 # Every folder anyone may write on a host gets an empty tmpfs of the
 # command's own (/var/tmp, /dev/shm, /run/lock; a test run's whole /run):
 # what the code under test leaves there (hidden tests copied out, a note for
@@ -139,36 +142,37 @@ def probe_isolation() -> Isolation:
 # An install keeps the host's /run, where the resolver's files may live.
 SCRIPT = r"""
 set -e
-R="$0"; V=/tmp/gatetui
+R="$0"; T="$9"; H="${{10}}"; P="${{11}}"
 show() {{
   mkdir -p "$2"
   if [ "${{1#lowerdir=}}" != "$1" ]; then mount -t overlay overlay -o "$1" "$2"
   else mount --bind "$1" "$2"; fi
 }}
-mount -t tmpfs -o mode=1777,size={tmpfs} gatetui-tmp "$R/mnt"
-show "$1" "$R/mnt/gatetui/ws"
-show "$2" "$R/mnt/gatetui/home"
-show "$3" "$R/mnt/gatetui/reports"
+mount -t tmpfs -o mode=1777,size={tmpfs} tmpfs "$R/mnt"
+show "$1" "$R/mnt${{T#/tmp}}"
+show "$2" "$R/mnt${{H#/tmp}}"
+show "$3" "$R/mnt${{P#/tmp}}"
 printf '%s\n' "$8" | while IFS= read -r name; do
   [ -n "$name" ] || continue
-  mount --bind "$7/$name" "$R/mnt/gatetui/ws/$name"
-  mount -o remount,bind,ro,nosuid,nodev "$R/mnt/gatetui/ws/$name"
+  mount --bind "$7/$name" "$R/mnt${{T#/tmp}}/$name"
+  mount -o remount,bind,ro,nosuid,nodev "$R/mnt${{T#/tmp}}/$name"
 done
+printf '%s' "${{12}}" > /proc/sys/kernel/hostname
 mount --move "$R/mnt" /tmp
 priv() {{
-  if [ -d "$1" ] && [ ! -L "$1" ]; then mount -t tmpfs -o "mode=$2,nosuid,nodev,size=$3" gatetui-priv "$1"; fi
+  if [ -d "$1" ] && [ ! -L "$1" ]; then mount -t tmpfs -o "mode=$2,nosuid,nodev,size=$3" tmpfs "$1"; fi
 }}
 priv /var/tmp 1777 {shared}
 priv /dev/shm 1777 {shared}
 if [ "$5" != net ] && [ -d /run ] && [ ! -L /run ]; then
-  mount -t tmpfs -o mode=0755,nosuid,nodev,size=16m gatetui-run /run
+  mount -t tmpfs -o mode=0755,nosuid,nodev,size=16m tmpfs /run
   mkdir -m 1777 /run/lock
   ln -s /dev/shm /run/shm
 else
   priv /run/lock 1777 16m
 fi
 [ "$5" = net ] || ip link set lo up
-cd "$V/ws"
+cd "$T"
 set +e
 prlimit --nproc={nproc} --fsize={fsize} --core=0 -- \
   setpriv --reuid="$4" --regid="$4" --clear-groups --inh-caps=-all -- /bin/sh -c "$6"
@@ -176,8 +180,29 @@ prlimit --nproc={nproc} --fsize={fsize} --core=0 -- \
 
 
 @dataclass(frozen=True)
+class Where:
+    """Where a run sees its tree, home and reports, and the host name it
+    gets: drawn per run (the same for its copies: a venv holds absolute
+    paths), all under its private /tmp. No fixed value exists for code to
+    recognise the gate by."""
+
+    tree: str
+    home: str
+    reports: str
+    hostname: str
+
+    @classmethod
+    def draw(cls) -> Where:
+        def word() -> str:
+            return WORDS[secrets.randbelow(len(WORDS))]
+        top = f"/tmp/{word()}{secrets.randbelow(1000) if secrets.randbelow(2) else ''}"
+        return cls(tree=f"{top}/{word()}", home=f"/tmp/{word()}-{secrets.token_hex(3)}",
+                   reports=f"/tmp/.{secrets.token_hex(6)}", hostname=secrets.token_hex(6))
+
+
+@dataclass(frozen=True)
 class View:
-    """What one command sees: folders shown at RUN_VIEW/ws, home, reports.
+    """What one command sees: folders shown where `where` says.
     `layer` is a copy's own folder: the tree is an overlay on a fresh export,
     so no copy sees another's files. `environment` is the installed tree
     whose `keep` folders a test run sees read-only (nothing else of the
@@ -186,6 +211,7 @@ class View:
     tree: Path
     home: Path
     reports: Path
+    where: Where
     layer: Path | None = None
     environment: Path | None = None
     keep: tuple[str, ...] = ()
@@ -201,13 +227,15 @@ class View:
 def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> list[str]:
     """argv that runs the shell command as uid in fresh namespaces."""
     script = SCRIPT.format(tmpfs=TMPFS_SIZE, shared=SHARED_SIZE, nproc=NPROC_LIMIT, fsize=FSIZE_LIMIT)
-    unshare = ["unshare", "--mount", "--propagation", "private", "--pid", "--fork",
+    unshare = ["unshare", "--mount", "--uts", "--propagation", "private", "--pid", "--fork",
                "--kill-child", "--mount-proc"]
     if not network:
         unshare.append("--net")
     tree, home, reports, environment, keep = view.specs()
+    where = view.where
     return [*unshare, "--", "/bin/sh", "-c", script, str(root), tree, home, reports, str(uid),
-            "net" if network else "nonet", command, environment, keep]
+            "net" if network else "nonet", command, environment, keep,
+            where.tree, where.home, where.reports, where.hostname]
 
 
 class UidPool:

@@ -12,8 +12,8 @@ copies are swapped into place under a lock, one at a time (slower, still
 correct, and said so in the run's notes).
 
 As root, every command also runs as the run's own uid in private namespaces
-(see isolation.py): the run then sees itself at /tmp/gatetui, whatever the
-work root is, and reports are read by the supervisor after every process
+(see isolation.py): the run then sees itself at paths drawn for it under its
+private /tmp, whatever the work root is, and reports are read by the supervisor after every process
 of the command is gone.
 """
 
@@ -34,7 +34,7 @@ from typing import TypeVar
 
 from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Workspace
 from gatetui.backends.isolation import (
-    NONE, RUN_VIEW, UID_COUNT, UID_FIRST, Isolation, UidPool, View, keep_when, kill_uid, probe_isolation, wrap,
+    NONE, UID_COUNT, UID_FIRST, Isolation, UidPool, View, Where, keep_when, kill_uid, probe_isolation, wrap,
 )
 from gatetui.backends.process import run_process
 from gatetui.errors import BackendError, BadInput
@@ -227,8 +227,10 @@ class LocalWorkspace:
     """
 
     def __init__(self, root: Path, source: Path, label: str, mode: str, lock: asyncio.Lock,
-                 uid: int | None = None, pool: UidPool | None = None, copy: Copy | None = None):
+                 uid: int | None = None, pool: UidPool | None = None, copy: Copy | None = None,
+                 where: Where | None = None):
         self.root = root
+        self.where = where or Where.draw()  # the run's paths as its commands see them (isolated)
         self.copy = copy  # a test run's: what it is made of besides `source`
         self.uid = uid  # the run's own uid, shared by its copies; None: not isolated
         self._pool = pool
@@ -243,7 +245,7 @@ class LocalWorkspace:
 
     @property
     def path(self) -> str:
-        return f"{RUN_VIEW}/ws" if self.uid is not None else str(self.canonical)
+        return self.where.tree if self.uid is not None else str(self.canonical)
 
     @property
     def is_original(self) -> bool:
@@ -256,7 +258,7 @@ class LocalWorkspace:
 
     def report_path(self, name: str) -> str:
         """Outside the tree, under a name no other copy or run can predict."""
-        folder = f"{RUN_VIEW}/reports" if self.uid is not None else str(self.root / "reports")
+        folder = self.where.reports if self.uid is not None else str(self.root / "reports")
         return f"{folder}/{self._report_name(name)}"
 
     def scratch_path(self, name: str) -> str:
@@ -299,19 +301,19 @@ class LocalWorkspace:
     async def _run_isolated(self, command: str, env: Mapping[str, str] | None, timeout: float,
                             on_output: OutputSink, network: bool) -> CommandResult:
         assert self.uid is not None
-        full_env = scrubbed_env(Path(f"{RUN_VIEW}/home"), Path("/tmp"), env)
+        full_env = scrubbed_env(Path(self.where.home), Path("/tmp"), env)
         argv = wrap(command, self.root, self._view(), uid=self.uid, network=network)
         return await run_process(argv, cwd=str(self.root), env=full_env, timeout=timeout,
                                  on_output=on_output)
 
     def _view(self) -> View:
         if self.copy is None:
-            return View(self.canonical, self.root / "home", self.reports)
+            return View(self.canonical, self.root / "home", self.reports, self.where)
         environment, keep = self.canonical, self.copy.keep
         if self.mode == "overlay":
-            return View(self.copy.lower, self.copy.home, self.reports, layer=self.source,
+            return View(self.copy.lower, self.copy.home, self.reports, self.where, layer=self.source,
                         environment=environment, keep=keep)
-        return View(self.source, self.copy.home, self.reports, environment=environment, keep=keep)
+        return View(self.source, self.copy.home, self.reports, self.where, environment=environment, keep=keep)
 
     @property
     def reports(self) -> Path:
@@ -358,7 +360,7 @@ class LocalWorkspace:
             home = dest.parent / f"{dest.name}-home"
             home.mkdir()
             copy = LocalWorkspace(self.root, dest, label, self.mode, self._lock, self.uid, self._pool,
-                                  Copy(fresh, home, kept))
+                                  Copy(fresh, home, kept), self.where)
             if self.uid is not None:
                 os.chown(home, self.uid, self.uid)
                 (self.root / "reports" / label).mkdir()
