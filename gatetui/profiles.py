@@ -54,13 +54,15 @@ class EnvironmentCheck:
 @dataclass(frozen=True)
 class Dependencies:
     """Third-party dependencies in a step of their own, where no code of
-    head's runs (see gate/pip_report.py). The install commands end with a
-    resolve that writes pip's installation report to {report}; then `local`
-    installs head's project and whatever lives in the tree ({local}: pip
-    arguments), and `pinned` the index's distributions (lines on stdin)."""
+    head's runs (see gate/install.py). The install commands install head's
+    own project without its dependencies; `resolve` writes pip's
+    installation report to {report} from the installed project's metadata
+    ({own}: its name); `local` installs what else lives in the tree ({local}:
+    pip arguments), and `pinned` the index's distributions (lines on stdin)."""
 
     local: str
     pinned: str
+    resolve: str = ""
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,7 @@ def with_rules(profile: Profile, settings: Settings) -> Profile:
 # compat: an editable install is a path in a .pth, not setuptools' import
 # hook (code at every interpreter start, which the environment check refuses)
 EDITABLE = "--config-settings editable_mode=compat"
-RESOLVE = f"--dry-run --ignore-installed --report {{report}} {EDITABLE}"
+RESOLVE = f"--dry-run --report {{report}} {EDITABLE}"
 # The pinned step reuses what the resolve downloaded (pip checks every file
 # against its pinned hash), never a wheel built in a step head's code ran in
 # (pip's wheel cache is not checked), and reads no configuration from the
@@ -198,7 +200,7 @@ def python_profile(base: Snapshot, settings: Settings) -> Profile:
         stack="python",
         runner="custom" if custom else "pytest",
         install=settings.install or python_install(base),
-        dependencies=None if settings.install else PYTHON_DEPENDENCIES,
+        dependencies=None if settings.install else python_dependencies(base),
         tools=() if settings.install else (("python3", "-m", "pip", "--version"),),
         environment=environment,
         environment_check=python_environment_check(environment),
@@ -238,21 +240,29 @@ def python_test_paths(base: Snapshot) -> tuple[str, ...]:
 
 
 def python_install(base: Snapshot) -> tuple[str, ...]:
-    """A fresh venv, the project itself with its test extras, then the rest
-    of its declared test dependencies; pytest only when none declares it."""
+    """A fresh venv and the project itself, without its dependencies: head's
+    build runs here, before any third-party distribution is installed (see
+    python_dependencies for the rest)."""
+    return ("python3 -m venv --without-pip .venv", f"{PIP} --no-deps {EDITABLE} -e .")
+
+
+def python_dependencies(base: Snapshot) -> Dependencies:
+    """The project's test extras (resolved from the installed project's own
+    metadata, {own}: no second build of head), then the rest of its declared
+    test dependencies; pytest only when none declares it."""
     project = (parse_toml(base, "pyproject.toml") or {}).get("project", {})
     optional = declared_extras(base, project if isinstance(project, dict) else {})
     extras = [e for e in TEST_EXTRAS if e in optional]
-    target = f".[{','.join(extras)}]" if extras else "."
+    target = f"{{own}}[{','.join(extras)}]" if extras else "{own}"
     reqs = test_requirement_files(base)
     groups = dependency_group_requirements(base)
     tox = tox_deps(base)
     declared = [r for extra in extras for r in optional[extra]]
     declared += groups + tox + [line for f in reqs for line in (base.text(f) or "").splitlines()]
-    args = ["-e", target, *(a for f in reqs for a in ("-r", f)), *groups, *tox]
+    args = [target, *(a for f in reqs for a in ("-r", f)), *groups, *tox]
     if not any(re.match(r"\s*pytest\s*($|[<>=!~;\[ ])", d) for d in declared if isinstance(d, str)):
         args.append("pytest")
-    return ("python3 -m venv --without-pip .venv", f"{PIP} {RESOLVE} {shlex.join(args)}")
+    return replace(PYTHON_DEPENDENCIES, resolve=f"{PIP} {RESOLVE} {shlex.join(args)}")
 
 
 def scm_version_env(base: Snapshot) -> dict[str, str]:

@@ -22,26 +22,27 @@ def profile(files: dict[str, str]):  # type: ignore[no-untyped-def]
 
 
 def install_line(files: dict[str, str]) -> str:
-    return profile(files).install[1]
+    """The resolve: what the gate asks pip for besides the project itself."""
+    return profile(files).dependencies.resolve
 
 
 def test_python_extra_named_test_is_installed() -> None:
     line = install_line({"pyproject.toml": '[project]\nname="x"\n[project.optional-dependencies]\ntest=["pytest>=8"]\n'})
-    assert line.endswith("-e '.[test]'")
+    assert line.endswith("'{own}[test]'")
 
 
 def test_several_test_extras_are_installed_together() -> None:
     line = install_line({"pyproject.toml": '[project]\nname="x"\n[project.optional-dependencies]\ndev=["ruff"]\ntesting=["pytest"]\n'})
-    assert line.endswith("-e '.[testing,dev]'")
+    assert line.endswith("'{own}[testing,dev]'")
 
 
 def test_pytest_is_added_when_nothing_declares_it() -> None:
-    assert install_line({"setup.py": "from setuptools import setup\nsetup()\n"}).endswith("-e . pytest")
+    assert install_line({"setup.py": "from setuptools import setup\nsetup()\n"}).endswith("'{own}' pytest")
 
 
 def test_requirements_test_file_is_used() -> None:
     line = install_line({"setup.py": "", "requirements-test.txt": "pytest==8.3.0\nhypothesis\n"})
-    assert line.endswith("-e . -r requirements-test.txt")
+    assert line.endswith("'{own}' -r requirements-test.txt")
 
 
 def test_dependency_group_is_expanded_with_includes() -> None:
@@ -49,12 +50,12 @@ def test_dependency_group_is_expanded_with_includes() -> None:
         '[project]\nname="x"\n[dependency-groups]\nlint=["ruff"]\n'
         'test=["pytest", {include-group = "lint"}]\n'
     )})
-    assert line.endswith("-e . pytest ruff")
+    assert line.endswith("'{own}' pytest ruff")
 
 
 def test_tox_deps_are_installed() -> None:
     line = install_line({"setup.py": "", "tox.ini": "[testenv]\ndeps =\n    pytest\n    freezegun\n    {posargs}\n"})
-    assert line.endswith("-e . pytest freezegun")
+    assert line.endswith("'{own}' pytest freezegun")
 
 
 def test_install_starts_with_a_fresh_venv() -> None:
@@ -117,11 +118,11 @@ def test_tests_inside_the_package_are_sealed() -> None:
 
 def test_tox_factor_conditional_deps_are_left_to_tox() -> None:
     line = install_line({"setup.py": "", "tox.ini": "[testenv]\ndeps =\n    pytest\n    coverage: coverage\n    py3-!win: trio\n"})
-    assert line.endswith("-e . pytest")
+    assert line.endswith("'{own}' pytest")
 
 
 def test_test_requirements_named_the_other_way_round() -> None:
-    assert install_line({"setup.py": "", "test-requirements.txt": "pytest\n"}).endswith("-e . -r test-requirements.txt")
+    assert install_line({"setup.py": "", "test-requirements.txt": "pytest\n"}).endswith("'{own}' -r test-requirements.txt")
 
 
 def test_multiline_ini_values_stay_indented() -> None:
@@ -144,22 +145,22 @@ def test_scm_version_follows_the_nearest_tag() -> None:
 
 def test_setup_cfg_extras_require_is_installed() -> None:
     cfg = "[metadata]\nname = x\n\n[options.extras_require]\ntest =\n    pytest>=8\n    hypothesis  # props\n"
-    assert install_line({"setup.cfg": cfg}).endswith("-e '.[test]'")  # pytest declared: not added again
+    assert install_line({"setup.cfg": cfg}).endswith("'{own}[test]'")  # pytest declared: not added again
 
 
 def test_setup_py_literal_extras_require_is_installed() -> None:
     setup = "from setuptools import setup\nsetup(name='x', extras_require={'testing': ['pytest'], 'docs': ['sphinx']})\n"
-    assert install_line({"setup.py": setup}).endswith("-e '.[testing]'")
+    assert install_line({"setup.py": setup}).endswith("'{own}[testing]'")
 
 
 def test_setup_py_extras_bound_to_a_name_are_installed() -> None:
     setup = "from setuptools import setup\nEXTRAS = {'tests': ['pytest', 'mock']}\nsetup(name='x', extras_require=EXTRAS)\n"
-    assert install_line({"setup.py": setup}).endswith("-e '.[tests]'")
+    assert install_line({"setup.py": setup}).endswith("'{own}[tests]'")
 
 
 def test_setup_py_computed_extras_are_not_run_and_pytest_is_added() -> None:
     setup = "from setuptools import setup\nsetup(name='x', extras_require=__import__('os').system('false'))\n"
-    assert install_line({"setup.py": setup}).endswith("-e . pytest")
+    assert install_line({"setup.py": setup}).endswith("'{own}' pytest")
 
 
 def test_pyproject_extras_win_over_setup_cfg() -> None:
@@ -167,7 +168,7 @@ def test_pyproject_extras_win_over_setup_cfg() -> None:
              "setup.cfg": "[options.extras_require]\ntest = pytest\n"}
     assert declared_extras(Snapshot.of_files(files), {"optional-dependencies": {"dev": ["pytest"]}}) == {
         "dev": ["pytest"], "test": ["pytest"]}
-    assert install_line(files).endswith("-e '.[test,dev]'")
+    assert install_line(files).endswith("'{own}[test,dev]'")
 
 
 def test_one_line_comma_lists_in_setup_cfg() -> None:

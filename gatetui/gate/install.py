@@ -1,12 +1,13 @@
 """The install, in steps that keep head's code away from what it may not vouch for.
 
 The profile's commands run first. Where the stack installs its third-party
-dependencies apart (Profile.dependencies: python), the last of them resolves
-without installing; then head's own project and what lives in the tree are
-installed (head's build code runs), the environment is checked to hold
-nothing but theirs, and only then are the index's distributions installed,
-pinned, in a step where no code of head's runs. The whole environment is
-checked last. Base's installs (to tell whose a failure is, and the
+dependencies apart (Profile.dependencies: python), they install head's own
+project alone (head's build code runs); the environment is checked to hold
+nothing but head's; pip resolves the rest from the installed project's
+metadata without installing (no second build); what else lives in the tree
+is installed and checked the same way; only then are the index's
+distributions installed, pinned, in a step where no code of head's runs. The
+whole environment is checked last. Base's installs (to tell whose a failure is, and the
 baseline) take the same steps without the checks.
 """
 
@@ -18,8 +19,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from gatetui.backends.base import CommandResult, Workspace
-from gatetui.gate.pip_report import ReportProblem, heredoc, local_args, split
-from gatetui.profiles import Profile
+from gatetui.gate.pip_report import NAME, ReportProblem, heredoc, local_args, split
+from gatetui.profiles import Dependencies, Profile
 
 RESOLVED = "resolved.json"
 Run = Callable[[Workspace, str, dict[str, str], bool], Awaitable[CommandResult]]
@@ -42,51 +43,76 @@ class Installer:
         profile, deps = self.profile, self.profile.dependencies
         env = dict(profile.install_env)
         for command in profile.install:
-            shown = command.replace("{report}", shlex.quote(workspace.report_path(RESOLVED)))
-            result = await self.run(workspace, shown, env, True)
+            result = await self.run(workspace, command, env, True)
             if not result.ok:
                 return Failed(command, result)
         if deps is None:
-            return await self.check(workspace, "all") if verify else None
+            refused = await self.check(workspace, "all", verify)
+            return refused if isinstance(refused, Failed) else None
+        return await self._dependencies(workspace, deps, env, verify)
+
+    async def _dependencies(self, workspace: Workspace, deps: Dependencies, env: dict[str, str],
+                            verify: bool) -> Failed | None:
+        """Head's project is in: resolve from its installed metadata, install
+        what else is the tree's, check, then the index's, pinned."""
+        own = await self.check(workspace, "own", verify)
+        if isinstance(own, Failed):
+            return own
+        if len(own) != 1 or not NAME.match(own[0]):
+            return Failed(deps.resolve, None, "the install left no single project of head's own to resolve "
+                                              f"the dependencies of (found: {', '.join(own) or 'none'})")
+        resolve = deps.resolve.replace("{own}", own[0])
+        result = await self.run(workspace, resolve.replace(
+            "{report}", shlex.quote(workspace.report_path(RESOLVED))), env, True)
+        if not result.ok:
+            return Failed(deps.resolve, result)
         try:
             resolved = split(await workspace.read_report(RESOLVED), workspace.path)
         except ReportProblem as err:
-            return Failed(profile.install[-1], None, str(err))
-        steps = [(deps.local, deps.local.replace("{local}", local_args(resolved)), "own")]
-        if resolved.pinned:
-            steps.append((deps.pinned, heredoc(deps.pinned, resolved.pinned), "all"))
-        for step, command, mode in steps:
-            result = await self.run(workspace, command, env, True)
+            return Failed(deps.resolve, None, str(err))
+        if resolved.local:
+            result = await self.run(workspace, deps.local.replace("{local}", local_args(resolved)), env, True)
             if not result.ok:
-                return Failed(step, result)
-            refused = await self.check(workspace, mode) if verify else None
-            if refused is not None:
+                return Failed(deps.local, result)
+            refused = await self.check(workspace, "own", verify)
+            if isinstance(refused, Failed):
                 return refused
-        return None
+        if resolved.pinned:
+            result = await self.run(workspace, heredoc(deps.pinned, resolved.pinned), env, True)
+            if not result.ok:
+                return Failed(deps.pinned, result)
+        refused = await self.check(workspace, "all", verify)
+        return refused if isinstance(refused, Failed) else None
 
-    async def check(self, workspace: Workspace, mode: str) -> Failed | None:
-        """The stack's environment check; `own`: only head's own project and
-        the tree's may be installed yet."""
+    async def check(self, workspace: Workspace, mode: str, verify: bool) -> Failed | list[str]:
+        """The stack's environment check: what it refused (when verifying),
+        else the names of head's own projects it found. `own`: only head's
+        own project and the tree's may be installed yet."""
         check = self.profile.environment_check
         if check is None:
-            return None
+            return []
         name = f"environment-{mode}.json"
         command = check.command.replace("{report}", shlex.quote(workspace.report_path(name)))
         result = await self.run(workspace, command.replace("{mode}", mode), dict(check.env), False)
-        summary = _summary(await workspace.read_report(name)) if result.ok else None
-        if summary is None:
+        data = _report(await workspace.read_report(name)) if result.ok else None
+        if data is None:
             return Failed(check.command, None, f"the environment the install left could not be checked "
                                                f"({result.describe_end()}): {_last(result.output_tail)}")
-        return Failed(check.command, None, summary) if summary else None
+        summary, own = data
+        return Failed(check.command, None, summary) if summary and verify else own
 
 
-def _summary(raw: bytes | None) -> str | None:
+def _report(raw: bytes | None) -> tuple[str, list[str]] | None:
     try:
         data = json.loads(raw or b"")
     except ValueError:
         return None
-    summary = data.get("summary") if isinstance(data, Mapping) else None
-    return summary if isinstance(summary, str) else None
+    if not isinstance(data, Mapping):
+        return None
+    summary, own = data.get("summary"), data.get("own", [])
+    if not isinstance(summary, str) or not isinstance(own, list):
+        return None
+    return summary, [str(name) for name in own]
 
 
 def _last(text: str) -> str:

@@ -251,10 +251,12 @@ def describe(problems: list[dict[str, str]], limit: int = 8) -> str:
 def main(argv: list[str]) -> int:
     """python3 -I -S python_env.py REPORT own|all VENV...: the problems as JSON."""
     report, mode, venvs = argv[0], argv[1], argv[2:]
-    problems = [asdict(p) for venv in venvs if os.path.isfile(os.path.join(venv, "pyvenv.cfg"))
-                for p in check(venv, own_only=mode == "own")]
+    venvs = [venv for venv in venvs if os.path.isfile(os.path.join(venv, "pyvenv.cfg"))]
+    problems = [asdict(p) for venv in venvs for p in check(venv, own_only=mode == "own")]
+    own = sorted({r.dist.removesuffix(".dist-info").rsplit("-", 1)[0] for venv in venvs
+                  for r in read_records(venv, site_dirs(venv)).values() if r.own})
     with open(report, "w", encoding="utf-8") as out:
-        json.dump({"problems": problems, "summary": describe(problems)}, out)
+        json.dump({"problems": problems, "summary": describe(problems), "own": own}, out)
     return 0
 
 
