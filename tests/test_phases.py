@@ -192,9 +192,24 @@ def setup_py(payload: str) -> str:
     return f"import base64\nfrom setuptools import setup\n\nexec(base64.b64decode({hidden!r}))\nsetup()\n"
 
 
+# Library code that, on import in any run, puts a plugin into the environment
+# for every later Python process: runs 1-3, base's tests and the hidden tests
+# start side by side, and one retry of a slow start is all it would take.
+AT_IMPORT = SITE_PACKAGES.replace('glob.glob(".venv', 'glob.glob(os.path.dirname(__file__) + "/../.venv') + (
+    'try:\n'
+    f'    open(os.path.join(SP, "zz_fast.py"), "w").write({FORCER!r})\n'
+    f'    open(os.path.join(SP, "zz_speedups.py"), "w").write({ADD_PLUGIN!r})\n'
+    '    open(os.path.join(SP, "zz_speedups.pth"), "w").write("import zz_speedups\\n")\n'
+    'except OSError:\n'
+    '    pass\n')
+
+
 def head_of(attack: str) -> dict[str, str | None]:
     if attack == "shadows_the_runner":
         return {"mathlib/core.py": BROKEN, "pytest.py": SHADOW}
+    if attack == "writes_the_environment_at_import":
+        hidden = base64.b64encode(AT_IMPORT.encode()).decode()
+        return {"mathlib/core.py": BROKEN, "mathlib/__init__.py": f"import base64\nexec(base64.b64decode({hidden!r}))\n"}
     return {"mathlib/core.py": BROKEN, "setup.py": setup_py(PAYLOADS[attack])}
 
 
@@ -226,7 +241,8 @@ def details(done: RunFinished) -> dict[CheckId, str]:
 
 
 MODES = ["overlay", "bind"]
-TREE_ATTACKS = ["rewrites_a_sealed_test", "writes_a_conftest", "plants_bytecode", "shadows_the_runner"]
+TREE_ATTACKS = ["rewrites_a_sealed_test", "writes_a_conftest", "plants_bytecode", "shadows_the_runner",
+                "writes_the_environment_at_import"]
 
 
 @pytest.mark.parametrize("mode", MODES)
