@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -180,6 +181,31 @@ def test_shared_folders_are_empty_private_and_gone_with_the_command(tmp_path: Pa
         "/var/tmp: exfil\n/dev/shm: exfil\n/run/lock: exfil\n", "/var/tmp:\n/dev/shm:\n/run/lock:\n", [])
     if not network:  # a test run's /run is its own too: nothing of the host's services
         assert run_dir.split() == ["lock", "shm"]
+
+
+@pytest.mark.sandbox
+@needs_isolation
+@pytest.mark.parametrize("network", [False, True], ids=["test-run", "install"])
+def test_a_folder_anyone_may_write_that_no_rule_knows_is_read_only(tmp_path: Path, network: bool) -> None:
+    """A host may have more world-writable folders than /var/tmp and the
+    like: the command sees the host's root file system read-only."""
+    open_door = Path("/var/lib") / f"gatetui-open-{os.getpid()}"
+    open_door.mkdir(mode=0o777)
+    open_door.chmod(0o1777)
+    try:
+        async def go() -> str:
+            ws = await isolated(tmp_path)
+            try:
+                _, said = await run(ws, f"echo note > {open_door}/note && echo wrote || echo refused", network=network)
+            finally:
+                await ws.close()
+            return said
+
+        said = asyncio.run(go())
+        left = sorted(p.name for p in open_door.iterdir())
+    finally:
+        shutil.rmtree(open_door, ignore_errors=True)
+    assert (said.splitlines()[-1], left) == ("refused", [])
 
 
 @pytest.mark.sandbox

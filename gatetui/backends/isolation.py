@@ -140,6 +140,8 @@ def probe_isolation() -> Isolation:
 # what the code under test leaves there (hidden tests copied out, a note for
 # the next run) is gone with the command, and the host's files are not shown.
 # An install keeps the host's /run, where the resolver's files may live.
+# The rest of the host's root file system is read-only to the command (a
+# folder anyone may write that this list misses is no way out either).
 SCRIPT = r"""
 set -e
 R="$0"; T="$9"; H="${{10}}"; P="${{11}}"
@@ -155,7 +157,7 @@ show "$3" "$R/mnt${{P#/tmp}}"
 printf '%s\n' "$8" | while IFS= read -r name; do
   [ -n "$name" ] || continue
   mount --bind "$7/$name" "$R/mnt${{T#/tmp}}/$name"
-  mount -o remount,bind,ro,nosuid,nodev "$R/mnt${{T#/tmp}}/$name"
+  mount -n -o remount,bind,ro,nosuid,nodev "$R/mnt${{T#/tmp}}/$name"
 done
 printf '%s' "${{12}}" > /proc/sys/kernel/hostname
 mount --move "$R/mnt" /tmp
@@ -172,6 +174,7 @@ else
   priv /run/lock 1777 16m
 fi
 [ "$5" = net ] || ip link set lo up
+mount -n -o remount,bind,ro /
 cd "$T"
 set +e
 prlimit --nproc={nproc} --fsize={fsize} --core=0 -- \
