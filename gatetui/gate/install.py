@@ -31,6 +31,7 @@ class Failed:
     step: str  # the command as the profile names it (the same at base and head)
     result: CommandResult | None  # None: the gate refused what the steps left
     said: str = ""  # why, when the gate refused
+    heads_own: bool = False  # a step only head's code decides (the import check): never compared with base
 
 
 class Installer:

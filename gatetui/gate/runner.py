@@ -208,7 +208,7 @@ class _Gate:
             result = await self._run(copy, CheckId.INSTALL, "install", command, {}, network=False)
         finally:
             await asyncio.shield(copy.close())
-        return None if result.ok else Failed(command, result)
+        return None if result.ok else Failed(command, result, heads_own=True)
 
     async def _install_failed(self, failed: Failed) -> CheckResult:
         """An install that fails at head is the change's fault only if base
@@ -222,7 +222,7 @@ class _Gate:
                                f"`{failed.step}` {result.describe_end()}: raise the time limit (--timeout)")
         said = failed.said if result is None else \
             f"`{failed.step}` failed ({result.describe_end()}): {last_line(result.output_tail)}"
-        if failed.step.startswith(".venv/bin/python -I -c"):
+        if failed.heads_own:
             return CheckResult(CheckId.INSTALL, Status.FAIL, said)
         self.emit(CheckProgress(CheckId.INSTALL, "failed at head; installing base the same way, to tell whose it is"))
         at_base = await self._base_install(verify=result is None)
