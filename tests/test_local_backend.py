@@ -181,11 +181,13 @@ def test_output_beyond_the_cap_is_counted_not_kept(tmp_path: Path) -> None:
     assert result.output_tail == "x" * 1000
 
 
-def fork_mode_or_skip(mode: str) -> None:
+def fork_mode_or_skip(mode: str) -> str:
+    """The mode, where this machine can make copies that way."""
     if mode != "swap" and probe_fork_mode() == "swap":
         pytest.skip("this machine allows no mount namespace (not root, no user namespaces)")
     if mode == "overlay" and probe_fork_mode() != "overlay":
         pytest.skip("this machine refuses overlay mounts in a mount namespace")
+    return mode
 
 
 @pytest.mark.sandbox
@@ -228,10 +230,7 @@ def test_a_copy_is_a_fresh_tree_with_only_the_environment_of_the_install(
 def test_each_copy_runs_its_own_code_at_the_original_path(tmp_path: Path, mode: str) -> None:
     """A venv holds absolute paths: a copy must see its own files at the
     original's path, not the original's files."""
-    if mode != "swap" and probe_fork_mode() == "swap":
-        pytest.skip("this machine allows no mount namespace (not root, no user namespaces)")
-    if mode == "overlay" and probe_fork_mode() != "overlay":
-        pytest.skip("this machine refuses overlay mounts in a mount namespace")
+    fork_mode_or_skip(mode)
 
     async def go() -> list[str]:
         files = {"code.txt": "original\n", "gone.txt": "x\n"}

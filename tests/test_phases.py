@@ -20,12 +20,13 @@ from pathlib import Path
 import pytest
 
 from gatetui.backends.isolation import probe_isolation
-from gatetui.backends.local import LocalBackend, probe_fork_mode
+from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import CheckId, Status, Verdict
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from tests.conftest import MakeRepo, git
+from tests.test_local_backend import fork_mode_or_skip
 
 pytestmark = [
     pytest.mark.skipif(not probe_isolation().full,
@@ -213,15 +214,6 @@ def head_of(attack: str) -> dict[str, str | None]:
     return {"mathlib/core.py": BROKEN, "setup.py": setup_py(PAYLOADS[attack])}
 
 
-def mode_or_skip(mode: str) -> str:
-    found = probe_fork_mode()
-    if mode == "overlay" and found != "overlay":
-        pytest.skip(f"this machine refuses overlay mounts in a mount namespace (fork mode {found})")
-    if found == "swap":
-        pytest.skip("this machine allows no mount namespace")
-    return mode
-
-
 def gate(repo: Path, work: Path, mode: str) -> RunFinished:
     async def go() -> RunFinished:
         plan = make_plan(GateRequest(repo, "main", "agent/x"))
@@ -253,7 +245,7 @@ def test_what_the_install_leaves_in_the_tree_never_reaches_a_run(
     run and in base's tests, as it would for anyone who checks head out."""
     repo = make_repo(BASE, head_of(attack))
     refs = git(repo, "show-ref")
-    done = gate(repo, tmp_path / "work", mode_or_skip(mode))
+    done = gate(repo, tmp_path / "work", fork_mode_or_skip(mode))
     assert done.verdict is Verdict.FAIL
     assert (statuses(done)["install"], statuses(done)["runs"], statuses(done)["old_tests"]) == ("pass", "fail", "fail")
     assert "test_mul" in details(done)[CheckId.RUNS]
@@ -271,7 +263,7 @@ def test_files_no_distribution_installed_fail_the_install(
     """The environment is checked before any test runs: a file in
     site-packages that no installed distribution's RECORD lists is named."""
     repo = make_repo(BASE, head_of(attack))
-    done = gate(repo, tmp_path / "work", mode_or_skip(mode))
+    done = gate(repo, tmp_path / "work", fork_mode_or_skip(mode))
     assert done.verdict is Verdict.FAIL
     install = {r.id: r for r in done.results}[CheckId.INSTALL]
     assert install.status is Status.FAIL
@@ -285,7 +277,7 @@ def test_an_honest_change_with_a_build_still_passes(make_repo: MakeRepo, tmp_pat
     """The same project, a real fix and a setup.py that only builds."""
     head = {"mathlib/core.py": BASE["mathlib/core.py"] + "\n\ndef sub(a, b):\n    return a - b\n",
             "tests/test_sub.py": "from mathlib.core import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n"}
-    done = gate(make_repo(BASE, head), tmp_path / "work", mode_or_skip(mode))
+    done = gate(make_repo(BASE, head), tmp_path / "work", fork_mode_or_skip(mode))
     assert statuses(done) == {"install": "pass", "runs": "pass", "tests_kept": "pass", "no_new_skips": "pass",
                               "old_tests": "pass", "hidden": "skipped"}
 
@@ -303,7 +295,7 @@ def test_bytecode_without_its_source_is_refused_before_anything_runs(make_repo: 
     git(repo, "add", "-f", "mathlib/fast.pyc")
     git(repo, "commit", "-qm", "speed")
     git(repo, "checkout", "-q", "main")
-    done = gate(repo, tmp_path / "work", mode_or_skip("bind"))
+    done = gate(repo, tmp_path / "work", fork_mode_or_skip("bind"))
     install = {r.id: r for r in done.results}[CheckId.INSTALL]
     assert (done.verdict, install.status) == (Verdict.FAIL, Status.FAIL)
     assert install.detail == ("head adds code with no source to read (the gate judges only what it can read): "
@@ -318,7 +310,7 @@ def test_a_distribution_only_heads_build_vouches_for_is_not_believed(
     too. Dependencies are installed in a step where no code of head's runs,
     so head's build can neither add a distribution nor extend a real one."""
     repo = make_repo(BASE, head_of(attack))
-    done = gate(repo, tmp_path / "work", mode_or_skip(mode))
+    done = gate(repo, tmp_path / "work", fork_mode_or_skip(mode))
     assert done.verdict is Verdict.FAIL
     found = statuses(done)
     assert found["install"] == "fail" or (found["runs"], found["old_tests"]) == ("fail", "fail")
