@@ -50,6 +50,25 @@ def test_commands_run_as_the_runs_own_uid_in_its_own_tree(tmp_path: Path) -> Non
 
 @pytest.mark.sandbox
 @needs_isolation
+def test_the_runs_uid_has_a_name_and_a_home(tmp_path: Path) -> None:
+    """Suites that ask who they run as (getpass.getuser(), ~ expansion) get
+    an answer, and a uid without an account is no sign of the gate."""
+    async def go() -> tuple[str, str, str, str]:
+        ws = await isolated(tmp_path)
+        try:
+            _, seen = await run(ws, "id -un; python3 -c 'import getpass, os; print(getpass.getuser(), "
+                                    "os.path.expanduser(\"~\" + getpass.getuser()))'; ls /etc/passwd")
+        finally:
+            await ws.close()
+        return seen, ws.where.user, ws.where.home, Path("/etc/passwd").read_text()
+
+    seen, user, home, host_passwd = asyncio.run(go())
+    assert seen.split() == [user, user, home, "/etc/passwd"]
+    assert f"{user}:" not in host_passwd  # the host's own file is untouched
+
+
+@pytest.mark.sandbox
+@needs_isolation
 def test_no_two_runs_see_the_same_paths_or_host_name(tmp_path: Path) -> None:
     """Code that is right only at the gate's paths or on its host has no
     fixed value to look for: each run's are drawn (its copies share them)."""

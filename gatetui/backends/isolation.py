@@ -151,6 +151,9 @@ show() {{
   else mount --bind "$1" "$2"; fi
 }}
 mount -t tmpfs -o mode=1777,size={tmpfs} tmpfs "$R/mnt"
+for f in passwd group; do
+  if [ -f "$R/$f" ]; then mount --bind "$R/$f" "/etc/$f"; fi
+done
 show "$1" "$R/mnt${{T#/tmp}}"
 show "$2" "$R/mnt${{H#/tmp}}"
 show "$3" "$R/mnt${{P#/tmp}}"
@@ -193,14 +196,35 @@ class Where:
     home: str
     reports: str
     hostname: str
+    user: str  # the run's uid's name in the /etc/passwd it sees
 
     @classmethod
     def draw(cls) -> Where:
         def word() -> str:
             return WORDS[secrets.randbelow(len(WORDS))]
         top = f"/tmp/{word()}{secrets.randbelow(1000) if secrets.randbelow(2) else ''}"
+        taken = {line.split(":", 1)[0] for line in _host_file("/etc/passwd").splitlines()}
+        user = f"{word()}{secrets.randbelow(100)}"
+        while user in taken:
+            user = f"{word()}{secrets.randbelow(10_000)}"
         return cls(tree=f"{top}/{word()}", home=f"/tmp/{word()}-{secrets.token_hex(3)}",
-                   reports=f"/tmp/.{secrets.token_hex(6)}", hostname=secrets.token_hex(6))
+                   reports=f"/tmp/.{secrets.token_hex(6)}", hostname=secrets.token_hex(6), user=user)
+
+    def accounts(self, uid: int) -> dict[str, str]:
+        """/etc/passwd and /etc/group as the run sees them: the host's, and a
+        line for its uid (tests that ask who they run as get an answer, and
+        a uid with no name is no sign of the gate)."""
+        passwd = _host_file("/etc/passwd").rstrip("\n")
+        group = _host_file("/etc/group").rstrip("\n")
+        return {"passwd": f"{passwd}\n{self.user}:x:{uid}:{uid}::{self.home}:/bin/sh\n".lstrip("\n"),
+                "group": f"{group}\n{self.user}:x:{uid}:\n".lstrip("\n")}
+
+
+def _host_file(path: str) -> str:
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
 
 
 @dataclass(frozen=True)

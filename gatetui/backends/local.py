@@ -139,12 +139,15 @@ class LocalBackend:
         root = Path(tempfile.mkdtemp(prefix=f"gatetui-{_safe(label)}-", dir=self.work_root))
         root.chmod(0o700)
         uid: int | None = None
+        where = Where.draw()
         try:
             for sub in ("home", "tmp", "reports", "mnt"):
                 (root / sub).mkdir()
             await _to_the_end(asyncio.to_thread(export, root / "ws"))
             if isolation.separate_uid:
                 uid = self.uids.claim(root)
+                for name, text in where.accounts(uid).items():  # bound over /etc/NAME in its commands
+                    (root / name).write_text(text)
                 (root / "reports" / "install").mkdir()
                 await asyncio.to_thread(_chown_tree, (root / "ws", root / "home", root / "reports" / "install"), uid)
         except BaseException:
@@ -154,7 +157,7 @@ class LocalBackend:
             raise
         mode = await asyncio.to_thread(lambda: self.fork_mode)
         return LocalWorkspace(root, root / "ws", "install", mode, asyncio.Lock(),
-                              uid=uid, pool=self.uids)
+                              uid=uid, pool=self.uids, where=where)
 
 
 def fork_mode_from_env() -> str | None:
