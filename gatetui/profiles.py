@@ -60,9 +60,9 @@ class Dependencies:
     ({own}: its name); `local` installs what else lives in the tree ({local}:
     pip arguments), and `pinned` the index's distributions (lines on stdin)."""
 
+    resolve: str
     local: str
     pinned: str
-    resolve: str = ""
 
 
 @dataclass(frozen=True)
@@ -176,10 +176,6 @@ RESOLVE = f"--dry-run --report {{report}} {EDITABLE}"
 # (pip's wheel cache is not checked), and reads no configuration from the
 # home those steps could write (an index of head's choosing).
 PINNED_CACHE = 'rm -rf "$HOME/.cache/pip/wheels"; PIP_CACHE_DIR="$HOME/.cache/pip" HOME="$(mktemp -d)" XDG_CONFIG_HOME='
-PYTHON_DEPENDENCIES = Dependencies(
-    local=f"{PIP} --no-deps {EDITABLE} {{local}}",
-    pinned=f"{PINNED_CACHE} {PIP} --no-deps --require-hashes -r /dev/stdin",
-)
 
 # Every Python process of a test run: nothing is imported from the tree's
 # root before the runner (a pytest.py there would be the runner, hidden tests
@@ -262,7 +258,9 @@ def python_dependencies(base: Snapshot) -> Dependencies:
     args = [target, *(a for f in reqs for a in ("-r", f)), *groups, *tox]
     if not any(re.match(r"\s*pytest\s*($|[<>=!~;\[ ])", d) for d in declared if isinstance(d, str)):
         args.append("pytest")
-    return replace(PYTHON_DEPENDENCIES, resolve=f"{PIP} {RESOLVE} {shlex.join(args)}")
+    return Dependencies(resolve=f"{PIP} {RESOLVE} {shlex.join(args)}",
+                        local=f"{PIP} --no-deps {EDITABLE} {{local}}",
+                        pinned=f"{PINNED_CACHE} {PIP} --no-deps --require-hashes -r /dev/stdin")
 
 
 def scm_version_env(base: Snapshot) -> dict[str, str]:
