@@ -60,8 +60,17 @@ def test_skips_in_test_files_and_comments_are_left_to_the_other_scanners() -> No
 def test_the_scan_never_fails_on_any_text(text: str) -> None:
     found = scan({"pyproject.toml": PYPROJECT, "p/a.py": ""},
                  {"pyproject.toml": text, "p/a.py": text, "setup.cfg": text, "setup.py": text})
-    assert [f.path for f in found.skips if not f.path.startswith("p/a.py:")] == []
-    assert [f.path for f in found.reaches if not f.path.startswith("p/a.py:")] == []
+    python = ("p/a.py:", "setup.py:")  # the only python files; the TOML and INI files are never read as code
+    assert [f.path for f in found.skips if not f.path.startswith(python)] == []
+    assert [f.path for f in found.reaches if not f.path.startswith(python)] == []
+
+
+def test_a_setup_py_reading_the_runners_environment_is_named() -> None:
+    """Found by the property above: setup.py is library code too, and a build
+    script that reads PYTEST_ADDOPTS is looking for the test runner."""
+    found = scan({"pyproject.toml": PYPROJECT}, {"pyproject.toml": PYPROJECT, "setup.py": "PYTEST_ADDOPTS"})
+    assert [(f.path, f.what) for f in found.reaches] == [
+        ("setup.py:1", "library code checks whether a test runner is loaded: PYTEST_ADDOPTS")]
 
 
 @pytest.mark.parametrize("line", [
