@@ -73,7 +73,7 @@ def test_a_workspace_streams_forks_writes_and_is_deleted(emulator: Emulator) -> 
         copies: list[RuntimeWorkspace] = []
         try:
             await exercise(workspace, copies)
-            assert len(emulator.live()) == 3
+            assert len(emulator.live()) == 2  # the install's sandbox went at the fork
         finally:
             for ws in (*copies, workspace):
                 await ws.close()
@@ -90,16 +90,20 @@ def test_a_workspace_streams_forks_writes_and_is_deleted(emulator: Emulator) -> 
         assert result.peak_rss_bytes == 1024 * 2**20  # the sandbox's memory, as Runtime bills it
         busy = await workspace.run("python3 -c 'sum(range(10**7))'", timeout=30, on_output=seen.append)
         assert busy.ok and busy.cpu_seconds > 0.05 and busy.wall_seconds >= busy.cpu_seconds * 0.5
-        copies.extend(await workspace.fork(2, lambda dest: (dest.mkdir(), (dest / "hello.txt").write_text("hello\n"))))
+        await workspace.run("echo left > /tmp/left-by-install; echo left > left.txt", timeout=30, on_output=seen.append)
+        copies.extend(await workspace.fork(2, lambda dest: (dest.mkdir(), (dest / "hello.txt").write_text("fresh\n"))))
         assert [c.path for c in copies] == [workspace.path, workspace.path]
+        with pytest.raises(BackendError, match="nothing runs on the install's machine after its fork"):
+            await workspace.run("true", timeout=30, on_output=seen.append)
         await copies[0].write_files({"hello.txt": b"changed\n", "new/file.txt": b"new\n"})
         await copies[1].write_files({"hello.txt": None})
         outputs = []
-        for ws in (workspace, *copies):
+        for ws in copies:
             lines: list[str] = []
-            await ws.run("cat hello.txt new/file.txt 2>/dev/null; true", timeout=30, on_output=lines.append)
+            await ws.run("cat hello.txt new/file.txt left.txt /tmp/left-by-install 2>/dev/null; true", timeout=30,
+                         on_output=lines.append)
             outputs.append("".join(lines))
-        assert outputs == ["hello\n", "changed\nnew\n", ""]
+        assert outputs == ["changed\nnew\n", ""]  # nothing the install left, in the tree or outside it
         report = copies[0].report_path("r.xml")
         await copies[0].run(f"echo '<testsuite/>' > {report}", timeout=30, on_output=seen.append)
         assert await copies[0].read_report("r.xml") == b"<testsuite/>\n"
@@ -277,7 +281,8 @@ class ConsumerGaveUp(Exception):
 @pytest.fixture
 def slow_repo(make_repo: MakeRepo) -> Path:
     """A repo whose install is instant and whose suite sleeps: a run is
-    caught with all five sandboxes alive."""
+    caught with its four sandboxes alive (three runs and old tests; the
+    install's is gone by then)."""
     config = 'stack = "python"\ninstall = ["true"]\ntest = "sleep 30"\ntest_paths = ["tests"]\n'
     test = "def test_a():\n    assert True\n"
     return make_repo({"gatetui.toml": config, "tests/test_a.py": test, "a.py": "A = 1\n"},
@@ -289,25 +294,25 @@ def slow_repo(make_repo: MakeRepo) -> Path:
 def test_every_sandbox_is_deleted_when_a_run_is_stopped(emulator: Emulator, slow_repo: Path, how: str) -> None:
     plan = make_plan(GateRequest(slow_repo, "main", "agent/x"))
 
-    async def all_five_live(done: Callable[[], bool] = lambda: False, timeout: float = 30.0) -> None:
-        """Until the run's five sandboxes are alive (or `done()`)."""
+    async def all_four_live(done: Callable[[], bool] = lambda: False, timeout: float = 30.0) -> None:
+        """Until the run's four sandboxes are alive (or `done()`)."""
         deadline = time.monotonic() + timeout
-        while len(emulator.live()) < 5 and not done():
+        while len(emulator.live()) < 4 and not done():
             if time.monotonic() > deadline:
-                pytest.fail(f"the run's 5 sandboxes were never alive at once within {timeout} s: "
+                pytest.fail(f"the run's 4 sandboxes were never alive at once within {timeout} s: "
                             f"{len(emulator.live())} live")
             await asyncio.sleep(0.05)  # paces the polling; the deadline above bounds it
 
     async def consume() -> None:
         async for event in run_gate(plan, RuntimeBackend(settings=FAST)):
             if event == CheckStarted(CheckId.RUNS):
-                await all_five_live()
+                await all_four_live()
                 if how == "consumer stops":
                     raise ConsumerGaveUp  # any exception in the consumer (the UI, the CLI)
 
     async def scenario() -> None:
         task = asyncio.create_task(consume())
-        await all_five_live(task.done)
+        await all_four_live(task.done)
         if how == "cancel":
             task.cancel()
         with pytest.raises((asyncio.CancelledError, ConsumerGaveUp)):
@@ -465,8 +470,8 @@ def test_cli_max_sandboxes_below_a_run_is_one_line_and_exit_3(emulator: Emulator
     out, err = capsys.readouterr()
     assert (code, out) == (ExitCode.GATE_ERROR, "")
     assert err.strip().splitlines()[-1] == (
-        "gatetui: runtime backend: a gate run needs 4 sandboxes at once (the install's and copies of it for the "
-        f"runs) but the cap on sandboxes at once (--max-sandboxes or {CAP_VARIABLE}) is 3: set it to 4 or more, "
+        "gatetui: runtime backend: a gate run needs 4 sandboxes at once (one for each test "
+        f"run) but the cap on sandboxes at once (--max-sandboxes or {CAP_VARIABLE}) is 3: set it to 4 or more, "
         "or unset it; `--backend local` needs nothing")
     assert emulator.peak_live == 0
 

@@ -76,10 +76,17 @@ class Workspace(Protocol):
         """Write (bytes) or delete (None) files, paths relative to the tree."""
         ...
 
-    async def fork(self, count: int, export: TreeExporter, keep: tuple[str, ...] = ()) -> list[Workspace]:
+    async def fork(self, count: int, export: TreeExporter, keep: tuple[str, ...] = (),
+                   network: bool = False) -> list[Workspace]:
         """Copies for the test runs, each running its own code: a fresh tree
         from `export` at this workspace's path, with only the `keep` folders
-        of this (installed) one, read-only where the backend can."""
+        of this (installed) one, read-only where the backend can. `network`:
+        whether the copies' commands may have it at all (a backend that sets
+        it per machine sets it here; `run`'s own flag still applies). Every fork
+        of a workspace hands on the same `keep` bytes (nothing runs in the
+        installed one between forks), so a check of them in one copy holds
+        for all; the installed workspace may take no command after its
+        first fork."""
         ...
 
     async def close(self) -> None: ...

@@ -345,12 +345,14 @@ class LocalWorkspace:
         whiteouts = self.mode == "overlay" and not self.is_original
         await asyncio.to_thread(_write_files, self.files_root, files, whiteouts, self.uid)
 
-    async def fork(self, count: int, export: TreeExporter, keep: tuple[str, ...] = ()) -> list[Workspace]:
+    async def fork(self, count: int, export: TreeExporter, keep: tuple[str, ...] = (),
+                   network: bool = False) -> list[Workspace]:
         """Copies for the test runs. Each shows a fresh export of the tree at
         the original's path, never what the install left in it; of the
         install's work only the `keep` folders (the environment) come along,
         read-only where the run is isolated, and each copy starts with an
-        empty home. The supervisor writes only into folders it just made."""
+        empty home. The supervisor writes only into folders it just made.
+        (`network` is decided per command here.)"""
         self._forks += 1
         fresh = self.root / f"fresh-{self._forks}"
         made: list[tuple[Path, str]] = []

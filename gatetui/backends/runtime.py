@@ -4,9 +4,11 @@ A run gets one sandbox, created with a time limit, labels (app, run, the
 supervisor's host and pid, when it started, and whatever the caller adds:
 repo, branch) and network limited to the package index the user's pip or npm
 is set up with. Head's tree is exported here, packed and uploaded, so the
-sandbox needs no clone host. The install runs once; `fork` copies the
-installed sandbox for the side-by-side runs. Output streams through the SDK's
-streamed exec, which follows a cut stream from its cursor by itself.
+sandbox needs no clone host. The install runs once; the runs never share its
+machine: its environment leaves it once, rewritten by the gate, and each
+fork is a sandbox made fresh from the image (see RuntimeWorkspace.fork).
+Output streams through the SDK's streamed exec, which follows a cut stream
+from its cursor by itself.
 
 Every sandbox of a run is deleted when its workspaces close, and the run's
 label is swept as well, which catches a sandbox whose create answer was lost
@@ -26,15 +28,17 @@ import contextlib
 import io
 import os
 import re
+import shutil
 import socket
 import tarfile
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gatetui.backends.environment_archive import rewrite
 from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Workspace
 from gatetui.backends.process import OutputTail, pid_alive
 from gatetui.backends.runtime_admission import SandboxCap, cap_from_env, shared_cap
@@ -88,7 +92,7 @@ class RuntimeBackend:
         access = self._access
         hosts = "only the package index" if access is None else ", ".join(access.hosts) or "no host"
         notes = [f"runtime backend: sandboxes reach {hosts} (the package index from your pip/npm setup)",
-                 "runtime backend: the test runs keep the install's network (Runtime sets it per sandbox)"]
+                 "runtime backend: the test runs get sandboxes of their own, made with no network"]
         return tuple(notes + list(access.notes if access else ()))
 
     def client(self) -> Any:
@@ -172,14 +176,25 @@ class RuntimeBackend:
             sandbox = await self._create(family, run)
             home = await self._prepare(sandbox)
             await _upload(sandbox, export, f"{home}/repo")
-            return RuntimeWorkspace(family, sandbox, home, "install", self._memory(sandbox))
+            return RuntimeWorkspace(family, sandbox, home, "install", self._memory(sandbox),
+                                    fresh=lambda network: self._fresh(family, run, home, network))
         except BaseException as err:
             await asyncio.shield(family.abandon())
             if is_sdk_error(err):
                 raise backend_error(err, "starting the sandbox") from None
             raise
 
-    async def _create(self, family: RunFamily, run: str) -> Any:
+    async def _fresh(self, family: RunFamily, run: str, home: str, network: bool) -> Any:
+        """A sandbox for the test runs, made from the image, with no network
+        unless base's config gives the runs the install's: nothing of head's
+        has run in it, nor will before its forks are made."""
+        sandbox = await self._create(family, run, network=None if network else {"internet": False})
+        if await self._prepare(sandbox) != home:
+            raise BackendError(f"runtime backend: sandbox {sandbox.id} has another home than the install's; "
+                               "use --backend local")
+        return sandbox
+
+    async def _create(self, family: RunFamily, run: str, network: dict[str, Any] | None = None) -> Any:
         assert self._access is not None
         labels = {**APP, **self.labels, "run": run, "host": self.host, "pid": str(os.getpid()),
                   "started": str(int(time.time()))}
@@ -192,7 +207,7 @@ class RuntimeBackend:
 
         sandbox = await family.client.sandboxes.create(
             wait=False, labels=labels, timeout_seconds=self.settings.sandbox_seconds,
-            network=self._access.network(), on_lease_end="delete", on_capacity_wait=countdown,
+            network=self._access.network() if network is None else network, on_lease_end="delete", on_capacity_wait=countdown,
             memory_mib=self.settings.memory_mib)
         family.live[sandbox.id] = sandbox
         if sandbox.state != "running":
@@ -231,10 +246,17 @@ def _quote(text: str) -> str:
     return shlex.quote(text)
 
 
-def _pack(export: TreeExporter) -> bytes:
-    """Head's tree, exported here as one tar.gz: no clone host."""
+def _pack(export: TreeExporter, drop: tuple[str, ...] = ()) -> bytes:
+    """Head's tree, exported here as one tar.gz: no clone host. The `drop`
+    names are left out (what git holds where the environment goes)."""
     with tempfile.TemporaryDirectory(prefix="gatetui-export-") as tmp:
         export(Path(tmp) / "tree")
+        for name in drop:
+            gone = Path(tmp) / "tree" / name
+            if gone.is_dir() and not gone.is_symlink():
+                shutil.rmtree(gone)
+            elif gone.is_symlink() or gone.exists():
+                gone.unlink()
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
             archive.add(Path(tmp) / "tree", arcname=".")
@@ -248,12 +270,15 @@ async def _upload(sandbox: Any, export: TreeExporter, remote: str) -> None:
 class RuntimeWorkspace:
     """One sandbox holding the tree at `<home>/repo`, the same path in every fork."""
 
-    def __init__(self, family: RunFamily, sandbox: Any, home: str, label: str, memory: int):
+    def __init__(self, family: RunFamily, sandbox: Any, home: str, label: str, memory: int,
+                 fresh: Callable[[bool], Awaitable[Any]] | None = None):
         self.family, self.sandbox, self.home, self.label = family, sandbox, home, label
         self.memory = memory  # what Runtime bills while the sandbox runs
+        self.fresh = fresh  # makes a sandbox for the runs; None: a copy, never forked
         self._closed = False
         self._forks = 0
-        self.handed_over = False  # this sandbox became a copy's (under a tight cap): not ours to use
+        self.spent = False  # its environment was taken and its sandbox deleted at the first fork
+        self._environment: tuple[tuple[str, ...], bytes] | None = None  # the kept folders, as rewritten
         family.open += 1
 
     @property
@@ -346,60 +371,109 @@ class RuntimeWorkspace:
             raise self._error(err, "writing files") from None
 
     def _usable(self) -> None:
-        if self.handed_over:
-            raise BackendError(f"runtime backend: sandbox {self.sandbox.id} was handed over as a copy "
-                               "for the runs (the cap on sandboxes at once is below 5)")
+        if self.spent:
+            raise BackendError(f"runtime backend: sandbox {self.sandbox.id} was deleted once its environment "
+                               "was taken for the runs: nothing runs on the install's machine after its fork")
 
-    async def fork(self, count: int, export: TreeExporter, keep: tuple[str, ...] = ()) -> list[Workspace]:
-        """`count` copies, each with its tree emptied but for the `keep`
-        folders and a fresh export unpacked there: what the install wrote into
-        the tree does not reach a run. (The rest of the machine is the
-        install's: a fork copies the sandbox whole.) Where the run's
-        reservation under the cap is one short (a cap of 4), the last copy is
-        this sandbox itself, handed over: the gate never uses the installed
-        sandbox after its fork."""
-        made = await self._fork(count)
+    async def fork(self, count: int, export: TreeExporter, keep: tuple[str, ...] = (),
+                   network: bool = False) -> list[Workspace]:
+        """`count` copies for the runs, none of them a fork of this sandbox:
+        Runtime copies a sandbox whole (what the install left in /tmp, its
+        home, the image's own files, processes), so the runs start from a
+        sandbox made fresh from the image (offline unless `network`: Runtime
+        sets it per sandbox), holding a fresh export
+        and the `keep` folders. Those leave this sandbox once, at its first
+        fork, as an archive the gate rewrites (environment_archive); then this
+        sandbox is deleted. Every fork hands on the same bytes."""
+        if self.fresh is None:
+            raise BackendError(f"runtime backend: sandbox {self.sandbox.id} is a run's copy, not an install")
+        if self._environment is None:
+            self._usable()
+            self._environment = (keep, await self._take_environment(keep))
+            await self._spend()
+        elif self._environment[0] != keep:
+            raise BackendError("runtime backend: a fork asked for other folders than the first fork carried")
+        tree = await asyncio.to_thread(_pack, export, keep)
+        return list(await self._copies(count, tree, self._environment[1], network))
+
+    async def _take_environment(self, keep: tuple[str, ...]) -> bytes:
+        """The kept folders as an archive made here and rewritten by the
+        gate: made where head's code ran, so trusted for nothing."""
+        if not keep:
+            return rewrite(_archive({}), keep).archive
+        packed = f"{self.home}/environment-{os.urandom(6).hex()}.tar.gz"
+        names = " ".join(_quote(name) for name in keep)
+        command = (f'set --; for n in {names}; do if [ -e "$n" ] || [ -L "$n" ]; then set -- "$@" "$n"; fi; '
+                   f'done; if [ $# -eq 0 ]; then tar -czf {packed} --files-from /dev/null; '
+                   f'else tar -czf {packed} -- "$@"; fi')
+        done = await self.run(command, timeout=600, on_output=lambda _: None)
+        raw = await self.read_report_at(packed) if done.ok else None
+        if raw is None:
+            raise BackendError(f"runtime backend: could not take the environment out of sandbox {self.sandbox.id} "
+                               f"({done.describe_end()}): {done.output_tail[-300:]}")
         try:
-            tree = await asyncio.to_thread(_pack, export)
-            await asyncio.gather(*(copy.refill(tree, keep) for copy in made))
+            rewritten = await asyncio.to_thread(rewrite, raw, keep)
+        except (tarfile.TarError, EOFError, OSError) as err:
+            raise BackendError(f"runtime backend: the environment sandbox {self.sandbox.id} gave is no "
+                               f"archive ({err})") from None
+        if rewritten.left_out:
+            self.family.progress(f"runtime: left out of the environment ({len(rewritten.left_out)}): "
+                                 f"{'; '.join(rewritten.left_out[:5])}")
+        return rewritten.archive
+
+    async def read_report_at(self, path: str) -> bytes | None:
+        try:
+            data: bytes = await self.sandbox.files.read(path)
+            return data
+        except Exception as err:
+            if not_found(err):
+                return None
+            raise self._error(err, f"reading {path}") from None
+
+    async def _spend(self) -> None:
+        """Delete this sandbox now: the runs never see it, and its room
+        under the cap goes to them."""
+        self.spent = True
+        await self.family.delete(self.sandbox.id)
+
+    async def _copies(self, count: int, tree: bytes, environment: bytes, network: bool) -> list[RuntimeWorkspace]:
+        reserved, alive = self.family.reserved, len(self.family.live)
+        if reserved is not None and alive + count > reserved:
+            raise BackendError(f"runtime backend: {count} sandboxes for the runs would make {alive + count} at "
+                               f"once; the cap leaves this run {reserved}")
+        assert self.fresh is not None
+        first = self._copy(await self.fresh(network))
+        made = [first]
+        try:
+            await first.fill(tree, environment)
+            if count > 1:
+                try:
+                    forks = await first.sandbox.fork(count - 1, labels=self.family.run_labels)
+                except Exception as err:
+                    raise first._error(err, f"forking {count - 1} copies") from None
+                for copy in forks:
+                    self.family.live[copy.id] = copy
+                    made.append(self._copy(copy))
         except BaseException:  # the caller never gets them: they are closed here
             for copy in made:
                 await asyncio.shield(copy.close())
             raise
-        return list(made)
+        return made
 
-    async def refill(self, tree: bytes, keep: tuple[str, ...]) -> None:
-        spared = " ".join(f"! -name {_quote(name)}" for name in keep)
-        empty = f"find {_quote(self.path)} -mindepth 1 -maxdepth 1 {spared} -exec rm -rf {{}} +"
-        done = await self.run(empty, timeout=300, on_output=lambda _: None)
-        if not done.ok:
-            raise BackendError(f"runtime backend: could not empty the tree of sandbox {self.sandbox.id} "
-                               f"for a fresh one ({done.describe_end()}): {done.output_tail[-300:]}")
+    async def fill(self, tree: bytes, environment: bytes) -> None:
+        """A fresh sandbox's tree: the export, then the environment, unpacked
+        by the image's own tar (nothing of head's has run here)."""
+        name = f"environment-{os.urandom(6).hex()}.tar.gz"
         try:
             await self.sandbox.files.unarchive(self.path, tree, gzip=True)
+            await self.sandbox.files.unarchive(self.home, _archive({name: environment}), gzip=True)
         except Exception as err:
             raise self._error(err, "unpacking a fresh tree") from None
-
-    async def _fork(self, count: int) -> list[RuntimeWorkspace]:
-        self._usable()
-        reserved, alive = self.family.reserved, len(self.family.live)
-        hand_over = reserved is not None and alive + count > reserved
-        if hand_over and (alive - 1 + count > (reserved or 0) or self.label != "install"):
-            raise BackendError(f"runtime backend: {count} copies of sandbox {self.sandbox.id} would make "
-                               f"{alive + count} sandboxes at once; the cap leaves this run {reserved}")
-        try:
-            made_now = count - int(hand_over)
-            copies = await self.sandbox.fork(made_now, labels=self.family.run_labels) if made_now else []
-        except Exception as err:
-            raise self._error(err, f"forking {count} copies") from None
-        made: list[RuntimeWorkspace] = []
-        for copy in copies:
-            self.family.live[copy.id] = copy
-            made.append(self._copy(copy))
-        if hand_over:
-            made.append(self._copy(self.sandbox))
-            self.handed_over = True
-        return made
+        done = await self.run(f"tar -xzf ../{name} --no-same-owner && rm -f ../{name}", timeout=600,
+                              on_output=lambda _: None)
+        if not done.ok:
+            raise BackendError(f"runtime backend: could not unpack the environment in sandbox {self.sandbox.id} "
+                               f"({done.describe_end()}): {done.output_tail[-300:]}")
 
     def _copy(self, sandbox: Any) -> RuntimeWorkspace:
         self._forks += 1
@@ -410,7 +484,7 @@ class RuntimeWorkspace:
             return
         self._closed = True
         try:
-            if not self.handed_over:  # else the copy it became deletes it
+            if not self.spent:  # else it is gone already
                 await self.family.delete(self.sandbox.id)
             await self.family.release()
         except asyncio.CancelledError:

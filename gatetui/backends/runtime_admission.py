@@ -1,20 +1,20 @@
 """A cap on Runtime sandboxes alive at once, shared by every run in the process.
 
 An account runs a fixed number of sandboxes at once (the free tier four), and
-a create or fork past it is refused. A gate run holds its installed sandbox
-and then forks four copies of it (three runs and the base-tests run), so a
-cap taken one sandbox at a time deadlocks: four runs each hold an installed
-sandbox, fill the cap, and wait for forks that only their own ends would make
-room for. Here a run is admitted whole: it reserves every sandbox it will
-hold at once before it creates the first, and asks for nothing more while it
-holds them. No run waits while holding a slot, so no set of runs can wait on
-each other; runs are admitted first come, first served, and a run ends by its
-time limits, so a waiting run is always admitted in the end.
+a create or fork past it is refused. A gate run holds its install's sandbox,
+then (that one deleted) a sandbox for each of its runs: three, the base-tests
+run and, when configured, the hidden-tests run. A cap taken one sandbox at a
+time deadlocks: four runs each hold an install's sandbox, fill the cap, and
+wait for sandboxes that only their own ends would make room for. Here a run
+is admitted whole: it reserves every sandbox it will hold at once before it
+creates the first, and asks for nothing more while it holds them. No run
+waits while holding a slot, so no set of runs can wait on each other; runs
+are admitted first come, first served, and a run ends by its time limits, so
+a waiting run is always admitted in the end.
 
-A run needs five at once. Under a cap of four, a run reserves four and its
-installed sandbox serves as the last of its four copies (the gate never uses
-the installed sandbox after the fork). Under three, no run fits: preflight
-says so in one line before any sandbox is made, instead of waiting forever.
+A run needs five at once with hidden tests, four without. Under a cap of
+four, a run reserves four; under three, no run fits: preflight says so in one
+line before any sandbox is made, instead of waiting forever.
 
 The count is a plain integer under a thread lock and each waiter a future on
 its own loop: a run's slots are given back from a worker thread when a cancel
@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from gatetui.errors import BackendError
 
 CAP_VARIABLE = "GATETUI_RUNTIME_MAX_SANDBOXES"
-RUN_SANDBOXES = 5  # the installed sandbox and its four copies, as gatetui.gate.runner forks them
-TIGHT_RUN = RUN_SANDBOXES - 1  # the installed sandbox handed over as the last copy
+RUN_SANDBOXES = 5  # a sandbox per run, as gatetui.gate.runner forks them: 3 runs, base tests, hidden tests
+TIGHT_RUN = RUN_SANDBOXES - 1  # without hidden tests
 
 
 def cap_from_env() -> int | None:
@@ -85,8 +85,8 @@ class SandboxCap:
         if self.limit is not None and self.limit < TIGHT_RUN:
             shown = "not a whole number" if self.limit == 0 else f"{self.limit}"
             raise BackendError(
-                f"runtime backend: a gate run needs {TIGHT_RUN} sandboxes at once (the install's and "
-                f"copies of it for the runs) but the cap on sandboxes at once (--max-sandboxes or {CAP_VARIABLE}) "
+                f"runtime backend: a gate run needs {TIGHT_RUN} sandboxes at once (one for each "
+                f"test run) but the cap on sandboxes at once (--max-sandboxes or {CAP_VARIABLE}) "
                 f"is {shown}: set it to {TIGHT_RUN} or more, or unset it; `--backend local` needs nothing")
 
     async def admit(self, on_wait: Callable[[str], None]) -> Ticket:

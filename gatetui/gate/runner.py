@@ -184,7 +184,7 @@ class _Gate:
         workspace = self.opened = await self.backend.open(self._export_head, self.plan.request.run_id)
         failed = await self._installer(CheckId.INSTALL, "install").install(workspace, verify=True)
         if failed is None:
-            failed = await self._import_check(workspace)
+            failed = await self._hand_on(workspace)
         if failed is not None:
             self._finish(await self._install_failed(failed))
             return None
@@ -196,15 +196,25 @@ class _Gate:
             return await self._run(workspace, check, stream, command, env, network=network)
         return Installer(self.plan.profile, run)
 
-    async def _import_check(self, workspace: Workspace) -> Failed | None:
-        """Head's packages import, in a copy like a test run's: importing
-        runs head's code, which must not get to write the environment."""
-        if not self.plan.import_modules:
+    async def _hand_on(self, workspace: Workspace) -> Failed | None:
+        """The environment is checked where the runs will see it: in a copy
+        no code of head's has run in yet (every fork hands on the same
+        environment, and on Runtime the install's machine, where head's code
+        ran, is trusted for nothing). Then head's packages are imported in
+        that copy: importing runs head's code, which must not get to write
+        the environment either."""
+        check, modules = self.plan.profile.environment_check, self.plan.import_modules
+        if check is None and not modules:
             return None
-        imports = ", ".join(self.plan.import_modules)
-        command = f".venv/bin/python -I -c {shlex.quote(f'import {imports}')}"
         (copy,) = await workspace.fork(1, self._export_head, self.plan.profile.environment)
         try:
+            if check is not None:
+                refused = await self._installer(CheckId.INSTALL, "install").check(copy, "all", verify=True)
+                if isinstance(refused, Failed):
+                    return refused
+            if not modules:
+                return None
+            command = f".venv/bin/python -I -c {shlex.quote('import ' + ', '.join(modules))}"
             result = await self._run(copy, CheckId.INSTALL, "install", command, {}, network=False)
         finally:
             await asyncio.shield(copy.close())
@@ -261,7 +271,7 @@ class _Gate:
         hidden = self.plan.hidden
         # each run a fresh export of head: of the install, only the environment
         copies = await workspace.fork(RUNS + 1 + (hidden is not None), self._export_head,
-                                      self.plan.profile.environment)
+                                      self.plan.profile.environment, network=self.plan.profile.test_network)
         try:
             await copies[RUNS].write_files(self.plan.old_tests_files)
             self._start(CheckId.RUNS)
