@@ -21,6 +21,7 @@ from gatetui.config import (
 )
 from gatetui.errors import BadInput
 from gatetui.extras import declared_extras
+from gatetui.globs import matches
 from gatetui.snapshot import Snapshot
 
 # The machine's pip installs into the fresh venv: a venv without its own pip
@@ -74,6 +75,12 @@ class Profile:
     test_env: dict[str, str] = field(default_factory=dict)
     install_env: dict[str, str] = field(default_factory=dict)
     test_paths: tuple[str, ...] = ()
+    test_globs: tuple[str, ...] = ()  # python: where in test_paths test modules live (python_test_globs)
+    # The runner's exit codes for "could not start" (a usage error: nothing judged), the plugin that
+    # provides an option the settings may name, and where the settings that fix it live.
+    cannot_start: tuple[int, ...] = ()
+    plugin_options: Mapping[str, str] = field(default_factory=dict)
+    start_fix: str = "fix the test command's settings"
     sealed: tuple[str, ...] = ()  # globs of whole files put back by old_tests
     timeout: float = 900.0
     import_check: bool = True
@@ -102,7 +109,7 @@ class Profile:
         if self.stack == "python":
             return path.endswith(".py") and (
                 name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-                or under_any(path, self.test_paths)
+                or matches(path, self.test_globs)
             )
         if not re.search(JS_EXT, name):
             return False
@@ -190,6 +197,7 @@ SAFE_PYTHON_FILES = MappingProxyType({"sitecustomize.py": (
 
 def python_profile(base: Snapshot, settings: Settings) -> Profile:
     test_paths = settings.test_paths or python_test_paths(base)
+    test_globs = python_test_globs(test_paths, pytest_settings(base).get("python_files"))
     environment = settings.environment if settings.environment is not None else (".venv",)
     custom = settings.test is not None
     return Profile(
@@ -203,15 +211,19 @@ def python_profile(base: Snapshot, settings: Settings) -> Profile:
         unreadable_code=r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$",
         test=settings.test or ".venv/bin/python -m pytest",
         install_env=scm_version_env(base),
-        test_env={"PYTEST_ADDOPTS": "-p no:cacheprovider -o junit_family=xunit1 --junitxml={report}",
+        # a file that fails to collect is reported as such, and the other files' tests still run
+        test_env={"PYTEST_ADDOPTS": "-p no:cacheprovider -o junit_family=xunit1 --junitxml={report} "
+                                    "--continue-on-collection-errors",
                   **SAFE_PYTHON_ENV},
         test_files=SAFE_PYTHON_FILES,
         test_paths=test_paths,
-        sealed=tuple(dict.fromkeys(
-            [*(f"{p.rstrip('/')}/**" for p in test_paths if p != "."),
-             *(("**/test_*.py", "**/*_test.py") if "." in test_paths else ()),
-             "**/conftest.py", "pytest.ini", ".pytest.ini"]
-        )),
+        test_globs=test_globs,
+        cannot_start=() if custom else (3, 4),  # pytest: internal error, usage error
+        plugin_options=PYTEST_PLUGIN_OPTIONS,
+        start_fix=("add the plugin to the test dependencies (an extra such as [project.optional-dependencies] "
+                   "test) or drop the option from addopts ([tool.pytest.ini_options]), or set `test` in "
+                   "[tool.gatetui]"),
+        sealed=tuple(dict.fromkeys([*test_globs, "**/conftest.py", "pytest.ini", ".pytest.ini"])),
         timeout=settings.timeout,
         import_check=settings.import_check,
         on_old_tests_fail=settings.on_old_tests_fail,
@@ -226,6 +238,47 @@ def python_environment_check(environment: tuple[str, ...]) -> EnvironmentCheck:
     source = (Path(__file__).parent / "gate" / "python_env.py").read_text()
     command = f'python3 -I -S -c "$GATE_ENV_CHECK" {{report}} {{mode}} {shlex.join(environment)}'
     return EnvironmentCheck(command, MappingProxyType({"GATE_ENV_CHECK": source}))
+
+
+# Options pytest plugins add, that a project's addopts often name: which
+# distribution brings each (the runner's usage error names only the option).
+PYTEST_PLUGIN_OPTIONS = MappingProxyType({
+    "--cov": "pytest-cov", "--cov-report": "pytest-cov", "--no-cov": "pytest-cov", "--cov-fail-under": "pytest-cov",
+    "-n": "pytest-xdist", "--numprocesses": "pytest-xdist", "--dist": "pytest-xdist",
+    "--timeout": "pytest-timeout", "--reruns": "pytest-rerunfailures", "--benchmark-skip": "pytest-benchmark",
+    "--benchmark-disable": "pytest-benchmark", "--asyncio-mode": "pytest-asyncio", "--mypy": "pytest-mypy",
+    "--html": "pytest-html", "--snapshot-update": "syrupy", "--doctest-plus": "pytest-doctestplus",
+    "--mpl": "pytest-mpl", "--randomly-seed": "pytest-randomly", "--hypothesis-profile": "hypothesis",
+    "--django-settings-module": "pytest-django", "--ds": "pytest-django", "--flake8": "pytest-flake8",
+})
+
+# A test path named as a folder of tests is one whole; any other holds library
+# code beside its tests (a package, `src`, the root).
+TEST_FOLDER = re.compile(r"^(?:tests?|testing|specs?)$|^tests?_|_tests?$")
+PYTEST_FILES = ("test_*.py", "*_test.py")  # pytest's python_files default
+
+
+def python_test_globs(test_paths: tuple[str, ...], python_files: object = None) -> tuple[str, ...]:
+    """Where base's runner finds its tests, never a library module: a test
+    path named as a test folder (`tests`, `integration_tests`) whole; in any
+    other, the modules pytest's `python_files` patterns name and the folders
+    named `tests` or `test` inside it. So a package that keeps its tests in
+    `pkg/tests/` (testpaths = ["pkg"]) seals those, not `pkg/core.py`."""
+    patterns = python_files.split() if isinstance(python_files, str) else \
+        [str(p) for p in python_files] if isinstance(python_files, list) else list(PYTEST_FILES)
+    globs: list[str] = []
+    for path in test_paths:
+        folder = path.strip("/")
+        if folder in ("", "."):
+            prefix = ""
+        elif TEST_FOLDER.search(folder.rsplit("/", 1)[-1]):
+            globs.append(f"{folder}/**")
+            continue
+        else:
+            prefix = f"{folder}/"
+        globs += [f"{prefix}**/{pattern}" for pattern in patterns]
+        globs += [f"{prefix}**/tests/**", f"{prefix}**/test/**"]
+    return tuple(dict.fromkeys(globs))
 
 
 def python_test_paths(base: Snapshot) -> tuple[str, ...]:

@@ -34,7 +34,7 @@ from dulwich.repo import Repo
 SAMPLES_DIR: Path = Path(__file__).resolve().parent.parent / "sample_repos"
 
 STACKS: frozenset[str] = frozenset({"python", "node"})
-VERDICTS: frozenset[str] = frozenset({"pass", "fail", "review"})
+VERDICTS: frozenset[str] = frozenset({"pass", "fail", "review", "error"})  # error: a setup the gate cannot judge
 CHECK_IDS: tuple[str, ...] = (
     "install",
     "runs",

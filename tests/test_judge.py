@@ -69,6 +69,19 @@ def test_second_halves_missing_and_deselected() -> None:
     assert skips.detail == "passes under base's tests, skipped or deselected at head: t.py::dropped, t.py::skipped"
 
 
+def test_a_file_that_failed_to_collect_is_named_not_counted_as_removed_or_deselected() -> None:
+    """A head change that breaks a base test file's import: its tests did
+    not run, which is neither a deletion nor a deselection."""
+    broken = TestResult("t.py", Outcome.ERROR, "collection failure: ImportError: cannot import name 'mul'")
+    base = run("old tests", report(a=P, b=P))
+    head = run("run 1", Report.from_results([broken, TestResult("u.py::c", P)]), FAILED)
+    kept, skips = second_halves(None, None, base, [head], lambda _: True)
+    assert (kept.status, kept.detail) == (Status.FAIL, "2 base tests did not run: t.py could not be collected "
+                                                       "at head (ImportError: cannot import name 'mul')")
+    assert (skips.status, skips.detail) == (Status.PASS, "no base test newly skipped")
+    assert head.failure() == "run 1: t.py could not be collected (ImportError: cannot import name 'mul')"
+
+
 def test_diff_answer_stands_when_there_is_nothing_to_compare() -> None:
     first = CheckResult(CheckId.TESTS_KEPT, Status.FAIL, "1 removed, 0 added: t.py::a")
     kept, skips = second_halves(first, None, run("old tests", None), [run("run 1", None)], lambda _: True)

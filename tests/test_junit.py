@@ -26,6 +26,7 @@ from gatetui.gate.junit import (
     missing,
     newly_skipped,
     parse_junit,
+    uncollected,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"
@@ -110,6 +111,13 @@ def test_pytest_collection_error_is_named_by_its_file():
         "tests/test_ok.py::test_ok": P,
     }
     assert load("pytest_collect_error.xml").tests["tests/test_broken.py"].file == "tests/test_broken.py"
+
+
+def test_a_collection_error_says_what_failed_from_the_tracebacks_last_line() -> None:
+    report = load("pytest_collect_error.xml")
+    assert report.tests["tests/test_broken.py"].message == \
+        "collection failure: ModuleNotFoundError: No module named 'nonexistent_mod'"
+    assert uncollected([report]) == {"tests/test_broken.py": "ModuleNotFoundError: No module named 'nonexistent_mod'"}
 
 
 def test_pytest_module_skip_and_inherited_test():

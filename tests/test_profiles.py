@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from gatetui.errors import BadInput
 from gatetui.extras import declared_extras, setup_cfg_extras, setup_py_extras
+from gatetui.gate.seal import is_sealed
 from gatetui.profiles import (
     importable_packages, load_profile, node_test_command, pytest_ini_text, pytest_settings, scm_version,
 )
@@ -70,7 +71,9 @@ def test_configured_commands_win(tmp_path) -> None:  # type: ignore[no-untyped-d
 def test_pytest_test_paths_come_from_testpaths() -> None:
     p = profile({"pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests", "more"]\n'})
     assert p.test_paths == ("tests", "more")
-    assert p.sealed[:3] == ("tests/**", "more/**", "**/conftest.py")
+    # `tests` is a folder of tests, sealed whole; `more` may hold library code beside its tests
+    assert p.sealed == ("tests/**", "more/**/test_*.py", "more/**/*_test.py", "more/**/tests/**",
+                        "more/**/test/**", "**/conftest.py", "pytest.ini", ".pytest.ini")
 
 
 def test_no_tests_at_base_is_bad_input() -> None:
@@ -113,7 +116,32 @@ def test_importable_packages_flat_and_src_layouts() -> None:
 def test_tests_inside_the_package_are_sealed() -> None:
     p = load_profile(Snapshot.of_files({"setup.py": "", "pkg/__init__.py": "", "pkg/tests/test_x.py": "def test_x(): pass\n"}))
     assert p.test_paths == (".",)
-    assert p.sealed[:3] == ("**/test_*.py", "**/*_test.py", "**/conftest.py")
+    assert p.sealed == ("**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**", "**/conftest.py",
+                        "pytest.ini", ".pytest.ini")
+
+
+@pytest.mark.parametrize(("testpaths", "sealed", "library"), [
+    ('["pkg"]', ["pkg/tests/test_core.py", "pkg/tests/helpers.py", "pkg/test_fast.py", "pkg/conftest.py"],
+     ["pkg/core.py", "pkg/__init__.py", "pkg/testing.py"]),
+    ('["src"]', ["src/pkg/tests/test_core.py", "src/pkg/core_test.py"], ["src/pkg/core.py"]),
+    ('["tests", "integration_tests"]', ["tests/helpers.py", "integration_tests/data/a.json"], ["pkg/core.py"]),
+])
+def test_what_is_sealed_is_tests_never_a_library_module(testpaths: str, sealed: list[str],
+                                                         library: list[str]) -> None:
+    """The package that keeps its tests inside it: sealing the whole test
+    path put base's library back for old tests, which then judged base's
+    code. Test modules, their folders and conftest.py are sealed; the
+    library beside them is not, and is no test file either."""
+    files = {path: "" for path in [*sealed, *library]}
+    p = profile({"pyproject.toml": f"[tool.pytest.ini_options]\ntestpaths = {testpaths}\n", **files})
+    assert [path for path in [*sealed, *library] if is_sealed(path, p.sealed)] == sealed
+    assert [path for path in library if p.is_test_file(path)] == []
+
+
+def test_pytest_python_files_name_the_test_modules() -> None:
+    p = profile({"pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["pkg"]\npython_files = "check_*.py"\n',
+                 "pkg/check_core.py": "", "pkg/core.py": ""})
+    assert (is_sealed("pkg/check_core.py", p.sealed), is_sealed("pkg/core.py", p.sealed)) == (True, False)
 
 
 def test_tox_factor_conditional_deps_are_left_to_tox() -> None:

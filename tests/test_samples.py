@@ -69,15 +69,21 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "hidden_counts_calls": ("python", [P, P, P, P, P, F], "fail"),
     "order_dependent": ("python", [P, F, P, P, P], "fail"),
     "baseline_known_failure": ("python", [P, P, P, P, P], "pass"),
+    # judged against base's own truth (issue 17)
+    "tests_in_package": ("python", [P, P, P, P, F], "review"),
+    "collection_error": ("python", [P, F, P, P, P], "fail"),
+    "cov_without_plugin": ("python", [P, "error", "error", "error", "error"], "error"),
 }
 NAMES = sorted(EXPECTED)
 RULE_SAMPLES = {"section_version_bump", "section_addopts", "new_test_file"}
 SETTING_SAMPLES = {"hidden_special_case", "hidden_eq_always_true", "hidden_counts_calls",
                    "order_dependent", "baseline_known_failure"}
+# own layouts, judged against base's own truth (issue 17)
+LAYOUT_SAMPLES = {"tests_in_package", "cov_without_plugin"}
 # old_tests failing is a hard fail here, by a rule or by evidence of a bent verdict
 POLICY_FAIL = {"section_addopts", "attack_junit_rewrite", "attack_pytest_plugin"}
 CALENDAR = [n for n in NAMES if EXPECTED[n][0] == "python" and n not in RULE_SAMPLES | SETTING_SAMPLES
-            and not n.startswith("attack_")]
+            | LAYOUT_SAMPLES and not n.startswith("attack_")]
 
 # git as a user would run it, but deaf to this machine's own git settings.
 GIT_ENV = {
@@ -142,12 +148,12 @@ def ref_entries(repo: Path, ref: str) -> dict[str, tuple[str, str]]:
 
 def verdict_by_rule(checks: dict[str, str]) -> str:
     """The gate's verdict rule, written out independently of the code under test."""
-    failed = {check for check, status in checks.items() if status in ("fail", "error")}
-    if not failed:
-        return "pass"
-    if failed == {"old_tests"}:
-        return "review"
-    return "fail"
+    failed = {check for check, status in checks.items() if status == "fail"}
+    if failed - {"old_tests"}:
+        return "fail"
+    if "error" in checks.values():  # the gate could not judge: nobody should review it
+        return "error"
+    return "review" if failed else "pass"
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +173,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 33
+    assert len(scenarios) == len(EXPECTED) == 36
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -221,7 +227,7 @@ def test_verdict_follows_the_rule(scenarios: dict[str, Scenario], name: str) -> 
 
 def test_python_samples_share_one_base_tree(scenarios: dict[str, Scenario]) -> None:
     python = [scenarios[n] for n in CALENDAR]
-    assert len(python) == 12
+    assert len(python) == 13
     first = dir_entries(python[0].base_dir)
     for scenario in python[1:]:
         assert dir_entries(scenario.base_dir) == first, scenario.name

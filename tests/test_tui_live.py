@@ -64,7 +64,9 @@ async def test_a_newer_commit_cancels_the_older_run(tmp_path: Path) -> None:
         older, latest = branch["agent/honest_fix"].runs
         await wait_for(pilot, lambda: len(workspaces(tmp_path)) <= 1)  # the older run's workspace is gone
         assert (older.status, older.head, latest.head) == ("cancelled", head, newer)
-        assert column(pilot, "#runs", "verdict") == {latest.run_id: "running", older.run_id: "cancelled"}
+        # the table follows the supervisor's state on its next refresh: wait for the rows, not a time
+        shown = {latest.run_id: "running", older.run_id: "cancelled"}
+        await wait_for(pilot, lambda: column(pilot, "#runs", "verdict") == shown)
         await pilot.press("c")  # and the footer's cancel stops the newer one
         await wait_for(pilot, lambda: workspaces(tmp_path) == [])
         assert latest.status == "cancelled"

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from gatetui.gate import junit
+from gatetui.gate import junit, start
 from gatetui.gate.checks import CheckId, CheckResult
 from gatetui.gate.judge import SuiteRun, judge_runs, listing
 from gatetui.profiles import Profile
@@ -72,6 +72,7 @@ class BaseRun:
     outcomes: Mapping[str, str]  # test id -> junit outcome value
     problem: str = ""  # base's install failed, or its run wrote no report
     cached: bool = False
+    refused: str = ""  # the runner's own words when it would not start at base (see gate/start.py)
 
     @property
     def usable(self) -> bool:
@@ -83,9 +84,10 @@ class BaseRun:
         return frozenset(i for i, outcome in self.outcomes.items() if outcome in bad)
 
     @classmethod
-    def of(cls, base: str, run: SuiteRun) -> BaseRun:
+    def of(cls, base: str, run: SuiteRun, cannot_start: tuple[int, ...] = ()) -> BaseRun:
         if run.report is None or run.result.timed_out:
-            return cls(base, {}, f"base's suite {run.failure()}")
+            words = start.runners_words(run.result.output_tail) if start.refused([run], cannot_start) else ""
+            return cls(base, {}, f"base's suite {run.failure()}", refused=words)
         return cls(base, {i: t.outcome.value for i, t in run.report.tests.items()})
 
     def to_json(self) -> dict[str, Any]:

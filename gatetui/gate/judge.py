@@ -67,11 +67,20 @@ class SuiteRun:
         if self.report is None:
             return f"{self.label} wrote no test report ({self.report_problem}; {self.result.describe_end()})"
         failed = self.new_failures()
+        broken = {i: why for i, why in junit.uncollected([self.report]).items() if i in failed}
+        if broken:
+            return f"{self.label}: {listing(list(broken))} could not be collected ({first_reason(broken)})"
         if failed:
             return f"{self.label}: {listing(failed)} failed"
         if not self._something_passed():
             return f"{self.label} ran no test that passed ({len(self.report.tests)} collected)"
         return f"{self.label} ended with {self.result.describe_end()} although every test passed"
+
+
+def first_reason(broken: dict[str, str]) -> str:
+    """Why the first file failed to collect, naming it when there are more."""
+    first = next(iter(broken))
+    return broken[first] if len(broken) == 1 else f"{first}: {broken[first]}"
 
 
 def diff_tests_kept(scan: DiffScan) -> CheckResult | None:
@@ -151,23 +160,30 @@ def second_halves(
             first_kept or CheckResult(CheckId.TESTS_KEPT, Status.PASS, why),
             first_skips or CheckResult(CheckId.NO_NEW_SKIPS, Status.PASS, why),
         )
+    broken = junit.uncollected(head_reports)
     gone = junit.missing(base.report, head_reports)
+    unrun = [i for i in gone if i.split("::", 1)[0] in broken]  # their file failed to collect: not removed
+    gone = [i for i in gone if i not in unrun]
     passed_at_base = {i for i, t in base.report.tests.items() if t.outcome is junit.Outcome.PASSED}
     dodged = sorted(set(junit.newly_skipped(base.report, head_reports))
                     | {i for i in gone if i in passed_at_base and still_defined(i)})
     return (
-        first_kept or _kept(gone),
+        first_kept or _kept(gone, unrun, broken),
         first_skips or _skips(dodged),
     )
 
 
-def _kept(gone: list[str]) -> CheckResult:
-    if not gone:
+def _kept(gone: list[str], unrun: list[str], broken: dict[str, str]) -> CheckResult:
+    if not gone and not unrun:
         return CheckResult(CheckId.TESTS_KEPT, Status.PASS, "every base test ran at head")
-    return CheckResult(
-        CheckId.TESTS_KEPT, Status.FAIL,
-        f"{len(gone)} base test{'s' if len(gone) > 1 else ''} missing from head's runs: {listing(gone)}",
-    )
+    said = []
+    if unrun:
+        files = sorted({i.split("::", 1)[0] for i in unrun})
+        said.append(f"{len(unrun)} base test{'s' if len(unrun) > 1 else ''} did not run: {listing(files)} "
+                    f"could not be collected at head ({first_reason({f: broken[f] for f in files})})")
+    if gone:
+        said.append(f"{len(gone)} base test{'s' if len(gone) > 1 else ''} missing from head's runs: {listing(gone)}")
+    return CheckResult(CheckId.TESTS_KEPT, Status.FAIL, "; ".join(said))
 
 
 def _skips(dodged: list[str]) -> CheckResult:

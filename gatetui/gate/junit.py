@@ -84,6 +84,9 @@ _VERDICT = {
 }
 
 
+COLLECTION_FAILURE = "collection failure"  # pytest's message for a file it could not collect
+
+
 class ReportError(Exception):
     """The report cannot be read; the message is one line, fit for a user."""
 
@@ -427,6 +430,21 @@ def _fold(case: _Case, detail: _Detail) -> None:
     if _SEVERITY[detail.outcome] > _SEVERITY[case.outcome]:
         case.outcome = detail.outcome
         case.message = detail.message or "".join(detail.text).strip()
+        if detail.message == COLLECTION_FAILURE:  # pytest: say what failed, the traceback's last `E` line
+            said = [line[1:].strip() for line in "".join(detail.text).splitlines() if line.startswith("E ")]
+            case.message = f"{COLLECTION_FAILURE}: {said[-1]}" if said else COLLECTION_FAILURE
+
+
+def uncollected(reports: Iterable[Report]) -> dict[str, str]:
+    """Files that failed to collect in any of the runs, with what failed
+    (pytest reports such a file as an errored entry whose id is the file)."""
+    found: dict[str, str] = {}
+    for report in reports:
+        for test_id, result in report.tests.items():
+            if result.outcome is Outcome.ERROR and result.message.startswith(COLLECTION_FAILURE):
+                found.setdefault(test_id, result.message.removeprefix(COLLECTION_FAILURE).lstrip(": ")
+                                 or "no reason given")
+    return found
 
 
 def _message(text: str) -> str:

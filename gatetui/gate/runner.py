@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import secrets
 import shlex
 import time
@@ -25,7 +24,7 @@ from typing import Any
 
 from gatetui.backends.base import Backend, CommandResult, Workspace
 from gatetui.errors import BackendError, GateError
-from gatetui.gate import baseline, judge, random_order
+from gatetui.gate import baseline, judge, random_order, start
 from gatetui.gate.checks import CHECK_ORDER, CheckId, CheckResult, Status, decide
 from gatetui.gate.cost import Cost, Usage, usage_of
 from gatetui.gate.events import (
@@ -36,6 +35,7 @@ from gatetui.gate.hidden import STREAM as HIDDEN_STREAM
 from gatetui.gate.hidden import hidden_command, judge_hidden
 from gatetui.gate.hooks import scan_hooks
 from gatetui.gate.install import Failed, Installer
+from gatetui.gate.refusals import refusal
 from gatetui.gate.junit import ReportError, parse_junit
 from gatetui.gate.plan import Plan
 
@@ -166,20 +166,11 @@ class _Gate:
     def _export_head(self, dest: Path) -> None:
         self.plan.repo.export(self.plan.head.sha, dest)
 
-    def _unreadable_code(self) -> list[str]:
-        """Files head adds or changes that would run with no source to read
-        (a sourceless .pyc): no rule of the gate could judge them."""
-        pattern = self.plan.profile.unreadable_code
-        base, head = self.plan.base, self.plan.head
-        return sorted(p for p in head.paths if pattern and re.search(pattern, p)
-                      and (p not in base or base.ident(p) != head.ident(p)))
-
     async def _install(self) -> Workspace | None:
         self._start(CheckId.INSTALL)
-        unreadable = self._unreadable_code()
-        if unreadable:
-            self._finish(CheckResult(CheckId.INSTALL, Status.FAIL, "head adds code with no source to read "
-                                     f"(the gate judges only what it can read): {', '.join(unreadable[:8])}"))
+        refused = refusal(self.plan.base, self.plan.head, self.plan.profile.unreadable_code)
+        if refused:
+            self._finish(CheckResult(CheckId.INSTALL, Status.FAIL, refused))
             return None
         workspace = self.opened = await self.backend.open(self._export_head, self.plan.request.run_id)
         failed = await self._installer(CheckId.INSTALL, "install").install(workspace, verify=True)
@@ -290,6 +281,12 @@ class _Gate:
         runs, old = list(done[:RUNS]), done[RUNS]
         if hidden is not None:
             self._finish(judge_hidden(done[RUNS + 1], hidden))
+        if start.refused([*runs, old], self.plan.profile.cannot_start):
+            refused_at_base = await self._refused_at_base()
+            if refused_at_base:
+                self._finish(CheckResult(CheckId.RUNS, Status.ERROR, refused_at_base))
+                self._error_open_checks("not judged: the suite cannot start, at base either (see runs)")
+                return
         runs, old = await self._judge_runs(runs, old)
         self.outside = judge.passed_outside_tests(old, runs, self._test_file_unchanged)
         digests = self.plan.digests
@@ -336,6 +333,18 @@ class _Gate:
         self._finish(baseline.judge_runs_against(runs, base_run))
         return baseline.tolerate(runs, base_run), replace(old, tolerated=base_run.failing)
 
+    async def _refused_at_base(self) -> str:
+        """Every run at head ended before the runner started: does base's own
+        suite, on base's own install, start? The answer for a person when it
+        does not; "" when it does (then the change is what broke it)."""
+        self.emit(CheckProgress(CheckId.RUNS, "the runner would not start; trying base's own suite, to tell whose "
+                                              "it is"))
+        found = await (self.base_task or self._base_run())  # never kept as a baseline not asked for
+        if not found.refused:
+            return ""
+        profile = self.plan.profile
+        return start.explain(found.refused, profile.plugin_options, profile.start_fix)
+
     async def _base_run(self) -> baseline.BaseRun:
         """Base's suite on base's code, from the cache or a workspace of its
         own installed the same way; a usable result is cached."""
@@ -357,7 +366,8 @@ class _Gate:
             if failed is not None:
                 end = failed.said if failed.result is None else failed.result.describe_end()
                 return baseline.BaseRun(base, {}, f"base's install `{failed.step}` {end}")
-            return baseline.BaseRun.of(base, await self._suite_run(workspace, CheckId.RUNS, "baseline", {}))
+            run = await self._suite_run(workspace, CheckId.RUNS, "baseline", {})
+            return baseline.BaseRun.of(base, run, self.plan.profile.cannot_start)
 
     def _test_file_unchanged(self, path: str) -> bool:
         base, head = self.plan.base, self.plan.head
@@ -388,6 +398,9 @@ class _Gate:
         result = await self._run(workspace, check, name, command, env,
                                  network=self.plan.profile.test_network)
         raw = await workspace.read_report(report_name)
+        if raw is None and start.refused([judge.SuiteRun(name, result, None)], profile.cannot_start):
+            return judge.SuiteRun(name, result, None, f"the runner would not start: "
+                                                      f"{start.runners_words(result.output_tail)}")
         if raw is None:
             return judge.SuiteRun(name, result, None, "no report written")
         try:

@@ -15,10 +15,10 @@ import json
 import re
 import tomllib
 from collections.abc import Iterable
-from functools import lru_cache
 from pathlib import PurePosixPath
 
 from gatetui.config import SECTION_FORMATS, SealRule, section_keys
+from gatetui.globs import matches
 from gatetui.gate.digests import Digests, RuleDigest
 from gatetui.repo import digest_files
 from gatetui.snapshot import Snapshot
@@ -30,34 +30,8 @@ MANIFESTS = re.compile(
 JUDGE_FILES = ("gatetui.toml", "Makefile", "tox.ini", "pytest.ini", ".pytest.ini", "noxfile.py")
 
 
-@lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """`**/` any folders, `**` anything, `*` within a name; a plain path also
-    matches everything under it, so `tests` seals the whole folder."""
-    if not re.search(r"[*?\[]", pattern):
-        return re.compile(re.escape(pattern.rstrip("/")) + r"(/.*)?$")
-    out, i = "", 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out, i = out + "(?:.*/)?", i + 3
-        elif pattern.startswith("**", i):
-            out, i = out + ".*", i + 2
-        elif pattern[i] == "*":
-            out, i = out + "[^/]*", i + 1
-        elif pattern[i] == "?":
-            out, i = out + "[^/]", i + 1
-        else:
-            out, i = out + re.escape(pattern[i]), i + 1
-    return re.compile(out + "$")
-
-
-@lru_cache(maxsize=64)
-def _globs_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{_glob_regex(g).pattern})" for g in globs) or r"(?!)")
-
-
 def is_sealed(path: str, globs: Iterable[str]) -> bool:
-    return _globs_regex(tuple(globs)).match(path) is not None
+    return matches(path, globs)
 
 
 def sealed_paths(snapshot: Snapshot, globs: tuple[str, ...]) -> list[str]:

@@ -1,0 +1,45 @@
+"""What head adds that the gate refuses to judge, before anything runs.
+
+Two kinds, each the agent's doing and each a way past the rules that read
+the tree: code that would run with no source to read (a sourceless .pyc),
+and a file name that reads one way to a person and another to a glob, a
+shell or a report (bytes that are not UTF-8, a newline, a control or
+bidirectional-format character). Names already in base are base's business.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from gatetui.snapshot import Snapshot
+
+# Control, format (bidi overrides, zero-width), undecodable bytes (fsdecode's
+# surrogates), line and paragraph separators.
+ODD = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+SHOWN = 8
+
+
+def refusal(base: Snapshot, head: Snapshot, unreadable_code: str) -> str:
+    """Why the change cannot be judged, in one line; "" when it can."""
+    added = [p for p in head.paths if p not in base or base.ident(p) != head.ident(p)]
+    odd = sorted(p for p in added if odd_name(p))
+    if odd:
+        return ("head adds a file whose name the gate cannot judge (not UTF-8, or a control or format "
+                f"character in it): {', '.join(escaped(p) for p in odd[:SHOWN])}; rename it")
+    unreadable = sorted(p for p in added if unreadable_code and re.search(unreadable_code, p))
+    if unreadable:
+        return ("head adds code with no source to read (the gate judges only what it can read): "
+                f"{', '.join(unreadable[:SHOWN])}")
+    return ""
+
+
+def odd_name(path: str) -> bool:
+    return any(unicodedata.category(ch) in ODD for ch in path)
+
+
+def escaped(path: str) -> str:
+    """The name as its bytes, every odd one escaped: `tests/a\\n.py`."""
+    raw = path.encode("utf-8", "surrogateescape")
+    return "".join(ch if not odd_name(ch) else ch.encode("unicode_escape").decode("ascii")
+                   for ch in raw.decode("utf-8", "backslashreplace"))

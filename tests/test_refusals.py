@@ -1,0 +1,69 @@
+"""Changes the gate refuses to judge before anything runs: odd file names."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from gatetui.backends.local import LocalBackend
+from gatetui.gate.refusals import escaped, odd_name, refusal
+from gatetui.snapshot import Snapshot
+from tests.conftest import MakeRepo
+from tests.test_phases import BASE, BROKEN, gate, statuses
+
+PYC = r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$"
+
+
+@pytest.mark.parametrize(("name", "shown"), [
+    ("tests/test_fix\n.py", "tests/test_fix\\n.py"),
+    (os.fsdecode(b"tests/test_\xff.py"), "tests/test_\\xff.py"),
+    ("tests/\u202eyp.tset_py", "tests/\\u202eyp.tset_py"),  # a right-to-left override
+    ("tests/test_a\u2028.py", "tests/test_a\\u2028.py"),  # a line separator
+    ("tests/te\u200bst_a.py", "tests/te\\u200bst_a.py"),  # a zero-width space
+])
+def test_a_name_added_with_an_odd_character_is_refused_shown_escaped(name: str, shown: str) -> None:
+    said = refusal(Snapshot.of_files({"a.py": ""}), Snapshot.of_files({"a.py": "", name: "x = 1\n"}), PYC)
+    assert said == ("head adds a file whose name the gate cannot judge (not UTF-8, or a control or format "
+                    f"character in it): {shown}; rename it")
+
+
+def test_ordinary_names_in_any_script_pass_and_base_names_are_base_business() -> None:
+    odd = "tests/old\n.py"
+    base = Snapshot.of_files({odd: "x = 1\n", "a.py": ""})
+    head = Snapshot.of_files({odd: "x = 1\n", "a.py": "", "docs/café.md": "", "tests/test_数.py": ""})
+    assert refusal(base, head, PYC) == ""
+
+
+def test_sourceless_bytecode_is_refused_after_the_names() -> None:
+    head = Snapshot.of_files({"pkg/fast.pyc": "", "pkg/__pycache__/a.cpython-311.pyc": ""})
+    assert refusal(Snapshot.of_files({}), head, PYC) == (
+        "head adds code with no source to read (the gate judges only what it can read): pkg/fast.pyc")
+
+
+@given(st.text(max_size=60))
+def test_escaped_names_hold_no_odd_character(name: str) -> None:
+    shown = escaped(name)
+    assert not odd_name(shown)
+    if not odd_name(name):
+        assert shown == name
+
+
+# A test module whose name holds a newline: no glob sees it, so it was neither
+# sealed nor removed for old tests; at import it puts a right `mul` in place of
+# head's broken one, so every run, base's tests included, passed.
+PATCHES_AT_IMPORT = "import mathlib.core\n\nmathlib.core.mul = lambda a, b: a * b\n"
+
+
+@pytest.mark.sandbox
+@pytest.mark.install
+def test_a_test_file_named_with_a_newline_fails_before_anything_runs(make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo(BASE, {"mathlib/core.py": BROKEN, "tests/test_fix\n.py": PATCHES_AT_IMPORT})
+    done = gate(repo, tmp_path / "work", LocalBackend(work_root=tmp_path / "w").fork_mode)
+    install = next(r for r in done.results if r.id.value == "install")
+    assert (done.verdict.value, statuses(done)["runs"], install.detail) == (
+        "fail", "skipped",
+        "head adds a file whose name the gate cannot judge (not UTF-8, or a control or format character in "
+        "it): tests/test_fix\\n.py; rename it")
