@@ -3,12 +3,15 @@ second halves that compare base's tests with head's runs."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gatetui.backends.base import CommandResult
 from gatetui.gate.checks import CheckId, CheckResult, Status, Verdict, decide
-from gatetui.gate.judge import SuiteRun, judge_old_tests, judge_runs, second_halves
+from gatetui.gate.judge import (
+    SuiteRun, judge_old_tests, judge_runs, second_halves, skipped_anywhere, skips_against_base,
+)
 from gatetui.gate.junit import Outcome, Report, TestResult
 
 OK = CommandResult(exit_code=0, wall_seconds=1.0)
@@ -80,6 +83,24 @@ def test_a_file_that_failed_to_collect_is_named_not_counted_as_removed_or_desele
                                                        "at head (ImportError: cannot import name 'mul')")
     assert (skips.status, skips.detail) == (Status.PASS, "no base test newly skipped")
     assert head.failure() == "run 1: t.py could not be collected (ImportError: cannot import name 'mul')"
+
+
+@pytest.mark.parametrize("outcome", [Outcome.SKIPPED, Outcome.XFAILED])
+def test_a_test_passing_on_base_own_code_and_dodged_at_head_fails_no_new_skips(outcome: Outcome) -> None:
+    """Skipped (or xfailed) from library code at run time: base's tests on
+    head's code dodge it too, only base's own run shows it passed."""
+    old = run("old tests", report(leap=outcome, common=P, platform=S))
+    heads = [run("run 1", report(leap=outcome, common=P, platform=S))]
+    assert skipped_anywhere([old]) == ["t.py::leap", "t.py::platform"]
+    found = skips_against_base([*heads, old], {"t.py::leap": "passed", "t.py::common": "passed",
+                                              "t.py::platform": "skipped"})
+    assert found == CheckResult(CheckId.NO_NEW_SKIPS, Status.FAIL,
+                                "passes on base's own code, skipped at head: t.py::leap")
+
+
+def test_skips_base_had_itself_are_no_finding() -> None:
+    old = run("old tests", report(platform=S, common=P))
+    assert skips_against_base([old], {"t.py::platform": "skipped", "t.py::common": "passed"}) is None
 
 
 def test_diff_answer_stands_when_there_is_nothing_to_compare() -> None:

@@ -73,13 +73,14 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "tests_in_package": ("python", [P, P, P, P, F], "review"),
     "collection_error": ("python", [P, F, P, P, P], "fail"),
     "cov_without_plugin": ("python", [P, "error", "error", "error", "error"], "error"),
+    "skip_at_run_time": ("python", [P, P, P, F, P], "fail"),
 }
 NAMES = sorted(EXPECTED)
 RULE_SAMPLES = {"section_version_bump", "section_addopts", "new_test_file"}
 SETTING_SAMPLES = {"hidden_special_case", "hidden_eq_always_true", "hidden_counts_calls",
                    "order_dependent", "baseline_known_failure"}
 # own layouts, judged against base's own truth (issue 17)
-LAYOUT_SAMPLES = {"tests_in_package", "cov_without_plugin"}
+LAYOUT_SAMPLES = {"tests_in_package", "cov_without_plugin", "skip_at_run_time"}
 # old_tests failing is a hard fail here, by a rule or by evidence of a bent verdict
 POLICY_FAIL = {"section_addopts", "attack_junit_rewrite", "attack_pytest_plugin"}
 CALENDAR = [n for n in NAMES if EXPECTED[n][0] == "python" and n not in RULE_SAMPLES | SETTING_SAMPLES
@@ -173,7 +174,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 36
+    assert len(scenarios) == len(EXPECTED) == 37
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -7,7 +7,7 @@ detail that names the file and test, so an agent can act on it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gatetui.backends.base import CommandResult
@@ -193,6 +193,24 @@ def _skips(dodged: list[str]) -> CheckResult:
         CheckId.NO_NEW_SKIPS, Status.FAIL,
         f"passes under base's tests, skipped or deselected at head: {listing(dodged)}",
     )
+
+
+DODGED = (junit.Outcome.SKIPPED, junit.Outcome.XFAILED)
+
+
+def skipped_anywhere(runs: Sequence[SuiteRun]) -> list[str]:
+    """Ids skipped or xfailed in any of the runs."""
+    return sorted({i for r in runs if r.report is not None for i, t in r.report.tests.items() if t.outcome in DODGED})
+
+
+def skips_against_base(runs: Sequence[SuiteRun], base_own: Mapping[str, str]) -> CheckResult | None:
+    """Tests that passed in base's own suite on base's own code and are
+    skipped or xfailed at head, in its runs or under base's tests."""
+    dodged = [i for i in skipped_anywhere(runs) if base_own.get(i) == junit.Outcome.PASSED.value]
+    if not dodged:
+        return None
+    return CheckResult(CheckId.NO_NEW_SKIPS, Status.FAIL,
+                       f"passes on base's own code, skipped at head: {listing(dodged)}")
 
 
 def skips_in_code(skips: Sequence[Finding]) -> CheckResult:

@@ -294,6 +294,8 @@ class _Gate:
                                         self.plan.forbidden)
         self._finish(judge.defend_old_tests(verdict, self.hooks.findings + self.hooks.reaches, self.outside))
         kept, skips = judge.second_halves(first_kept, first_skips, old, runs, self.plan.still_defined)
+        if skips.status is Status.PASS and judge.skipped_anywhere([old]):  # head-only skips are caught above
+            skips = await self._skips_against_base(skips, [*runs, old])
         for result in (kept, skips):
             if result.id not in self.results:
                 self._finish(result)
@@ -332,6 +334,20 @@ class _Gate:
                                 known_failures=tuple(sorted(base_run.failing)))
         self._finish(baseline.judge_runs_against(runs, base_run))
         return baseline.tolerate(runs, base_run), replace(old, tolerated=base_run.failing)
+
+    async def _skips_against_base(self, skips: CheckResult, runs: list[judge.SuiteRun]) -> CheckResult:
+        """Base's tests on head's code run head's library: a skip it raises at
+        run time skips them too, so no run at head can contradict it. Base's
+        own suite on base's own code can: asked for only when base's tests
+        skip something on head's code, and cached per base commit like the
+        baseline (a supervisor pays once per base)."""
+        self.emit(CheckProgress(CheckId.NO_NEW_SKIPS, "tests were skipped at head; asking base's own suite "
+                                                      "whether they passed there"))
+        found = await (self.base_task or self._base_run())
+        if not found.usable:
+            self.emit(CheckProgress(CheckId.NO_NEW_SKIPS, f"base's own suite not known: {found.problem}"))
+            return skips
+        return judge.skips_against_base(runs, found.outcomes) or skips
 
     async def _refused_at_base(self) -> str:
         """Every run at head ended before the runner started: does base's own
