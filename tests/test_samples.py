@@ -74,6 +74,7 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "collection_error": ("python", [P, F, P, P, P], "fail"),
     "cov_without_plugin": ("python", [P, "error", "error", "error", "error"], "error"),
     "skip_at_run_time": ("python", [P, P, P, F, P], "fail"),
+    "flaky_new_test": ("python", [P, F, P, P, P], "fail"),
 }
 NAMES = sorted(EXPECTED)
 RULE_SAMPLES = {"section_version_bump", "section_addopts", "new_test_file"}
@@ -174,7 +175,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 37
+    assert len(scenarios) == len(EXPECTED) == 38
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -228,7 +229,7 @@ def test_verdict_follows_the_rule(scenarios: dict[str, Scenario], name: str) -> 
 
 def test_python_samples_share_one_base_tree(scenarios: dict[str, Scenario]) -> None:
     python = [scenarios[n] for n in CALENDAR]
-    assert len(python) == 13
+    assert len(python) == 14
     first = dir_entries(python[0].base_dir)
     for scenario in python[1:]:
         assert dir_entries(scenario.base_dir) == first, scenario.name

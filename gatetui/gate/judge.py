@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gatetui.backends.base import CommandResult
-from gatetui.gate import junit
+from gatetui.gate import junit, rerun
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.diffscan import DiffScan
 from gatetui.gate.hooks import Finding
@@ -34,6 +34,7 @@ class SuiteRun:
     report_problem: str = ""  # why there is no report
     tolerated: frozenset[str] = frozenset()  # failures base already had (baseline = true)
     seed: int | None = None  # the random-order run's seed
+    reruns: SuiteRun | None = None  # run 1's reruns of head's new and changed tests (gate/rerun.py)
 
     @property
     def label(self) -> str:
@@ -114,6 +115,26 @@ def judge_runs(runs: Sequence[SuiteRun]) -> CheckResult:
     if shuffled is not None and shuffled is not failing[0] and (flaky or shuffled.passed):
         detail += f"; {shuffled.name} ran in random order (seed {shuffled.seed})"
     return CheckResult(CheckId.RUNS, Status.FAIL, detail)
+
+
+def with_reruns(result: CheckResult, runs: Sequence[SuiteRun], tolerated: frozenset[str] = frozenset()) -> CheckResult:
+    """A `runs` pass stands only if the reruns of head's new and changed
+    tests passed too: a test failing in any of them is flaky (but for the
+    failures base already had, with the baseline)."""
+    reruns = next((r.reruns for r in runs if r.reruns is not None), None)
+    if result.status is not Status.PASS or reruns is None:
+        return result
+    if reruns.report is None or reruns.result.timed_out:
+        return CheckResult(CheckId.RUNS, Status.FAIL, f"{result.detail}, but {reruns.failure()}")
+    failed = {i: n for i, n in rerun.failures(reruns.report).items() if i not in tolerated}
+    if not failed:
+        return CheckResult(CheckId.RUNS, Status.PASS, f"{result.detail}; head's new and changed tests "
+                                                      f"passed {rerun.RERUNS} reruns")
+    first = next(iter(failed))
+    which = first if len(failed) == 1 else f"{listing(list(failed))} ({first}"
+    closing = "" if len(failed) == 1 else ")"
+    return CheckResult(CheckId.RUNS, Status.FAIL, f"{result.detail}, but flaky: {which} failed "
+                                                  f"{failed[first]} of {rerun.RERUNS} reruns{closing}")
 
 
 def judge_old_tests(run: SuiteRun, sealed_changed: Sequence[str], judge_changed: Sequence[str],

@@ -24,7 +24,7 @@ from typing import Any
 
 from gatetui.backends.base import Backend, CommandResult, Workspace
 from gatetui.errors import BackendError, GateError
-from gatetui.gate import baseline, judge, random_order, start
+from gatetui.gate import baseline, judge, random_order, rerun, start
 from gatetui.gate.checks import CHECK_ORDER, CheckId, CheckResult, Status, decide
 from gatetui.gate.cost import Cost, Usage, usage_of
 from gatetui.gate.events import (
@@ -303,12 +303,32 @@ class _Gate:
     async def _head_run(self, workspace: Workspace, index: int) -> judge.SuiteRun:
         """Run `index + 1`; the random-order one gets the plugin and its seed."""
         seed = self.plan.digests.random_seed
+        if index == 0:
+            return await self._first_run(workspace)
         if seed is None or index != random_order.RUN_INDEX:
             return await self._suite_run(workspace, CheckId.RUNS, f"run {index + 1}", {})
         await workspace.write_files(random_order.plugin_files(self.gate_folder))
         run = await self._suite_run(workspace, CheckId.RUNS, f"run {index + 1}",
                                     random_order.plugin_env(workspace.path, seed, self.gate_folder))
         return replace(run, seed=seed)
+
+    async def _first_run(self, workspace: Workspace) -> judge.SuiteRun:
+        """Run 1, then in its copy the reruns of the tests head added or
+        changed (see gate/rerun.py)."""
+        run = await self._suite_run(workspace, CheckId.RUNS, "run 1", {})
+        profile = self.plan.profile
+        ids = rerun.targets(run.report, self._changed_at_head) \
+            if run.report is not None and profile.runner in rerun.RUNNERS else []
+        if not ids:
+            return run
+        await workspace.write_files(rerun.plugin_files(self.gate_folder))
+        again = await self._suite_run(workspace, CheckId.RUNS, "reruns",
+                                      rerun.plugin_env(workspace.path, self.gate_folder),
+                                      rerun.command(profile.test, ids))
+        return replace(run, reruns=again)
+
+    def _changed_at_head(self, path: str) -> bool:
+        return not self._test_file_unchanged(path)
 
     async def _hidden_run(self, workspace: Workspace) -> judge.SuiteRun:
         """The hidden tests over base's sealed files (head's conftest.py and
@@ -328,11 +348,11 @@ class _Gate:
             if base_run is not None:
                 self.baseline = replace(self.baseline, base=base_run.base, problem=base_run.problem)
                 self.emit(CheckProgress(CheckId.RUNS, f"baseline not used, judged strictly: {base_run.problem}"))
-            self._finish(judge.judge_runs(runs))
+            self._finish(judge.with_reruns(judge.judge_runs(runs), runs))
             return runs, old
         self.baseline = replace(self.baseline, used=True, base=base_run.base, cached=base_run.cached,
                                 known_failures=tuple(sorted(base_run.failing)))
-        self._finish(baseline.judge_runs_against(runs, base_run))
+        self._finish(judge.with_reruns(baseline.judge_runs_against(runs, base_run), runs, base_run.failing))
         return baseline.tolerate(runs, base_run), replace(old, tolerated=base_run.failing)
 
     async def _skips_against_base(self, skips: CheckResult, runs: list[judge.SuiteRun]) -> CheckResult:
