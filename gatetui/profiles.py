@@ -43,6 +43,15 @@ DEFAULT_SECTIONS = {
 
 
 @dataclass(frozen=True)
+class GateScript:
+    """A script of the gate's own, passed in `env` and run by `command` in a
+    sandbox (so nothing of it lives in the tree head could shadow)."""
+
+    command: str
+    env: Mapping[str, str]
+
+
+@dataclass(frozen=True)
 class EnvironmentCheck:
     """A command the gate runs after the install and before any test run:
     it writes {"problems": [...], "summary": "..."} as JSON to {report}, and
@@ -84,6 +93,8 @@ class Profile:
     sealed: tuple[str, ...] = ()  # globs of whole files put back by old_tests
     timeout: float = 900.0
     import_check: bool = True
+    # How head's packages are imported for the install check ({modules}), with what environment.
+    import_command: GateScript | None = None
     on_old_tests_fail: str = "review"
     hidden: str | None = None
     random_order: bool = False
@@ -208,6 +219,7 @@ def python_profile(base: Snapshot, settings: Settings) -> Profile:
         tools=() if settings.install else (("python3", "-m", "pip", "--version"),),
         environment=environment,
         environment_check=python_environment_check(environment),
+        import_command=PYTHON_IMPORT_CHECK,
         unreadable_code=r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$",
         test=settings.test or ".venv/bin/python -m pytest",
         install_env=scm_version_env(base),
@@ -229,6 +241,12 @@ def python_profile(base: Snapshot, settings: Settings) -> Profile:
         on_old_tests_fail=settings.on_old_tests_fail,
         hidden=settings.hidden,
     )
+
+
+# Head's packages imported with only their runtime dependencies in sight (gate/python_imports.py).
+PYTHON_IMPORT_CHECK = GateScript(
+    '.venv/bin/python -I -c "$GATE_IMPORT_CHECK" {modules}',
+    MappingProxyType({"GATE_IMPORT_CHECK": (Path(__file__).parent / "gate" / "python_imports.py").read_text()}))
 
 
 def python_environment_check(environment: tuple[str, ...]) -> EnvironmentCheck:

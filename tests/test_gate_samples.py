@@ -146,7 +146,7 @@ def test_baseline_lists_the_failure_base_already_had(gated: dict[str, list[GateE
     assert done.baseline.known_failures == (
         "tests/test_easter.py::test_easter_sunday_2026", "tests/test_leap.py::test_leap_day")
     streams = {e.stream for e in gated["baseline_known_failure"] if isinstance(e, OutputChunk)}
-    assert streams == {"install", "run 1", "run 2", "run 3", "old tests", "baseline install", "baseline"}
+    assert streams == {"install", "run 1", "run 2", "run 3", "old tests", "baseline install", "baseline", "reruns"}
     assert finished(gated["honest_fix"]).baseline.to_json()["rule"] == "strict"
 
 

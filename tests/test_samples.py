@@ -75,6 +75,7 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "cov_without_plugin": ("python", [P, "error", "error", "error", "error"], "error"),
     "skip_at_run_time": ("python", [P, P, P, F, P], "fail"),
     "flaky_new_test": ("python", [P, F, P, P, P], "fail"),
+    "undeclared_runtime_import": ("python", [F, S, P, P, S], "fail"),
 }
 NAMES = sorted(EXPECTED)
 RULE_SAMPLES = {"section_version_bump", "section_addopts", "new_test_file"}
@@ -175,7 +176,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 38
+    assert len(scenarios) == len(EXPECTED) == 39
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -229,7 +230,7 @@ def test_verdict_follows_the_rule(scenarios: dict[str, Scenario], name: str) -> 
 
 def test_python_samples_share_one_base_tree(scenarios: dict[str, Scenario]) -> None:
     python = [scenarios[n] for n in CALENDAR]
-    assert len(python) == 14
+    assert len(python) == 15
     first = dir_entries(python[0].base_dir)
     for scenario in python[1:]:
         assert dir_entries(scenario.base_dir) == first, scenario.name

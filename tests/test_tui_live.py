@@ -203,6 +203,7 @@ async def test_the_submit_after_the_cap_raises_the_escalation_on_screen(tmp_path
         await wait_for(pilot, lambda: app.submit_server.path.exists())
         outcome = await asyncio.to_thread(submit_once, clone, "once more")
         await wait_for(pilot, lambda: "ESCALATED" in cell(pilot, "#branches", "agent/honest_fix", "branch"))
+        await wait_for(pilot, lambda: len(app._notifications) > 0)  # posted beside the mark, not before it
         notes = [(n.title, n.message) for n in app._notifications]
         title = str(app.screen.query_one("#run-title", Static).render())
         assert app.screen.branch_name == "agent/honest_fix"

@@ -203,13 +203,14 @@ class _Gate:
                 refused = await self._installer(CheckId.INSTALL, "install").check(copy, "all", verify=True)
                 if isinstance(refused, Failed):
                     return refused
-            if not modules:
+            importer = self.plan.profile.import_command
+            if not modules or importer is None:
                 return None
-            command = f".venv/bin/python -I -c {shlex.quote('import ' + ', '.join(modules))}"
-            result = await self._run(copy, CheckId.INSTALL, "install", command, {}, network=False)
+            command = importer.command.replace("{modules}", shlex.join(modules))
+            result = await self._run(copy, CheckId.INSTALL, "install", command, dict(importer.env), network=False)
         finally:
             await asyncio.shield(copy.close())
-        return None if result.ok else Failed(command, result, heads_own=True)
+        return None if result.ok else Failed(f"import {', '.join(modules)}", result, heads_own=True)
 
     async def _install_failed(self, failed: Failed) -> CheckResult:
         """An install that fails at head is the change's fault only if base
