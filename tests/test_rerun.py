@@ -80,3 +80,15 @@ def test_failures_base_already_had_are_not_flaky_with_the_baseline() -> None:
     again = SuiteRun("reruns", CommandResult(exit_code=1, wall_seconds=1.0),
                      report(**{"t__known[gatetui-rerun-1]": Outcome.FAILED}))
     assert with_reruns(PASSED, runs_with(again), frozenset({"t::known"})).status is Status.PASS
+
+
+def test_the_reruns_output_is_not_carried(tmp_path: Path) -> None:
+    """Six reruns of a test that floods its output would be six floods:
+    only the report is read, so the output goes nowhere."""
+    (tmp_path / "test_loud.py").write_text("def test_loud():\n    print('x' * 100_000)\n    assert False\n")
+    report = tmp_path / "r.xml"
+    env = {**os.environ, "PYTEST_ADDOPTS": f"-p no:randomly -p no:cacheprovider -o junit_family=xunit1 --junitxml={report}"}
+    done = subprocess.run(["bash", "-c", rerun.command(f"{sys.executable} -m pytest -s", ["test_loud.py::test_loud"])],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", "")
+    assert rerun.failures(parse_junit(report.read_bytes())) == {"test_loud.py::test_loud": 1}
