@@ -385,7 +385,8 @@ class RuntimeWorkspace:
         and the `keep` folders. Those leave this sandbox once, at its first
         fork, as an archive the gate rewrites (environment_archive); then this
         sandbox is deleted. Every fork hands on the same bytes."""
-        if self.fresh is None:
+        fresh = self.fresh
+        if fresh is None:
             raise BackendError(f"runtime backend: sandbox {self.sandbox.id} is a run's copy, not an install")
         if self._environment is None:
             self._usable()
@@ -394,7 +395,7 @@ class RuntimeWorkspace:
         elif self._environment[0] != keep:
             raise BackendError("runtime backend: a fork asked for other folders than the first fork carried")
         tree = await asyncio.to_thread(_pack, export, keep)
-        return list(await self._copies(count, tree, self._environment[1], network))
+        return list(await self._copies(lambda: fresh(network), count, tree, self._environment[1]))
 
     async def _take_environment(self, keep: tuple[str, ...]) -> bytes:
         """The kept folders as an archive made here and rewritten by the
@@ -436,13 +437,13 @@ class RuntimeWorkspace:
         self.spent = True
         await self.family.delete(self.sandbox.id)
 
-    async def _copies(self, count: int, tree: bytes, environment: bytes, network: bool) -> list[RuntimeWorkspace]:
+    async def _copies(self, fresh: Callable[[], Awaitable[Any]], count: int, tree: bytes,
+                      environment: bytes) -> list[RuntimeWorkspace]:
         reserved, alive = self.family.reserved, len(self.family.live)
         if reserved is not None and alive + count > reserved:
             raise BackendError(f"runtime backend: {count} sandboxes for the runs would make {alive + count} at "
                                f"once; the cap leaves this run {reserved}")
-        assert self.fresh is not None
-        first = self._copy(await self.fresh(network))
+        first = self._copy(await fresh())
         made = [first]
         try:
             await first.fill(tree, environment)
