@@ -132,3 +132,12 @@ def test_the_cache_key_follows_how_base_is_installed_and_run(make_repo: MakeRepo
     assert key != cache_key("a" * 40, dataclasses.replace(profile, test=".venv/bin/python -m pytest -x"))
     assert key != cache_key("a" * 40, dataclasses.replace(profile, install=("true",)))
     assert key != cache_key("c" * 40, profile)
+
+
+def test_base_own_run_has_a_cache_place_without_the_baseline_setting(make_repo: MakeRepo) -> None:
+    """Base's own run is also asked for skips and for a runner that will
+    not start: it is cached under the same kind of key whether or not
+    `baseline` is set, so a supervisor pays for it once per base commit."""
+    without = {**BASE, "pyproject.toml": BASE["pyproject.toml"].replace("baseline = true\n", "")}
+    plan = make_plan(GateRequest(make_repo(without, HEAD), "main", "agent/x"))
+    assert (plan.profile.baseline, plan.baseline_key) == (False, cache_key(plan.base.sha, plan.profile))

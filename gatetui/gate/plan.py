@@ -59,7 +59,7 @@ class Plan:
     import_modules: tuple[str, ...]
     hidden: HiddenTests | None = None  # configured and found
     hidden_problem: str = ""  # configured, yet nothing to run: the check's error
-    baseline_key: str = ""  # base sha + profile digest, when baseline = true
+    baseline_key: str = ""  # base sha + profile digest: where base's own run is cached (baseline, skips, a refused runner)
 
     @property
     def timeout(self) -> float:
@@ -109,7 +109,7 @@ def make_plan(request: GateRequest) -> Plan:
     digests = replace(digests, random_seed=seed, hidden=hidden.digest if hidden else "",
                       hidden_files=len(hidden.files) if hidden else 0, test_network=profile.test_network)
     return Plan(request, repo, base, head, profile, scan, digests, files, env, tuple(modules),
-                hidden, problem, cache_key(merge_base, profile) if profile.baseline else "")
+                hidden, problem, cache_key(merge_base, profile))
 
 
 def old_tests_overlay(base: Snapshot, head: Snapshot, profile: Profile) -> tuple[dict[str, bytes | None], dict[str, str]]:
