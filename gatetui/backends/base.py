@@ -8,7 +8,8 @@ gate does not know which backend it drives.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -105,3 +106,39 @@ class Backend(Protocol):
         ...
 
     async def open(self, export: TreeExporter, label: str) -> Workspace: ...
+
+
+CLOSE_ATTEMPTS = 3  # a close cancelled before it began is begun again, this often at most
+
+
+async def close_all(workspaces: Sequence[Workspace]) -> None:
+    """Close every one of `workspaces`, side by side, however often the
+    caller is cancelled meanwhile.
+
+    A stopped run is cancelled more than once (the consumer's generator
+    closing, then asyncio.run cancelling every task it finds), and a loop
+    of shielded closes stopped at the second cancel: the workspaces after
+    it were never closed and their sandboxes outlived the run. Here the
+    closes run as tasks a cancel of the caller does not reach, and the
+    caller waits for them before it is cancelled. asyncio.run also cancels
+    the close tasks it finds; one cancelled before its first step never ran
+    a line of its own cleanup, so it is begun again: a close ends what it
+    began or sweeps on its own when cancelled mid-way, and returns at once
+    when called again."""
+    pending, cancelled, failures = list(workspaces), False, []
+    for _ in range(CLOSE_ATTEMPTS):
+        if not pending:
+            break
+        closing = asyncio.gather(*(w.close() for w in pending), return_exceptions=True)
+        while not closing.done():
+            try:
+                await asyncio.shield(closing)
+            except asyncio.CancelledError:
+                cancelled = True
+        ended = closing.result()
+        failures += [err for err in ended if isinstance(err, Exception)]
+        pending = [w for w, err in zip(pending, ended) if isinstance(err, asyncio.CancelledError)]
+    if cancelled or pending:
+        raise asyncio.CancelledError
+    if failures:
+        raise failures[0]

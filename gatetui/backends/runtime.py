@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from gatetui.backends.environment_archive import rewrite
-from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Workspace
+from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Workspace, close_all
 from gatetui.backends.process import OutputTail, pid_alive
 from gatetui.backends.runtime_admission import SandboxCap, cap_from_env, shared_cap
 from gatetui.backends.runtime_errors import backend_error, is_sdk_error, not_found, one_line
@@ -456,8 +456,8 @@ class RuntimeWorkspace:
                     self.family.live[copy.id] = copy
                     made.append(self._copy(copy))
         except BaseException:  # the caller never gets them: they are closed here
-            for copy in made:
-                await asyncio.shield(copy.close())
+            with contextlib.suppress(Exception):  # the first error is the one to tell
+                await close_all(made)
             raise
         return made
 

@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gatetui.backends.base import Backend, CommandResult, Workspace
+from gatetui.backends.base import Backend, CommandResult, Workspace, close_all
 from gatetui.errors import BackendError, GateError
 from gatetui.gate import baseline, judge, random_order, rerun, start
 from gatetui.gate.checks import CHECK_ORDER, CheckId, CheckResult, Status, decide
@@ -123,15 +123,22 @@ class _Gate:
         except OSError as err:  # a full disk, a vanished directory: the gate's problem
             self._error_open_checks(f"the gate could not go on: {err}")
         finally:
-            if self.base_task is not None and not self.base_task.done():
-                self.base_task.cancel()  # its own finally closes base's workspace
-                with contextlib.suppress(asyncio.CancelledError, BackendError, OSError):
-                    await self.base_task
-            for open_one in (workspace, self.opened):  # opened: cancelled mid-install
-                if open_one is not None:
-                    await asyncio.shield(open_one.close())
+            await self._close(workspace)
         self.account = await account_of(self.backend)
         self._done()
+
+    async def _close(self, workspace: Workspace | None) -> None:
+        """Close what the run opened; base's own run is stopped meanwhile
+        (its own finally closes base's workspace)."""
+        base_task = self.base_task if self.base_task is not None and not self.base_task.done() else None
+        if base_task is not None:
+            base_task.cancel()
+        try:  # opened: cancelled mid-install
+            await close_all([w for w in (workspace, self.opened) if w is not None])
+        finally:
+            if base_task is not None:
+                with contextlib.suppress(asyncio.CancelledError, BackendError, OSError):
+                    await base_task
 
     # --- checks ---------------------------------------------------------
 
@@ -209,7 +216,7 @@ class _Gate:
             command = importer.command.replace("{modules}", shlex.join(modules))
             result = await self._run(copy, CheckId.INSTALL, "install", command, dict(importer.env), network=False)
         finally:
-            await asyncio.shield(copy.close())
+            await close_all([copy])
         return None if result.ok else Failed(f"import {', '.join(modules)}", result, heads_own=True)
 
     async def _install_failed(self, failed: Failed) -> CheckResult:
@@ -256,7 +263,7 @@ class _Gate:
         try:
             yield workspace
         finally:
-            await asyncio.shield(workspace.close())
+            await close_all([workspace])
 
     async def _suite(self, workspace: Workspace, first_kept: CheckResult | None,
                      first_skips: CheckResult | None) -> None:
@@ -277,8 +284,7 @@ class _Gate:
                 jobs.append(self._hidden_run(copies[RUNS + 1]))
             done = await asyncio.gather(*jobs)
         finally:
-            for copy in copies:
-                await asyncio.shield(copy.close())
+            await close_all(copies)
         runs, old = list(done[:RUNS]), done[RUNS]
         if hidden is not None:
             self._finish(judge_hidden(done[RUNS + 1], hidden))
