@@ -435,7 +435,7 @@ class Supervisor:
             run.status, run.message, run.finished_at = "error", f"{type(err).__name__}: {err}", self.clock()
             raise
         finally:
-            await asyncio.shield(backend.close_all())
+            await backend.close_all()  # waits for every close, cancelled or not
             recorder.close_logs()
             if self._handles.get(run.run_id) is not None and not run.in_progress:
                 self._handles.pop(run.run_id, None)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gatetui.backends.base import Backend
+from gatetui.backends.base import Backend, close_all
 
 
 class ClosingBackend:
@@ -30,9 +30,8 @@ class ClosingBackend:
         return workspace
 
     async def close_all(self) -> None:
-        for workspace in self.opened:
-            with contextlib.suppress(Exception):
-                await workspace.close()
+        with contextlib.suppress(Exception):  # each was closed or tried; the run is over either way
+            await close_all(self.opened)
 
 
 class OnceWorkspace:
