@@ -5,6 +5,8 @@ Prints three figures, each with the command that reproduces it:
 2. the article's sequential gate / gatetui's gate   target >= 2.5
 3. the diff checks' time to first answer on a repo of 5,000 files and
    500 commits                                     target < 0.5 s
+4. the supervisor's peak memory gating a head that adds a 200 MB file
+   (`gatetui check`, local backend)                target < 150 MB
 The suites sleep about 5 s in all, so the figures measure orchestration,
 not this machine's CPU. Figures 1 and 2 are printed for a python project
 (fresh venv + pip) and a node project (npm ci, node's own runner).
@@ -13,6 +15,7 @@ not this machine's CPU. Figures 1 and 2 are printed for a python project
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 import subprocess
 import sys
@@ -177,15 +180,44 @@ def bench_diff() -> None:
           f"(best {times[0]:.3f} s)   (target < 0.5 s)")
 
 
+MEMORY_PROBE = """
+import sys
+from pathlib import Path
+from gatetui.cli import main
+try:
+    main(["check", sys.argv[1], "--base", "main", "--head", "agent/bench", "--backend", "local", "--json"])
+finally:
+    status = Path("/proc/self/status").read_text()
+    print(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")), file=sys.stderr)
+"""
+
+
+def bench_memory() -> None:
+    """Figure 4: the gate's own process (its children, pip and pytest, are
+    not counted) gating a head whose new file is 200 MB of random bytes."""
+    with tempfile.TemporaryDirectory(prefix="gatetui-bench-memory-") as tmp:
+        repo = make_repo(Path(tmp), PYTHON, ("sleepy/__init__.py", PYTHON["sleepy/__init__.py"] + "# big data\n"))
+        with open(repo / "big.bin", "wb") as big:
+            for _ in range(200):
+                big.write(os.urandom(1 << 20))
+        git(repo, "add", "big.bin")
+        git(repo, "commit", "-qm", "a 200 MB file")
+        done = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(repo)], capture_output=True, text=True)
+    kib = int(done.stderr.strip().splitlines()[-1])
+    print(f"figure 4  supervisor peak memory, head adds a 200 MB file: {kib / 1024:.0f} MB   (target < 150 MB)")
+
+
 def main() -> int:
-    print("reproduce with: make bench   (or .venv/bin/python bench/gate_bench.py [python|node|diff])")
-    which = sys.argv[1:] or ["python", "node", "diff"]
+    print("reproduce with: make bench   (or .venv/bin/python bench/gate_bench.py [python|node|diff|memory])")
+    which = sys.argv[1:] or ["python", "node", "diff", "memory"]
     if "python" in which:
         bench_stack("python", PYTHON, ("sleepy/__init__.py", "def nap():\n    return 1  # tuned\n"))
     if "node" in which:
         bench_stack("node", NODE, ("src/nap.js", "exports.nap = () => 1; // tuned\n"))
     if "diff" in which:
         bench_diff()
+    if "memory" in which:
+        bench_memory()
     return 0
 
 

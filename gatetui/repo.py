@@ -27,7 +27,7 @@ import fnmatch
 import hashlib
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -234,23 +234,28 @@ class GitRepo:
         trees = (self._tree_id(base), self._tree_id(head))
         return raw_changes(self._store, trees, (base, head), self.path)
 
-    def changes(self, base: str, head: str) -> list[FileChange]:
+    def changes(self, base: str, head: str,
+                wanted: Callable[[list[str]], bool] = lambda paths: True) -> list[FileChange]:
         """Every file that differs from `base` to `head`, renames detected.
 
         Sorted by path.  Contents are raw bytes; a symlink's data is its
         target.  Submodule entries are skipped.  A path whose type changed
-        (file <-> symlink) is one "modify" record.
+        (file <-> symlink) is one "modify" record.  Contents are read only
+        for a change whose paths are `wanted` (else None): a caller that
+        scans test files never holds head's data files in memory.
         """
-        return [
-            FileChange(
+        out = []
+        for kind, old, new in merge_type_changes(self._raw_changes(base, head)):
+            paths = [_decode(e.path) for e in (old, new) if e is not None]
+            read = wanted(paths)
+            out.append(FileChange(
                 kind=kind,  # type: ignore[arg-type]
                 old_path=_decode(old.path) if old else None,
                 new_path=_decode(new.path) if new else None,
-                old_data=self._blob_data(old.sha) if old else None,
-                new_data=self._blob_data(new.sha) if new else None,
-            )
-            for kind, old, new in merge_type_changes(self._raw_changes(base, head))
-        ]
+                old_data=self._blob_data(old.sha) if old and read else None,
+                new_data=self._blob_data(new.sha) if new and read else None,
+            ))
+        return out
 
     def unified_diff(self, base: str, head: str) -> str:
         """`git diff -M base head` style text (3 lines of context)."""

@@ -19,6 +19,7 @@ from dulwich.object_store import BaseObjectStore
 
 from gatetui.repo_errors import RepoError, missing
 from gatetui.repo_refs import ABBREV
+from gatetui.repo_stream import blob_size
 from gatetui.repo_tree import blob_data, check_tree_path, is_gitlink
 
 try:  # private in dulwich, but stable for a decade; only used for the header
@@ -32,7 +33,8 @@ _RENAME_THRESHOLD = 49
 # git: a blob is binary when a NUL appears in its first 8000 bytes.
 _BINARY_PROBE = 8000
 _CONTEXT = 3
-_DIFF_LIMIT_LINES = 5000  # above this, difflib may use its "autojunk" heuristic
+_DIFF_LIMIT_LINES = 5000
+RENAME_MAX_BYTES = 8 << 20  # bigger blobs are not compared for renames  # above this, difflib may use its "autojunk" heuristic
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,29 @@ class Entry:
     path: bytes
     mode: int
     sha: bytes
+
+
+class _SizedRenameDetector(RenameDetector):
+    """dulwich's rename detection, blind to blobs over RENAME_MAX_BYTES.
+
+    Content renames are found by counting blocks of both blobs, each read
+    whole: one 200 MB file took 14 s and 600 MB. A big file is still paired
+    when moved unchanged (exact renames compare ids, not bytes); edited and
+    moved, it reads as a delete and an add."""
+
+    def _find_content_rename_candidates(self) -> None:
+        adds, deletes = self._adds, self._deletes
+        self._adds = [c for c in adds if c.new is None or self._small(c.new.mode, c.new.sha)]
+        self._deletes = [c for c in deletes if c.old is None or self._small(c.old.mode, c.old.sha)]
+        try:
+            super()._find_content_rename_candidates()
+        finally:
+            self._adds, self._deletes = adds, deletes
+
+    def _small(self, mode: int | None, sha: bytes | None) -> bool:
+        if sha is None or mode is None or is_gitlink(mode):  # dulwich's own rules for these
+            return True
+        return blob_size(self._store, sha, lambda s: self._store[s].as_raw_string()) <= RENAME_MAX_BYTES
 
 
 # A change as (kind, old, new); kind is "add", "delete", "modify" or "rename".
@@ -60,7 +85,7 @@ def raw_changes(
     base, head = revs
     if old_tree == new_tree:
         return []
-    detector = RenameDetector(store, rename_threshold=_RENAME_THRESHOLD)
+    detector = _SizedRenameDetector(store, rename_threshold=_RENAME_THRESHOLD)
     out: list[Change] = []
     try:
         for change in tree_changes(store, old_tree, new_tree, rename_detector=detector):

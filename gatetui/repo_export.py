@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from dulwich.object_store import BaseObjectStore
 
 from gatetui.repo_errors import RepoError, one_line
+from gatetui.repo_stream import blob_chunks
 from gatetui.repo_tree import blob_data
 
 
@@ -37,16 +38,15 @@ def write_files(
     made: set[bytes] = set()
     for path in sorted(plan):
         mode, obj_sha = plan[path]
-        data = blob_data(store, obj_sha, repo_path)
         parts = path.split(b"/")
         folder = _make_folders(root, parts[:-1], dest, made)
         target = os.path.join(folder, parts[-1])
         _clear_for_file(target, dest)
         try:
             if stat.S_ISLNK(mode):
-                os.symlink(data, target)
+                os.symlink(blob_data(store, obj_sha, repo_path), target)
             else:
-                _write_file(target, data, 0o755 if mode & 0o111 else 0o644)
+                _write_file(target, _chunks(store, obj_sha, repo_path), 0o755 if mode & 0o111 else 0o644)
         except (OSError, ValueError) as exc:
             raise RepoError(
                 f"cannot write {os.fsdecode(target)}: {one_line(exc)}"
@@ -95,15 +95,21 @@ def _clear_for_file(target: bytes, dest: Path) -> None:
     os.unlink(target)
 
 
-def _write_file(target: bytes, data: bytes, mode: int) -> None:
+def _chunks(store: BaseObjectStore, sha: bytes, repo_path: Path) -> Iterator[bytes]:
+    """A file's bytes as a stream: a big file never sits whole in memory."""
+    return blob_chunks(store, sha, lambda missing: blob_data(store, missing, repo_path))
+
+
+def _write_file(target: bytes, chunks: Iterable[bytes], mode: int) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     flags |= getattr(os, "O_BINARY", 0)
     fd = os.open(target, flags, mode)
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        for chunk in chunks:
+            view = memoryview(chunk)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
         os.fchmod(fd, mode)
     finally:
         os.close(fd)

@@ -462,6 +462,23 @@ def test_branches(sample: tuple[GitRepo, dict[str, str]]) -> None:
 # changes and diffs
 
 
+def test_changes_read_only_the_contents_asked_for(sample: tuple[GitRepo, dict[str, str]]) -> None:
+    """The gate asks for test files' contents only: head's data files are
+    never read into memory; a rename is asked for by both its paths."""
+    repo, s = sample
+    asked: list[list[str]] = []
+
+    def wanted(paths: list[str]) -> bool:
+        asked.append(paths)
+        return any(p.endswith(".py") for p in paths)
+
+    got = {c.path: (c.old_data is not None, c.new_data is not None) for c in repo.changes(s["c1"], "agent/fix", wanted)}
+    assert got == {"data.bin": (False, False), "docs/guide.md": (False, False), "link": (False, False),
+                   "new.txt": (False, False), "pkg/new_name.py": (True, True), "src/app.py": (True, True),
+                   "src/util.py": (True, True)}
+    assert ["old_name.py", "pkg/new_name.py"] in asked
+
+
 def test_changes_kinds_and_contents(sample: tuple[GitRepo, dict[str, str]]) -> None:
     repo, s = sample
     got = repo.changes(s["c1"], "agent/fix")
@@ -913,3 +930,34 @@ def test_a_missing_object_is_one_repo_error_not_a_key_error(make_repo, tmp_path:
     with GitRepo.open(repo) as git, pytest.raises(RepoError) as caught:
         git.list_files("main")
     assert str(caught.value) == f"object {tree} {expected}"
+
+
+def test_big_files_are_paired_when_moved_unchanged_and_not_compared_when_edited(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rename detection reads no blob over the size limit (one 200 MB file
+    took 14 s and 600 MB): moved unchanged it is still a rename (ids
+    match); moved and edited it is a delete and an add."""
+    import gatetui.repo_diff
+
+    monkeypatch.setattr(gatetui.repo_diff, "RENAME_MAX_BYTES", 1000)
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    lines = "".join(f"line {n}\n" for n in range(400))  # about 4 KB: over the limit
+    (root / "same.txt").write_text(lines)
+    (root / "edited.txt").write_text(lines.replace("line", "row"))
+    (root / "small.txt").write_text("one\ntwo\nthree\nfour\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    git(root, "mv", "same.txt", "same2.txt")
+    git(root, "mv", "edited.txt", "edited2.txt")
+    git(root, "mv", "small.txt", "small2.txt")
+    with open(root / "edited2.txt", "a") as file:
+        file.write("one more\n")
+    with open(root / "small2.txt", "a") as file:
+        file.write("five\n")
+    git(root, "commit", "-qam", "move")
+    with GitRepo.open(root) as repo:
+        got = sorted((c.kind, c.old_path or "", c.new_path or "") for c in repo.changes("HEAD~1", "HEAD"))
+    assert got == [("add", "", "edited2.txt"), ("delete", "edited.txt", ""),
+                   ("rename", "same.txt", "same2.txt"), ("rename", "small.txt", "small2.txt")]

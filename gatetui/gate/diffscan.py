@@ -296,6 +296,12 @@ def _unmatched(mine: Sequence[TestDef], theirs: Sequence[TestDef]) -> list[TestD
     return out
 
 
+def scanned(paths: Sequence[str], is_test_file: Callable[[str], bool] = looks_like_test_file) -> bool:
+    """Whether `scan_changes` reads a change with these paths: only those
+    need their contents read from git."""
+    return any(map(language_of, paths)) and any(map(is_test_file, paths))
+
+
 def scan_changes(
     changes: Iterable[FileChange],
     is_test_file: Callable[[str], bool] = looks_like_test_file,
@@ -313,8 +319,7 @@ def scan_changes(
     markers: list[Marker] = []
     files = 0
     for change in changes:
-        paths = [p for p in (change.old_path, change.new_path) if p]
-        if not any(map(language_of, paths)) or not any(map(is_test_file, paths)):
+        if not scanned([p for p in (change.old_path, change.new_path) if p], is_test_file):
             continue
         files += 1
         old, new = _sides(change)

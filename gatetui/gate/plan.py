@@ -16,7 +16,7 @@ from gatetui.config import SealSettings
 from gatetui.errors import BadInput
 from gatetui.gate import random_order
 from gatetui.gate.baseline import BaselineCache, cache_key
-from gatetui.gate.diffscan import DiffScan, js_test_defs, python_test_defs, scan_changes
+from gatetui.gate.diffscan import DiffScan, js_test_defs, python_test_defs, scan_changes, scanned
 from gatetui.gate.digests import Digests
 from gatetui.gate.hidden import HiddenTests, select_hidden
 from gatetui.gate.seal import compute_digests, overlay
@@ -97,7 +97,8 @@ def make_plan(request: GateRequest) -> Plan:
     if profile.install_env:  # a version read from git: name it after head's nearest tag
         version = scm_version(repo.nearest_tag(head_sha))
         profile = replace(profile, install_env={k: version for k in profile.install_env})
-    scan = scan_changes(repo.changes(merge_base, head_sha), profile.is_test_file)
+    scan = scan_changes(repo.changes(merge_base, head_sha, lambda paths: scanned(paths, profile.is_test_file)),
+                        profile.is_test_file)
     files, env = old_tests_overlay(base, head, profile)
     modules = importable_packages(head.paths) if profile.import_check and profile.stack == "python" else []
     digests = compute_digests(base, head, profile.sealed, profile.rules)
