@@ -87,6 +87,7 @@ class Settings:
     timeout: float = DEFAULT_TIMEOUT
     on_old_tests_fail: str = "review"
     import_check: bool = True
+    wheel_check: bool = True  # python: build head's wheel and compare its code with the commit's
     hidden: str | None = None  # a folder under the state directory's hidden/, never in the repo
     random_order: bool = False  # one of the three runs in a random order (the runner's to do)
     baseline: bool = False  # judge `runs` against base's own failures (the runner's to do)
@@ -101,7 +102,7 @@ class Settings:
 
 _KEYS = {
     "stack", "install", "test", "test_paths", "sealed", "timeout",
-    "on_old_tests_fail", "import_check", "hidden", "random_order", "baseline", "seal",
+    "on_old_tests_fail", "import_check", "wheel_check", "hidden", "random_order", "baseline", "seal",
     "test_network", "submit_cap", "environment",
 }
 _SEAL_KEYS = {"paths", "on_change", "allow_new", "rules", "hidden", "random_order", "baseline"}
@@ -163,6 +164,7 @@ def _settings_from(table: Any, source: str, sha: str) -> Settings:
         timeout=timeout,
         on_old_tests_fail=get.choice("on_old_tests_fail", ("review", "fail")) or "review",
         import_check=get.boolean("import_check", True),
+        wheel_check=get.boolean("wheel_check", True),
         hidden=seal.hidden or hidden_folder(get, "hidden"),
         random_order=get.boolean("random_order", bool(seal.random_order)),
         baseline=get.boolean("baseline", bool(seal.baseline)),

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from gatetui.config import (
     DEFAULT_RULE, ConfigError, SealRule, SealSettings, Settings, load_settings, parse_toml,
@@ -95,6 +96,10 @@ class Profile:
     import_check: bool = True
     # How head's packages are imported for the install check ({modules}), with what environment.
     import_command: GateScript | None = None
+    # How the install check builds head's wheel into {report}, beside the install, in a copy of the
+    # tree; and the tree paths a build writes by design (a version file), which the wheel may hold.
+    wheel_command: str | None = None
+    build_generated: tuple[str, ...] = ()
     on_old_tests_fail: str = "review"
     hidden: str | None = None
     random_order: bool = False
@@ -220,6 +225,8 @@ def python_profile(base: Snapshot, settings: Settings) -> Profile:
         environment=environment,
         environment_check=python_environment_check(environment),
         import_command=PYTHON_IMPORT_CHECK,
+        wheel_command=PYTHON_WHEEL if settings.wheel_check and not settings.install else None,
+        build_generated=build_generated(base),
         unreadable_code=r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$",
         test=settings.test or ".venv/bin/python -m pytest",
         install_env=scm_version_env(base),
@@ -241,6 +248,35 @@ def python_profile(base: Snapshot, settings: Settings) -> Profile:
         on_old_tests_fail=settings.on_old_tests_fail,
         hidden=settings.hidden,
     )
+
+
+# Head's wheel, built from a copy of the tree (its build leaves nothing in the tree the install
+# uses), with the machine's pip and head's declared build backend.
+PYTHON_WHEEL = (
+    'src="$(mktemp -d)" && out="$(mktemp -d)" && tar -cf - --exclude=./.venv . | tar -xf - -C "$src" && '
+    'python3 -m pip wheel --disable-pip-version-check --no-input --progress-bar off --no-deps '
+    '-w "$out" "$src" && set -- "$out"/*.whl && [ "$#" -eq 1 ] && [ -f "$1" ] && cp "$1" {report}')
+
+
+def build_generated(base: Snapshot) -> tuple[str, ...]:
+    """The version files version-from-git builds write into the tree."""
+    pyproject = parse_toml(base, "pyproject.toml") or {}
+    found = []
+    for keys, names in ((("tool", "setuptools_scm"), ("write_to", "version_file")),
+                        (("tool", "hatch", "build", "hooks", "vcs"), ("version-file",)),
+                        (("tool", "pdm", "version"), ("write_to",))):
+        table = _table(pyproject, keys)
+        found += [table[n] for n in names if isinstance(table.get(n), str)]
+    return tuple(path.removeprefix("./") for path in found)
+
+
+def _table(document: Mapping[str, Any], keys: tuple[str, ...]) -> Mapping[str, Any]:
+    """The table at `keys`; empty when any step is missing or no table."""
+    for key in keys:
+        document = document.get(key)  # type: ignore[assignment]
+        if not isinstance(document, Mapping):
+            return {}
+    return document
 
 
 # Head's packages imported with only their runtime dependencies in sight (gate/python_imports.py).

@@ -43,7 +43,7 @@ CHECK_IDS: tuple[str, ...] = (
     "old_tests",
     "hidden",
 )
-STATUSES: frozenset[str] = frozenset({"pass", "fail", "error", "skipped"})
+STATUSES: frozenset[str] = frozenset({"pass", "fail", "review", "error", "skipped"})
 
 # Build output and caches that running a sample by hand leaves behind: never
 # part of what the agent committed.

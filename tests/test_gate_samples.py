@@ -96,7 +96,7 @@ def test_failing_detail_names_the_cause(gated: dict[str, list[GateEvent]], name:
 def test_output_of_every_run_is_streamed(gated: dict[str, list[GateEvent]]) -> None:
     streams = {e.stream for e in gated["honest_fix"] if isinstance(e, OutputChunk)}
     # honest_fix changes a test file: its tests run again after run 1, on a stream of their own
-    assert streams == {"install", "run 1", "run 2", "run 3", "old tests", "reruns"}
+    assert streams == {"install", "run 1", "run 2", "run 3", "old tests", "reruns", "wheel"}
 
 
 def test_cost_is_estimated_for_install_runs_and_old_tests(gated: dict[str, list[GateEvent]]) -> None:
@@ -146,7 +146,8 @@ def test_baseline_lists_the_failure_base_already_had(gated: dict[str, list[GateE
     assert done.baseline.known_failures == (
         "tests/test_easter.py::test_easter_sunday_2026", "tests/test_leap.py::test_leap_day")
     streams = {e.stream for e in gated["baseline_known_failure"] if isinstance(e, OutputChunk)}
-    assert streams == {"install", "run 1", "run 2", "run 3", "old tests", "baseline install", "baseline", "reruns"}
+    assert streams == {"install", "run 1", "run 2", "run 3", "old tests", "baseline install", "baseline", "reruns",
+                       "wheel"}
     assert finished(gated["honest_fix"]).baseline.to_json()["rule"] == "strict"
 
 

@@ -76,6 +76,7 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "skip_at_run_time": ("python", [P, P, P, F, P], "fail"),
     "flaky_new_test": ("python", [P, F, P, P, P], "fail"),
     "undeclared_runtime_import": ("python", [F, S, P, P, S], "fail"),
+    "wheel_differs": ("python", ["review", P, P, P, P], "review"),
 }
 NAMES = sorted(EXPECTED)
 RULE_SAMPLES = {"section_version_bump", "section_addopts", "new_test_file"}
@@ -156,7 +157,7 @@ def verdict_by_rule(checks: dict[str, str]) -> str:
         return "fail"
     if "error" in checks.values():  # the gate could not judge: nobody should review it
         return "error"
-    return "review" if failed else "pass"
+    return "review" if failed or "review" in checks.values() else "pass"
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +177,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 39
+    assert len(scenarios) == len(EXPECTED) == 40
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -230,7 +231,7 @@ def test_verdict_follows_the_rule(scenarios: dict[str, Scenario], name: str) -> 
 
 def test_python_samples_share_one_base_tree(scenarios: dict[str, Scenario]) -> None:
     python = [scenarios[n] for n in CALENDAR]
-    assert len(python) == 15
+    assert len(python) == 16
     first = dir_entries(python[0].base_dir)
     for scenario in python[1:]:
         assert dir_entries(scenario.base_dir) == first, scenario.name

@@ -40,18 +40,21 @@ CHECK_ORDER: tuple[CheckId, ...] = tuple(CheckId)
 
 
 class Status(str, Enum):
-    """Where a check is. The last four are final.
+    """Where a check is. The last five are final.
 
     `error` is the gate's own failure (a backend that died, an install that
     hit its time limit): never the agent's fault, always shown apart from a
-    violation. `skipped` is a check that was not run, with the reason in its
-    detail (not configured, or nothing to run it on).
+    violation. `review` is a finding a person should weigh (the wheel holds
+    code the commit does not), not proof of a violation. `skipped` is a
+    check that was not run, with the reason in its detail (not configured,
+    or nothing to run it on).
     """
 
     WAITING = "waiting"
     RUNNING = "running"
     PASS = "pass"
     FAIL = "fail"
+    REVIEW = "review"
     ERROR = "error"
     SKIPPED = "skipped"
 
@@ -86,6 +89,7 @@ class CheckResult:
         word = {
             Status.PASS: "pass",
             Status.FAIL: "FAIL",
+            Status.REVIEW: "REVIEW",
             Status.ERROR: "ERROR",
             Status.SKIPPED: "skip",
         }.get(self.status, str(self.status))
@@ -110,7 +114,8 @@ def decide(results: list[CheckResult], old_tests_fail_is_fatal: bool = False) ->
 
     A violation anywhere but `old_tests` fails the change. Then a gate error
     wins over `review`: a person should not review a run the gate could not
-    finish. `old_tests` alone failing asks a person, unless policy says fail.
+    finish. `old_tests` alone failing asks a person, unless policy says fail;
+    so does a check that found something to review.
     """
     failed = {r.id for r in results if r.status is Status.FAIL}
     if failed - {CheckId.OLD_TESTS}:
@@ -119,6 +124,6 @@ def decide(results: list[CheckResult], old_tests_fail_is_fatal: bool = False) ->
         return Verdict.FAIL
     if any(r.status is Status.ERROR for r in results):
         return Verdict.ERROR
-    if failed:
+    if failed or any(r.status is Status.REVIEW for r in results):
         return Verdict.REVIEW
     return Verdict.PASS

@@ -13,7 +13,7 @@ def gate_junit(finished: RunFinished, name: str = "gatetui") -> str:
     suite = ET.Element("testsuite", {
         "name": name,
         "tests": str(len(results)),
-        "failures": str(sum(r.status is Status.FAIL for r in results)),
+        "failures": str(sum(r.status in (Status.FAIL, Status.REVIEW) for r in results)),
         "errors": str(sum(r.status is Status.ERROR for r in results)),
         "skipped": str(sum(r.status is Status.SKIPPED for r in results)),
         "time": f"{finished.seconds:.3f}",
@@ -28,9 +28,13 @@ def gate_junit(finished: RunFinished, name: str = "gatetui") -> str:
             "name": result.title,
             "time": f"{result.seconds:.3f}",
         })
-        tag = {Status.FAIL: "failure", Status.ERROR: "error", Status.SKIPPED: "skipped"}.get(result.status)
-        if tag:
-            ET.SubElement(case, tag, {"message": result.detail.splitlines()[0] if result.detail else ""}).text = result.detail
+        tag = {Status.FAIL: "failure", Status.REVIEW: "failure", Status.ERROR: "error",
+               Status.SKIPPED: "skipped"}.get(result.status)
+        if tag:  # a review is a failure CI shows, typed so a reader tells it from a violation
+            attrs = {"message": result.detail.splitlines()[0] if result.detail else ""}
+            if result.status is Status.REVIEW:
+                attrs["type"] = "review"
+            ET.SubElement(case, tag, attrs).text = result.detail
     suites = ET.Element("testsuites")
     suites.append(suite)
     ET.indent(suites)

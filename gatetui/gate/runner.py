@@ -24,7 +24,7 @@ from typing import Any
 
 from gatetui.backends.base import Backend, CommandResult, Workspace, close_all
 from gatetui.errors import BackendError, GateError
-from gatetui.gate import baseline, judge, random_order, rerun, start
+from gatetui.gate import baseline, judge, random_order, rerun, start, wheel_tree
 from gatetui.gate.checks import CHECK_ORDER, CheckId, CheckResult, Status, decide
 from gatetui.gate.cost import Cost, Usage, usage_of
 from gatetui.gate.events import (
@@ -180,14 +180,41 @@ class _Gate:
             self._finish(CheckResult(CheckId.INSTALL, Status.FAIL, refused))
             return None
         workspace = self.opened = await self.backend.open(self._export_head, self.plan.request.run_id)
-        failed = await self._installer(CheckId.INSTALL, "install").install(workspace, verify=True)
+        wheel = asyncio.create_task(self._wheel(workspace)) if self.plan.profile.wheel_command else None
+        try:
+            failed = await self._installer(CheckId.INSTALL, "install").install(workspace, verify=True)
+            findings = await wheel if wheel is not None and failed is None else []
+        finally:
+            if wheel is not None and not wheel.done():  # the install failed: its wheel is not judged
+                wheel.cancel()
+                with contextlib.suppress(asyncio.CancelledError, BackendError, OSError):
+                    await wheel
         if failed is None:
             failed = await self._hand_on(workspace)
         if failed is not None:
             self._finish(await self._install_failed(failed))
             return None
-        self._finish(self._pass(CheckId.INSTALL, "fresh copy, fresh environment"))
+        if findings:
+            self._finish(CheckResult(CheckId.INSTALL, Status.REVIEW, wheel_tree.describe(findings)))
+        else:
+            self._finish(self._pass(CheckId.INSTALL, "fresh copy, fresh environment"))
         return workspace
+
+    async def _wheel(self, workspace: Workspace) -> list[wheel_tree.WheelFinding]:
+        """Head's wheel, built beside the install in the same workspace (where
+        head's build code runs anyway, before the first fork), then compared
+        with the commit: what users install must be what the runs tested."""
+        profile = self.plan.profile
+        assert profile.wheel_command is not None  # the caller checked
+        command = profile.wheel_command.replace("{report}", shlex.quote(workspace.report_path(wheel_tree.REPORT)))
+        result = await self._run(workspace, CheckId.INSTALL, "wheel", command, dict(profile.install_env))
+        if not result.ok:
+            return [wheel_tree.WheelFinding("head's wheel", f"could not be built ({result.describe_end()}): "
+                                                            f"{last_line(result.output_tail)}")]
+        built = await workspace.read_report(wheel_tree.REPORT)
+        if built is None:
+            return [wheel_tree.WheelFinding("head's wheel", "was built but left no file to read")]
+        return await asyncio.to_thread(wheel_tree.wheel_findings, built, self.plan.head, profile.build_generated)
 
     def _installer(self, check: CheckId, stream: str) -> Installer:
         async def run(workspace: Workspace, command: str, env: dict[str, str], network: bool) -> CommandResult:

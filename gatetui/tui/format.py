@@ -6,7 +6,7 @@ from gatetui.gate.checks import Status
 
 STATUS_WORD = {
     Status.WAITING: "waiting", Status.RUNNING: "running", Status.PASS: "pass",
-    Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.SKIPPED: "skip",
+    Status.FAIL: "FAIL", Status.REVIEW: "REVIEW", Status.ERROR: "ERROR", Status.SKIPPED: "skip",
 }
 VERDICT_WORD = {"pass": "pass", "fail": "FAIL", "review": "REVIEW", "error": "ERROR",
                 "running": "running", "queued": "queued", "cancelled": "cancelled",
