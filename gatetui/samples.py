@@ -50,7 +50,7 @@ STATUSES: frozenset[str] = frozenset({"pass", "fail", "review", "error", "skippe
 SKIPPED_NAMES: frozenset[str] = frozenset({"__pycache__", ".pytest_cache", "node_modules"})
 
 _TEXT_FIELDS: tuple[str, ...] = ("stack", "title", "story", "catches", "verdict")
-_KNOWN_KEYS: frozenset[str] = frozenset(_TEXT_FIELDS) | {"checks", "random_seed"}
+_KNOWN_KEYS: frozenset[str] = frozenset(_TEXT_FIELDS) | {"checks", "random_seed", "head_names"}
 # A scenario's name becomes the branch `agent/NAME`: keep it a plain ref part.
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 
@@ -92,6 +92,8 @@ class Scenario:
     # The seed of the random-order run (random_order = true in base's config),
     # fixed so the sample answers the same on every machine.
     random_seed: int | None = None
+    # head/ paths committed under another file name (one a checkout here could not hold)
+    head_names: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     @property
     def hidden_dir(self) -> Path:
@@ -196,6 +198,7 @@ def _load_one(folder: Path) -> Scenario:
     seed = data.get("random_seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise SampleError(f"{toml_path}: 'random_seed' must be a whole number of 0 or more")
+    head_names = _head_names(data.get("head_names", {}), toml_path, folder / "head")
 
     ordered = {check_id: checks[check_id] for check_id in CHECK_IDS}
     return Scenario(
@@ -203,8 +206,23 @@ def _load_one(folder: Path) -> Scenario:
         checks=MappingProxyType(ordered),
         path=folder,
         random_seed=seed,
+        head_names=MappingProxyType(head_names),
         **text,
     )
+
+
+def _head_names(table: object, toml_path: Path, head: Path) -> dict[str, str]:
+    """[head_names]: head's files committed under a name no file system
+    here should hold (a newline in it), kept in the same folder."""
+    if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+        raise SampleError(f"{toml_path}: [head_names] maps a path in head/ to the name it is committed as")
+    for path, name in table.items():
+        if not (head / path).is_file():
+            raise SampleError(f"{toml_path}: [head_names] names {path!r}, which is no file in head/")
+        if path.rpartition("/")[0] != name.rpartition("/")[0] or not name.rpartition("/")[2]:
+            raise SampleError(f"{toml_path}: [head_names] {path!r} may change its file name only, "
+                              f"not its folder ({name!r})")
+    return dict(table)
 
 
 def _listed(values: frozenset[str]) -> str:
@@ -236,7 +254,7 @@ def materialize(scenario: Scenario, dest: Path) -> Path:
     try:
         store = repo.object_store
         base_tree = _store_tree(store, scenario.base_dir)
-        head_tree = _store_tree(store, scenario.head_dir)
+        head_tree = _store_tree(store, scenario.head_dir, scenario.head_names)
         base_commit = _commit(
             store,
             base_tree,
@@ -271,10 +289,12 @@ def write_all(dest_dir: Path, root: Path = SAMPLES_DIR) -> list[tuple[Scenario, 
     return [(scenario, materialize(scenario, dest_dir / scenario.name)) for scenario in scenarios]
 
 
-def _store_tree(store: BaseObjectStore, folder: Path) -> ObjectID:
+def _store_tree(store: BaseObjectStore, folder: Path, names: Mapping[str, str] = MappingProxyType({}),
+                prefix: str = "") -> ObjectID:
     """Add `folder` (files, exec bits, symlinks) to `store`; return its tree id.
 
-    Empty folders are left out, as git itself leaves them out.
+    Empty folders are left out, as git itself leaves them out. A file whose
+    path (from the tree's top) `names` maps is stored under that name.
     """
     tree = Tree()
     with os.scandir(folder) as listing:
@@ -284,7 +304,8 @@ def _store_tree(store: BaseObjectStore, folder: Path) -> ObjectID:
             continue
         if entry.name == ".git":
             raise SampleError(f"{Path(entry.path)}: a sample tree cannot hold a .git entry")
-        name = os.fsencode(entry.name)
+        rel = prefix + entry.name
+        name = os.fsencode(names.get(rel, rel).rpartition("/")[2])
         if entry.is_symlink():
             blob = Blob.from_string(os.fsencode(os.readlink(entry.path)))
             store.add_object(blob)
@@ -292,7 +313,7 @@ def _store_tree(store: BaseObjectStore, folder: Path) -> ObjectID:
         elif entry.is_dir():
             if not _has_files(Path(entry.path)):
                 continue
-            tree.add(name, _MODE_TREE, _store_tree(store, Path(entry.path)))
+            tree.add(name, _MODE_TREE, _store_tree(store, Path(entry.path), names, rel + "/"))
         elif entry.is_file():
             blob = Blob.from_string(Path(entry.path).read_bytes())
             store.add_object(blob)

@@ -77,6 +77,7 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "flaky_new_test": ("python", [P, F, P, P, P], "fail"),
     "undeclared_runtime_import": ("python", [F, S, P, P, S], "fail"),
     "wheel_differs": ("python", ["review", P, P, P, P], "review"),
+    "odd_name": ("python", [F, S, F, P, S], "fail"),
 }
 NAMES = sorted(EXPECTED)
 RULE_SAMPLES = {"section_version_bump", "section_addopts", "new_test_file"}
@@ -177,7 +178,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 40
+    assert len(scenarios) == len(EXPECTED) == 41
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -231,7 +232,7 @@ def test_verdict_follows_the_rule(scenarios: dict[str, Scenario], name: str) -> 
 
 def test_python_samples_share_one_base_tree(scenarios: dict[str, Scenario]) -> None:
     python = [scenarios[n] for n in CALENDAR]
-    assert len(python) == 16
+    assert len(python) == 17
     first = dir_entries(python[0].base_dir)
     for scenario in python[1:]:
         assert dir_entries(scenario.base_dir) == first, scenario.name
@@ -337,6 +338,9 @@ def test_a_good_synthetic_sample_loads(tmp_path: Path) -> None:
         (GOOD_TOML.replace("[checks]", "[checkz]"), "unknown key 'checkz'"),
         (GOOD_TOML.replace('verdict = "pass"', 'verdict = "pass"\nrandom_seed = "7"'), "'random_seed' must be"),
         (GOOD_TOML.replace('verdict = "pass"', 'verdict = "pass"\nrandom_seed = -1'), "'random_seed' must be"),
+        (GOOD_TOML + '[head_names]\n"a.txt" = "sub/a.txt"\n', "may change its file name only"),
+        (GOOD_TOML + '[head_names]\n"b.txt" = "b\\n.txt"\n', "names 'b.txt', which is no file in head/"),
+        (GOOD_TOML + '[head_names]\n"a.txt" = 3\n', "[head_names] maps a path in head/"),
     ],
 )
 def test_malformed_scenario_names_the_file(tmp_path: Path, toml: str, words: str) -> None:
@@ -375,12 +379,23 @@ def test_missing_samples_folder_is_named(tmp_path: Path) -> None:
 # --- the materialized repos ------------------------------------------------
 
 
+def head_entries(scenario: Scenario) -> dict[str, tuple[str, str]]:
+    """head/'s files as committed: [head_names] renames some."""
+    return {scenario.head_names.get(path, path): entry for path, entry in dir_entries(scenario.head_dir).items()}
+
+
+def test_head_names_commit_a_file_under_a_name_no_checkout_here_holds(repos: dict[str, Path]) -> None:
+    listed = git(repos["odd_name"], "ls-tree", "-r", "-z", "--name-only", "agent/odd_name").split("\0")
+    assert "tests/test_leap.py\n" in listed
+    assert "tests/test_leap.py" not in listed
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_branches_hold_the_base_and_head_trees(
     scenarios: dict[str, Scenario], repos: dict[str, Path], name: str
 ) -> None:
     scenario, repo = scenarios[name], repos[name]
-    base, head = dir_entries(scenario.base_dir), dir_entries(scenario.head_dir)
+    base, head = dir_entries(scenario.base_dir), head_entries(scenario)
     assert len(base) >= 3
     assert ref_entries(repo, "main") == base
     assert ref_entries(repo, f"agent/{name}") == head
@@ -404,7 +419,7 @@ def test_history_and_diff(scenarios: dict[str, Scenario], repos: dict[str, Path]
     assert git(repo, "log", "-1", "--format=%at|%aI", "main").strip() == (
         f"{BASE_TIME}|2026-01-01T00:00:00+00:00"
     )
-    base, head = dir_entries(scenario.base_dir), dir_entries(scenario.head_dir)
+    base, head = dir_entries(scenario.base_dir), head_entries(scenario)
     differ = {path for path in base.keys() | head.keys() if base.get(path) != head.get(path)}
     assert differ, "a sample whose head equals its base shows nothing"
     diffed = git(repo, "diff", "--name-only", "--no-renames", "-z", "main", branch)
