@@ -216,12 +216,9 @@ def _skips(dodged: list[str]) -> CheckResult:
     )
 
 
-DODGED = (junit.Outcome.SKIPPED, junit.Outcome.XFAILED)
-
-
 def skipped_anywhere(runs: Sequence[SuiteRun]) -> list[str]:
     """Ids skipped or xfailed in any of the runs."""
-    return sorted({i for r in runs if r.report is not None for i, t in r.report.tests.items() if t.outcome in DODGED})
+    return sorted({i for r in runs if r.report is not None for i, t in r.report.tests.items() if t.outcome in junit.DODGED})
 
 
 def skips_against_base(runs: Sequence[SuiteRun], base_own: Mapping[str, str]) -> CheckResult | None:

@@ -89,6 +89,7 @@ class _Gate:
         self.opened: Workspace | None = None  # the install's workspace until _install returns
         self.account: dict[str, float] = {}  # the backend account's credit, where it has one
         self.base_task: asyncio.Task[baseline.BaseRun] | None = None  # base's suite, baseline = true
+        self.asked_base: asyncio.Task[baseline.BaseRun] | None = None  # base's suite, asked for by a check
         self.baseline = BaselineInfo(requested=plan.profile.baseline)
         self.gate_folder = f".site-{secrets.token_hex(6)}"  # the gate's files in a run's tree: no name head knows
 
@@ -130,15 +131,15 @@ class _Gate:
     async def _close(self, workspace: Workspace | None) -> None:
         """Close what the run opened; base's own run is stopped meanwhile
         (its own finally closes base's workspace)."""
-        base_task = self.base_task if self.base_task is not None and not self.base_task.done() else None
-        if base_task is not None:
-            base_task.cancel()
+        running = [t for t in (self.base_task, self.asked_base) if t is not None and not t.done()]
+        for task in running:
+            task.cancel()
         try:  # opened: cancelled mid-install
             await close_all([w for w in (workspace, self.opened) if w is not None])
         finally:
-            if base_task is not None:
+            for task in running:
                 with contextlib.suppress(asyncio.CancelledError, BackendError, OSError):
-                    await base_task
+                    await task
 
     # --- checks ---------------------------------------------------------
 
@@ -397,11 +398,21 @@ class _Gate:
         baseline (a supervisor pays once per base)."""
         self.emit(CheckProgress(CheckId.NO_NEW_SKIPS, "tests were skipped at head; asking base's own suite "
                                                       "whether they passed there"))
-        found = await (self.base_task or self._base_run())
+        found = await self._base_own()
         if not found.usable:
             self.emit(CheckProgress(CheckId.NO_NEW_SKIPS, f"base's own suite not known: {found.problem}"))
             return skips
         return judge.skips_against_base(runs, found.outcomes) or skips
+
+    def _base_own(self) -> asyncio.Task[baseline.BaseRun]:
+        """Base's own suite on base's own code, run at most once a gate: the
+        baseline's task when one was asked for, else one made on first need
+        (the skips check and the refused-runner check may both ask)."""
+        if self.base_task is not None:
+            return self.base_task
+        if self.asked_base is None:
+            self.asked_base = asyncio.create_task(self._base_run())
+        return self.asked_base
 
     async def _refused_at_base(self) -> str:
         """Every run at head ended before the runner started: does base's own
@@ -409,7 +420,7 @@ class _Gate:
         does not; "" when it does (then the change is what broke it)."""
         self.emit(CheckProgress(CheckId.RUNS, "the runner would not start; trying base's own suite, to tell whose "
                                               "it is"))
-        found = await (self.base_task or self._base_run())  # never kept as a baseline not asked for
+        found = await self._base_own()  # never kept as a baseline not asked for
         if not found.refused:
             return ""
         profile = self.plan.profile
