@@ -59,8 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_lab_parser(sub)
     add_verify_parser(sub)
-    samples = sub.add_parser("samples", help="write every sample as a real git repo")
-    samples.add_argument("dir", type=Path)
+    samples = sub.add_parser("samples", help="write every sample as a real git repo (and its hidden tests into "
+                                             "the state directory, where `check` reads them)")
+    samples.add_argument("dir", type=Path, help="a new or empty folder for the repos")
+    samples.add_argument("--state-dir", type=Path, metavar="DIR", help="where the hidden tests go (default: "
+                         "$XDG_STATE_HOME/gatetui); pass the same to `check`")
     demo = sub.add_parser("demo", help="the samples replayed live into the TUI (plain text without a terminal)")
     demo.add_argument("dir", type=Path, nargs="?", default=Path("demo"))
     demo.add_argument("--interval", type=_seconds, default=4.0, metavar="S",
@@ -186,13 +189,14 @@ async def gate_once(request: GateRequest, backend: Backend, progress: TextIO,
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from gatetui.state_inputs import StateCache, hidden_tests
+    from gatetui.state_inputs import StateCache, hidden_folder, hidden_tests
 
     try:
         hidden = hidden_tests(args.state_dir, args.repo)
     except (OSError, ValueError) as err:
         raise BadInput(f"cannot read the hidden tests in the state directory: {err}") from None
     request = GateRequest(args.repo, args.base, args.head, args.timeout, hidden=hidden,
+                          hidden_from=str(hidden_folder(args.state_dir, args.repo)),
                           baseline_cache=StateCache(args.state_dir, args.repo))
     backend = make_backend(args.backend, max_sandboxes=args.max_sandboxes)
     started, finished = asyncio.run(gate_once(request, backend, sys.stderr, args.verbose))
@@ -207,6 +211,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_samples(args: argparse.Namespace) -> int:
     from gatetui.samples import SampleError, write_all
+    from gatetui.store import Store
 
     try:
         written = write_all(args.dir)
@@ -214,6 +219,13 @@ def cmd_samples(args: argparse.Namespace) -> int:
         raise BadInput(str(err)) from None
     for scenario, path in written:
         print(f"{path}  main = base, agent/{scenario.name} = head  ({scenario.title})")
+    hidden = [(scenario, path) for scenario, path in written if scenario.hidden_tests()]
+    if hidden:
+        store = Store.open(args.state_dir)
+        for scenario, path in hidden:
+            for rel, data in scenario.hidden_tests().items():
+                store.write_atomic(store.hidden_dir(path).relative_to(store.root) / rel, data)
+            print(f"hidden tests of {scenario.name}: {store.hidden_dir(path)}")
     return ExitCode.PASS
 
 

@@ -27,9 +27,14 @@ def repo_state(state_dir: Path | None, repo: Path) -> Path:
     return (state_dir or default_state_dir()).absolute() / "repos" / repo_key(repo)
 
 
+def hidden_folder(state_dir: Path | None, repo: Path) -> Path:
+    """Where the repo's hidden tests live (Store.hidden_dir, without opening a store)."""
+    return repo_state(state_dir, repo) / "hidden"
+
+
 def hidden_tests(state_dir: Path | None, repo: Path) -> dict[str, bytes]:
     """Every file of the repo's hidden folder, by path relative to it."""
-    return read_hidden(repo_state(state_dir, repo) / "hidden")
+    return read_hidden(hidden_folder(state_dir, repo))
 
 
 class StateCache:

@@ -415,6 +415,7 @@ class Supervisor:
                 request = GateRequest(
                     source or self.repo, base, run.head, self.timeout, run_id=run.run_id,
                     hidden=await asyncio.to_thread(hidden_tests, self.store.root, self.repo),
+                    hidden_from=str(self.store.hidden_dir(self.repo)),
                     baseline_cache=StateCache(self.store.root, self.repo, self.store))
                 plan = await asyncio.to_thread(make_plan, request)
                 async for event in run_gate(plan, backend):  # type: ignore[arg-type]

@@ -70,12 +70,13 @@ def read_hidden(folder: Path) -> dict[str, bytes]:
 
 
 def select_hidden(given: Mapping[str, bytes] | None, folder: str,
-                  is_test_file: Callable[[str], bool]) -> tuple[HiddenTests | None, str]:
+                  is_test_file: Callable[[str], bool], source: str = "") -> tuple[HiddenTests | None, str]:
     """The files under the configured folder, or why there are none.
 
     `given` holds the repository's whole hidden directory (None: the caller
     passed nothing); `folder` is the `hidden` setting, a folder inside it
-    ("." for all of it)."""
+    ("." for all of it); `source` is where the caller read them (the full
+    path a person must fill, when empty)."""
     where = f"hidden = {folder!r} is configured, but"
     if given is None:
         return None, f"{where} no hidden tests were passed to the gate (run it with --state-dir)"
@@ -83,8 +84,12 @@ def select_hidden(given: Mapping[str, bytes] | None, folder: str,
     files = {path[len(prefix):]: data for path, data in sorted(given.items()) if path.startswith(prefix)}
     tests = tuple(p for p in files if is_test_file(p) and not p.endswith("conftest.py"))
     if not tests:
-        return None, (f"{where} the state directory holds no hidden test file under "
-                      f"hidden/{prefix or ''}: add the tests there or remove the setting")
+        if not source:
+            return None, (f"{where} the state directory holds no hidden test file under "
+                          f"hidden/{prefix or ''}: add the tests there or remove the setting")
+        full = f"{source.rstrip('/')}/{prefix}"
+        return None, (f"{where} no hidden test file is in {full}: add the tests there "
+                      f"(mkdir -p {shlex.quote(full)}) or remove the setting")
     digest = hashlib.sha256()
     for path, data in files.items():
         digest.update(f"{path}\0{len(data)}\0".encode() + data)

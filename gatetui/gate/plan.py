@@ -41,6 +41,7 @@ class GateRequest:
     # the repo's hidden folder (Store.hidden_dir; paths relative to it, the
     # `hidden` setting picks a folder inside), and the cache of base's runs.
     hidden: Mapping[str, bytes] | None = field(default=None, compare=False, repr=False)
+    hidden_from: str = ""  # the folder they were read from, named when it holds none
     baseline_cache: BaselineCache | None = field(default=None, compare=False, repr=False)
     random_seed: int | None = None  # replay a random-order run; None: drawn per run
 
@@ -102,7 +103,7 @@ def make_plan(request: GateRequest) -> Plan:
     files, env = old_tests_overlay(base, head, profile)
     modules = importable_packages(head.paths) if profile.import_check and profile.stack == "python" else []
     digests = compute_digests(base, head, profile.sealed, profile.rules)
-    hidden, problem = (select_hidden(request.hidden, profile.hidden, profile.is_test_file)
+    hidden, problem = (select_hidden(request.hidden, profile.hidden, profile.is_test_file, request.hidden_from)
                        if profile.hidden is not None else (None, ""))
     seed = None
     if profile.random_order and profile.runner in random_order.RUNNERS:

@@ -1,0 +1,56 @@
+"""What a new user meets first, through the real CLI (issue 19): each test
+here failed before its fix."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gatetui.gate.hidden import select_hidden
+from gatetui.samples import load_scenarios
+
+SCENARIOS = {s.name: s for s in load_scenarios()}
+
+
+def gatetui(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gatetui", *argv], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+
+
+# --- 1. the hidden-test samples work out of the box --------------------------------
+
+
+def test_samples_installs_each_samples_hidden_tests_where_check_reads_them(tmp_path: Path) -> None:
+    done = gatetui("samples", str(tmp_path / "s"), "--state-dir", str(tmp_path / "state"))
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stdout.splitlines() if line.startswith("hidden tests of hidden_special_case: ")]
+    assert len(said) == 1
+    folder = Path(said[0].split(": ", 1)[1])
+    assert folder.is_relative_to(tmp_path / "state")
+    assert {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()} == \
+        SCENARIOS["hidden_special_case"].hidden_tests()
+    assert (tmp_path / "state").stat().st_mode & 0o777 == 0o700
+    # samples without hidden tests get no folder
+    assert sum(line.startswith("hidden tests of ") for line in done.stdout.splitlines()) == 3
+
+
+@pytest.mark.sandbox
+@pytest.mark.install
+def test_check_of_a_hidden_sample_judges_its_hidden_tests_after_samples(tmp_path: Path) -> None:
+    gatetui("samples", str(tmp_path / "s"), "--state-dir", str(tmp_path / "state"))
+    done = gatetui("check", str(tmp_path / "s/hidden_special_case"), "--base", "main", "--head",
+                   "agent/hidden_special_case", "--state-dir", str(tmp_path / "state"), "--json")
+    checks = {c["id"]: (c["status"], c["detail"]) for c in json.loads(done.stdout)["checks"]}
+    assert (done.returncode, checks["hidden"]) == (1, ("fail", "2 of 5 hidden tests failed"))
+
+
+def test_no_hidden_tests_names_the_full_folder_to_fill() -> None:
+    source = "/home/me/.local/state/gatetui/repos/0123456789abcdef/hidden"
+    hidden, problem = select_hidden({}, "leap", lambda p: p.endswith(".py"), source)
+    assert hidden is None
+    assert problem == (f"hidden = 'leap' is configured, but no hidden test file is in {source}/leap/: add the "
+                       f"tests there (mkdir -p {source}/leap/) or remove the setting")
