@@ -13,6 +13,8 @@ with one or more events and closes.
     {"op": "submit", "repo": "/abs/working/copy", "branch": "agent/x", "head": SHA}
       -> {"event": "accepted", "branch", "head", "submit", "cap"}
       -> {"event": "verdict", "verdict", "lines": [...], "submits_used", "cap"}
+       | {"event": "unchanged", "verdict", "head", "lines", "submits_used", "cap"}  (head was judged last:
+         its verdict again, not counted)
        | {"event": "escalated", "message", "submits_used", "cap"}
        | {"event": "error", "code", "message"}
     {"op": "status", "branch": "agent/x"}
@@ -150,6 +152,13 @@ class SubmitServer:
         async with self._locks.setdefault(branch, asyncio.Lock()):
             used = await asyncio.to_thread(sup.store.submits_used, sup.repo, branch)
             await asyncio.to_thread(sup.read_cap)  # base's submit_cap, should base have moved
+            judged = sup.branches[branch].judged if branch in sup.branches else None
+            if judged is not None and judged.head == head and judged.status in VERDICTS:
+                self.log(f"submit on {branch} at {head[:7]}: nothing new since the last submit "
+                         f"({judged.status}); not counted")
+                await send({"event": "unchanged", "verdict": judged.status, "head": head,
+                            "lines": self.lines(judged), "submits_used": used, "cap": self.cap})
+                return
             if used >= self.cap:
                 await self._escalate(branch, head, used, send)
                 return

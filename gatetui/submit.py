@@ -32,6 +32,10 @@ from gatetui.errors import BadInput, ExitCode
 from gatetui.serve import default_socket
 
 DEFAULT_MESSAGE = "gatetui submit"
+# What the agent hears when no supervisor answers: nothing was submitted and a
+# person must act. Not how to start one or to gate without the cap: the person
+# reads that in the README ("Let the agent submit").
+TELL_THE_PERSON = "nothing was submitted or committed; stop and tell the person who supervises your work"
 
 
 @dataclass(frozen=True)
@@ -66,17 +70,54 @@ def current_branch(top: Path) -> str:
         raise BadInput("HEAD is detached: switch to your branch (git switch agent/NAME), then submit") from None
 
 
-def commit_work(top: Path, message: str) -> tuple[str, str, bool]:
+@dataclass(frozen=True)
+class Committed:
+    """What `commit_work` did, and what `undo` needs to take it back: the
+    index and the branch's ref as they were (ref None: an unborn branch)."""
+
+    branch: str
+    head: str
+    committed: bool
+    index_before: bytes | None = None
+    ref_before: bytes | None = None
+
+
+def commit_work(top: Path, message: str) -> Committed:
     """Stage everything (new, changed and deleted files, minus ignored ones)
-    and commit it on the current branch: (branch, head sha, committed)."""
+    and commit it on the current branch."""
     branch = current_branch(top)
+    ref = b"refs/heads/" + branch.encode()
+    with Repo(str(top)) as repo:
+        index = Path(repo.index_path())
+        index_before = index.read_bytes() if index.exists() else None
+        ref_before = repo.refs[ref] if ref in repo.refs else None
     porcelain.add(str(top))
     staged = porcelain.status(str(top), untracked_files="no").staged
     committed = any(staged.values())
     if committed:
         porcelain.commit(str(top), message=(message or DEFAULT_MESSAGE).encode())
     with Repo(str(top)) as repo:
-        return branch, repo.head().decode(), committed
+        return Committed(branch, repo.head().decode(), committed, index_before, ref_before)
+
+
+def undo(top: Path, done: Committed) -> None:
+    """Put the working copy back as `commit_work` found it: a refused submit
+    leaves no commit on the branch and the index as it was (the files on
+    disk were never touched)."""
+    with Repo(str(top)) as repo:
+        ref = b"refs/heads/" + done.branch.encode()
+        if done.committed:
+            if done.ref_before is None:
+                repo.refs.remove_if_equals(ref, done.head.encode())
+            else:
+                repo.refs.set_if_equals(ref, done.head.encode(), done.ref_before)
+        index = Path(repo.index_path())
+        if done.index_before is None:
+            index.unlink(missing_ok=True)
+        else:
+            temp = index.with_name(f"{index.name}.gatetui-undo")
+            temp.write_bytes(done.index_before)
+            os.replace(temp, index)
 
 
 def supervised_candidates(top: Path) -> list[Path]:
@@ -111,17 +152,14 @@ def find_socket(top: Path, given: Path | None = None) -> Path:
     if given is not None:
         if given.exists():
             return given
-        raise NoSupervisor(f"no supervisor is listening on {given}: start one with `gatetui serve REPO "
-                           f"--socket {given}`, or run `gatetui submit --standalone`")
+        raise NoSupervisor(f"no supervisor is listening on {given}: {TELL_THE_PERSON}")
     candidates = supervised_candidates(top)
     for repo in candidates:
         path = default_socket(repo)
         if path.exists():
             return path
     repo = candidates[0]
-    raise NoSupervisor(f"no supervisor is running for {repo}: start one with `gatetui serve {repo}` (or open "
-                       f"`gatetui {repo}`), or pass --socket; `gatetui submit --standalone` gates here without "
-                       "the cap")
+    raise NoSupervisor(f"no supervisor is running for {repo}: {TELL_THE_PERSON}")
 
 
 # --- talking to the supervisor ------------------------------------------------------------
@@ -133,8 +171,7 @@ def ask(path: Path, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
         try:
             conn.connect(str(path))
         except (ConnectionRefusedError, FileNotFoundError):
-            raise NoSupervisor(f"no supervisor answers on {path} (it stopped?): start one with `gatetui serve "
-                               "REPO`, or run `gatetui submit --standalone`") from None
+            raise NoSupervisor(f"no supervisor answers on {path} (it stopped): {TELL_THE_PERSON}") from None
         conn.sendall(json.dumps(request).encode() + b"\n")
         with conn.makefile("rb") as replies:
             for line in replies:
@@ -143,28 +180,58 @@ def ask(path: Path, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 def submit_once(repo: Path, message: str = "", socket_path: Path | None = None,
                 progress: Any = None) -> Outcome:
-    """Commit the work, have the supervisor gate it, and say the verdict."""
+    """Commit the work, have the supervisor gate it, and say the verdict.
+    A submit the supervisor does not take (a branch it does not watch, the
+    cap reached, no answer) takes the commit back."""
     top = working_copy(repo)
     path = find_socket(top, socket_path)
-    branch, head, _ = commit_work(top, message)
-    request = {"op": "submit", "repo": str(top), "branch": branch, "head": head}
-    for reply in ask(path, request):
-        event = reply.get("event")
-        if event == "accepted" and progress is not None:
-            print(f"gatetui: submit {reply['submit']} of {reply['cap']} for {branch} at {head[:7]}: "
-                  "the supervisor is gating it...", file=progress, flush=True)
-        elif event == "verdict":
-            code = ExitCode.PASS if reply["verdict"] == "pass" else ExitCode.FAIL
-            left = reply["cap"] - reply["submits_used"]
-            note = (f"{reply['submits_used']} of {reply['cap']} submits used on {branch}; "
-                    + (f"{left} left" if left > 0 else "the next submit goes to a person"))
-            return Outcome("\n".join([*reply["lines"], f"verdict: {reply['verdict']}"]), int(code), note)
-        elif event == "escalated":
-            return Outcome(str(reply["message"]), int(ExitCode.CAP_REACHED))
-        elif event == "error":
-            return Outcome(f"gatetui: {reply['message']}", int(reply.get("code", ExitCode.GATE_ERROR)))
-    return Outcome("gatetui: the supervisor closed the connection without a verdict: submit again",
-                   int(ExitCode.GATE_ERROR))
+    done = commit_work(top, message)
+    replies = _Replies(done.branch, done.head, progress)
+    try:
+        outcome = replies.hear(ask(path, {"op": "submit", "repo": str(top), "branch": done.branch,
+                                          "head": done.head}))
+    finally:
+        if not replies.accepted:
+            undo(top, done)
+    return outcome
+
+
+@dataclass
+class _Replies:
+    """The supervisor's answers to one submit, read into what the agent hears."""
+
+    branch: str
+    head: str
+    progress: Any
+    accepted: bool = False
+
+    def hear(self, replies: Iterator[dict[str, Any]]) -> Outcome:
+        for reply in replies:
+            event = reply.get("event")
+            if event == "accepted":
+                self.accepted = True
+                if self.progress is not None:
+                    print(f"gatetui: submit {reply['submit']} of {reply['cap']} for {self.branch} at "
+                          f"{self.head[:7]}: the supervisor is gating it...", file=self.progress, flush=True)
+            elif event in ("verdict", "unchanged"):
+                self.accepted = event == "verdict"
+                return self._verdict(reply)
+            elif event == "escalated":
+                return Outcome(str(reply["message"]), int(ExitCode.CAP_REACHED))
+            elif event == "error":
+                return Outcome(f"gatetui: {reply['message']}", int(reply.get("code", ExitCode.GATE_ERROR)))
+        return Outcome("gatetui: the supervisor closed the connection without a verdict: submit again",
+                       int(ExitCode.GATE_ERROR))
+
+    def _verdict(self, reply: dict[str, Any]) -> Outcome:
+        code = ExitCode.PASS if reply["verdict"] == "pass" else ExitCode.FAIL
+        left = reply["cap"] - reply["submits_used"]
+        note = (f"{reply['submits_used']} of {reply['cap']} submits used on {self.branch}; "
+                + (f"{left} left" if left > 0 else "the next submit goes to a person"))
+        if reply["event"] == "unchanged":
+            note = (f"nothing new since your last submit ({reply['head'][:7]}: {reply['verdict']}); "
+                    f"this one was not counted. {note}")
+        return Outcome("\n".join([*reply["lines"], f"verdict: {reply['verdict']}"]), int(code), note)
 
 
 def status_once(repo: Path, socket_path: Path | None = None) -> Outcome:
@@ -208,7 +275,7 @@ def standalone(repo: Path, message: str, base: str | None) -> Outcome:
     from gatetui.repo import GitRepo
 
     top = working_copy(repo)
-    _, head, _ = commit_work(top, message)
+    head = commit_work(top, message).head
     if base is None:
         with GitRepo.open(top) as git:
             try:

@@ -84,5 +84,5 @@ async def test_without_a_supervisor_the_tool_says_so_as_an_error(tmp_path: Path)
         await session.initialize()
         result = await session.call_tool("status", {})
     assert result.is_error is True
-    assert text(result).startswith(f"Error executing tool status: no supervisor is running for {repo}: "
-                                   f"start one with `gatetui serve {repo}`")
+    assert text(result) == (f"Error executing tool status: no supervisor is running for {repo}: nothing was "
+                            "submitted or committed; stop and tell the person who supervises your work")

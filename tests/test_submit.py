@@ -155,6 +155,13 @@ def test_three_cheating_submits_hear_the_failing_checks_and_the_fourth_is_escala
     honest_clone = served.root / "honest"
     assert git(honest_clone, "log", "-1", "--format=%s") == "add sub"  # submit committed the work on the branch
     assert git(honest_clone, "status", "--porcelain") == ""
+    # the same commit again: its verdict again, nothing counted, a line in the supervisor's log
+    again = submit_once(honest_clone)
+    sha = git(honest_clone, "rev-parse", "--short=7", "HEAD")
+    assert again == Outcome(passed.text, 0, f"nothing new since your last submit ({sha}: pass); this one was not "
+                                            "counted. 1 of 3 submits used on agent/honest; 2 left")
+    assert f"submit on agent/honest at {sha}: nothing new since the last submit (pass); not counted" in served.said()
+    assert git(honest_clone, "log", "-1", "--format=%s") == "add sub"
     # the supervised repo was never written: no agent branch
     assert git(served.repo, "branch", "--list").split() == ["*", "main"]
 
@@ -180,10 +187,14 @@ def test_a_commit_with_nothing_new_is_refused_and_not_counted(served: Served, ca
 @pytest.mark.install
 def test_a_branch_outside_the_pattern_is_refused(served: Served, capsys: pytest.CaptureFixture[str]) -> None:
     clone = served.clone("stray", "feature/x")
-    write_tree(clone, {"calc.py": CALC + "# x\n"})
+    write_tree(clone, {"calc.py": CALC + "# x\n", "notes.txt": "new\n"})
+    git(clone, "add", "notes.txt")  # one change staged, one not: the index must come back as it was
+    before = (git(clone, "rev-parse", "HEAD"), git(clone, "status", "--porcelain"))
     code, _, err = submit(clone, capsys)
     assert code == 2
     assert "feature/x is not a supervised branch: work on a branch named like agent/fix-dates" in err
+    assert (git(clone, "rev-parse", "HEAD"), git(clone, "status", "--porcelain")) == before  # nothing committed
+    assert before[1].splitlines() == ["M calc.py", "A  notes.txt"]
 
 
 def test_submit_without_a_supervisor_says_how_to_start_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -194,8 +205,9 @@ def test_submit_without_a_supervisor_says_how_to_start_one(tmp_path: Path, capsy
     write_tree(clone, {"calc.py": BROKEN})
     code, out, err = submit(clone, capsys)
     assert (code, out) == (3, "")
-    assert err == (f"gatetui: no supervisor is running for {repo}: start one with `gatetui serve {repo}` (or open "
-                   f"`gatetui {repo}`), or pass --socket; `gatetui submit --standalone` gates here without the cap\n")
+    assert err == (f"gatetui: no supervisor is running for {repo}: nothing was submitted or committed; stop and "
+                   "tell the person who supervises your work\n")
+    assert "standalone" not in err and "serve" not in err  # the agent is not taught to go around the cap
     assert git(clone, "status", "--porcelain") == "M calc.py"  # nothing committed when no one listens
     code, _, err = submit(clone, capsys, "--socket", str(tmp_path / "none.sock"))
     assert code == 3 and f"no supervisor is listening on {tmp_path / 'none.sock'}" in err
