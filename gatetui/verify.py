@@ -50,14 +50,34 @@ def verify_record(record: Path, state_dir: Path | None) -> tuple[ExitCode, str]:
         return ExitCode.BAD_INPUT, f"gatetui: {record} is not JSON: not a verdict record"
     if not isinstance(data, dict) or not any(k in data for k in (*RECORD_KEYS, "seal")):
         return ExitCode.BAD_INPUT, f"gatetui: {record} is not a verdict record (no run_id, verdict or seal)"
-    folder = state_dir or default_state_dir()
-    if not (folder / "key").is_file():
-        return ExitCode.BAD_INPUT, (f"gatetui: no verdict key in {folder}: pass --state-dir with the "
+    folder, source = key_folder(record, state_dir)
+    if folder is None and state_dir is not None:
+        return ExitCode.BAD_INPUT, (f"gatetui: no verdict key in {state_dir}: pass --state-dir with the "
                                     "supervisor's state directory that wrote the record")
+    if folder is None:
+        return ExitCode.BAD_INPUT, (f"gatetui: no verdict key found for {record}: it is not inside a state "
+                                    f"directory and {default_state_dir()} holds no key; pass --state-dir with the "
+                                    "supervisor's state directory that wrote it")
     store = Store.open(folder)
     if not isinstance(data.get("seal"), str):
         return ExitCode.FAIL, f"altered: {record} has no seal (removed, or never sealed)"
     result = store.verify(record)
     if result.ok:
         return ExitCode.PASS, f"intact: {record}: {result.reason}"
+    if source == "default":  # a key that may never have seen this record: no alarm on a guess
+        return ExitCode.BAD_INPUT, (f"gatetui: cannot tell: {record} does not match the key in {folder}, which "
+                                    "may not be the state directory that wrote it; pass --state-dir with that one")
     return ExitCode.FAIL, f"altered: {record}: {result.reason}"
+
+
+def key_folder(record: Path, given: Path | None) -> tuple[Path | None, str]:
+    """The state directory whose key sealed `record`, and how it was found:
+    "given" (--state-dir), "beside" (the record lies in it, at
+    repos/KEY/runs/ID.json), or "default" (a guess); None when none holds a key."""
+    if given is not None:
+        return (given, "given") if (given / "key").is_file() else (None, "given")
+    parts = record.resolve().parents
+    if len(parts) > 3 and parts[0].name == "runs" and parts[2].name == "repos" and (parts[3] / "key").is_file():
+        return parts[3], "beside"
+    default = default_state_dir()
+    return (default, "default") if (default / "key").is_file() else (None, "default")

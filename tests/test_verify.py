@@ -76,3 +76,47 @@ def test_a_state_dir_without_the_key_is_bad_input_and_left_as_it_was(
     assert (code, other.exists()) == (2, False)
     assert err == (f"gatetui: no verdict key in {other}: pass --state-dir with the supervisor's "
                    "state directory that wrote the record\n")
+
+
+def test_without_state_dir_the_key_beside_the_record_is_used(
+        stored: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record lies in its state directory (repos/KEY/runs/ID.json): its
+    key is found there, even when the default state directory has another."""
+    _, path = stored
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    Store.open(tmp_path / "xdg" / "gatetui").save_run(tmp_path / "other", dict(RECORD))  # makes another key
+    code, out, _ = verify([str(path)], capsys)
+    assert (code, out.startswith(f"intact: {path}: ")) == (0, True)
+
+
+def test_a_record_away_from_its_state_dir_is_never_a_false_alarm(
+        stored: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copied elsewhere, checked with the default state directory's key,
+    which never sealed it: the gate cannot tell, and says which option helps."""
+    state, path = stored
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(path.read_bytes())
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    Store.open(tmp_path / "xdg" / "gatetui").save_run(tmp_path / "other", dict(RECORD))
+    code, _, err = verify([str(copy)], capsys)
+    assert code == 2
+    assert err == (f"gatetui: cannot tell: {copy} does not match the key in {tmp_path / 'xdg' / 'gatetui'}, which "
+                   "may not be the state directory that wrote it; pass --state-dir with that one\n")
+    assert verify([str(copy), "--state-dir", str(state)], capsys)[0] == 0
+
+
+def test_no_key_anywhere_says_which_option_to_pass(
+        stored: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _, path = stored
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(path.read_bytes())
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "empty"))
+    code, _, err = verify([str(copy)], capsys)
+    assert code == 2
+    assert err == (f"gatetui: no verdict key found for {copy}: it is not inside a state directory and "
+                   f"{tmp_path / 'empty' / 'gatetui'} holds no key; pass --state-dir with the supervisor's state "
+                   "directory that wrote it\n")
+    assert not (tmp_path / "empty").exists()
