@@ -98,6 +98,7 @@ class Run:
     review: str = ""  # accepted / rejected, once a person decided
     logs: dict[CheckId, LogBuffer] = field(default_factory=dict)
     record: dict[str, Any] | None = None
+    stopped: bool = False  # ended without a verdict (an error before one, a cancel)
 
     @property
     def in_progress(self) -> bool:
@@ -130,6 +131,32 @@ class Run:
                 self.status, self.cost, self.digests = event.verdict.value, event.cost, event.digests
                 self.seconds, self.finished_at = event.seconds, now
 
+    def stop(self, status: str, message: str, now: float) -> None:
+        """The run ended without a verdict. After an error no check is left
+        waiting or running: each says it was not judged, and why. After a
+        cancel the rows keep where they were (what the diff checks had said
+        so far), and every unfinished one reads `cancelled`."""
+        self.status, self.message, self.stopped = status, message or self.message, True
+        self.finished_at = self.finished_at or now
+        self.seconds = self.seconds if self.seconds is not None else max(0.0, now - (self.started_at or now))
+        if status == "cancelled":
+            return
+        for row in self.checks.values():
+            if not row.status.final:
+                row.status, row.detail = Status.ERROR, f"not judged: the gate stopped ({self.message})"
+
+    def stopped_record(self, repo: str) -> dict[str, Any]:
+        """What the store keeps of a run that ended without a verdict: it is
+        shown after a restart like any other."""
+        return {"run_id": self.run_id, "repo": repo, "branch": self.branch, "verdict": self.status,
+                "stopped": True, "message": self.message, "base": self.base, "head": self.head, "backend": self.backend,
+                "checks": [{"id": r.check.value, "title": r.check.title, "ok": r.status in (Status.PASS, Status.SKIPPED),
+                            "status": r.status.value, "detail": r.detail, "seconds": r.seconds}
+                           for r in self.checks.values()],
+                "digests": self.digests.to_json() if self.digests is not None else {},
+                "cost": self.cost.to_json(), "notes": list(self.notes), "seconds": self.seconds,
+                "finished_at": self.finished_at}
+
     def results(self) -> list[CheckResult]:
         return [CheckResult(r.check, r.status, r.detail, r.seconds or 0.0) for r in self.checks.values()
                 if r.status.final]
@@ -146,7 +173,8 @@ class Run:
                   base=str(record.get("base", "")), backend=str(record.get("backend", "")),
                   finished_at=record.get("finished_at"), seconds=record.get("seconds"),
                   notes=tuple(record.get("notes", ())), seal=str(record.get("seal", "")),
-                  review=str((record.get("review") or {}).get("decision", "")), record=record)
+                  review=str((record.get("review") or {}).get("decision", "")), record=record,
+                  message=str(record.get("message", "")), stopped=record.get("stopped") is True)
         run.started_at = (run.finished_at or 0.0) - (run.seconds or 0.0)
         for item in record.get("checks", []):
             with contextlib.suppress(ValueError, KeyError):

@@ -205,7 +205,8 @@ class Supervisor:
             branch.escalated = name in escalated
         self._emit(BranchesChanged())
         for branch in self.branches.values():
-            if not branch.at_base and not any(r.head == branch.head for r in branch.runs):
+            if not branch.at_base and not any(r.head == branch.head and not r.stopped  # kept, not a verdict
+                                              for r in branch.runs):
                 self.gate(branch.name)
         self._watching = self._launch("watch", self._watch(heads))
 
@@ -438,11 +439,22 @@ class Supervisor:
         finally:
             await backend.close_all()  # waits for every close, cancelled or not
             recorder.close_logs()
+            if recorder.record is None and run.status in ("error", "cancelled"):  # no verdict: kept too,
+                self._keep_stopped(run)  # every run is shown after a restart
             if self._handles.get(run.run_id) is not None and not run.in_progress:
                 self._handles.pop(run.run_id, None)
             self._active.discard(run.run_id)
             self._emit(RunUpdated(run.branch, run.run_id))
             self._emit(BranchesChanged())
+
+    def _keep_stopped(self, run: Run) -> None:
+        """A run that ended without a verdict: its rows say why, and its
+        record is kept (unsealed verdicts are never read as ones)."""
+        run.stop(run.status, run.message, self.clock())
+        try:
+            self.store.save_run(self.repo, run.stopped_record(str(self.repo)))
+        except OSError as err:
+            self._emit(RunFailed(run.branch, run.run_id, f"could not keep the run's record: {err}"))
 
     def apply(self, run: Run, event: GateEvent) -> None:
         """Fold a gate event into `run` and tell the listeners (live runs

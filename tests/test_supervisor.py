@@ -177,7 +177,8 @@ async def test_a_newer_head_cancels_the_run_in_progress(make_repo: MakeRepo, tmp
     backend.release.set()
     await until(lambda: not new.in_progress)
     await sup.stop()
-    assert [r["run_id"] for r in sup.store.runs(repo)] == [new.run_id]
+    kept = {r["run_id"]: (r["verdict"], r.get("stopped", False)) for r in sup.store.runs(repo)}
+    assert kept == {old.run_id: ("cancelled", True), new.run_id: (new.status, False)}  # every run is kept
 
 
 @pytest.mark.asyncio
@@ -287,3 +288,48 @@ def test_a_run_folds_check_results_into_the_verdict_block() -> None:
     run.apply(CheckFinished(CheckResult(CheckId.INSTALL, Status.FAIL, "no module named x", 1.0)), 0.0)
     run.status = "fail"
     assert run.verdict_block() == "FAIL installs from scratch: no module named x\nverdict: fail"
+
+
+@pytest.mark.asyncio
+async def test_an_errored_run_keeps_no_row_waiting_and_is_shown_after_a_restart(
+        make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo(BASE, HEAD)
+    sup, seen = supervisor(repo, FakeBackend(preflight_error="`npm` does not run: install npm"), tmp_path / "state")
+    await sup.start()
+    await until(lambda: any(isinstance(e, RunFailed) for e in seen))
+    await until(lambda: len(sup.store.runs(repo)) == 1)
+    await sup.stop()
+    run = sup.branches["agent/x"].latest
+    assert run is not None and run.status == "error"
+    rows = {c: (r.status, r.detail) for c, r in run.checks.items()}
+    assert rows[CheckId.INSTALL] == (Status.ERROR, "not judged: the gate stopped (`npm` does not run: install npm)")
+    assert all(status.final for status, _ in rows.values())
+    again, _ = supervisor(repo, FakeBackend(released=False), tmp_path / "state")
+    await again.start()  # the errored head is gated again; the errored run is listed under it
+    shown = again.branches["agent/x"].runs
+    await again.stop()
+    assert [(r.run_id, r.status, r.message) for r in shown[:1]] == [
+        (run.run_id, "error", "`npm` does not run: install npm")]
+    assert shown[0].checks[CheckId.INSTALL].status is Status.ERROR
+    assert len(shown) == 2  # and a new run of the same head
+
+
+@pytest.mark.asyncio
+async def test_a_cancelled_run_is_kept_and_its_head_is_gated_again_after_a_restart(
+        make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo(BASE, HEAD)
+    backend = FakeBackend(released=False)
+    sup, _ = supervisor(repo, backend, tmp_path / "state")
+    await sup.start()
+    await until(lambda: backend.opened == 1)
+    await sup.stop()  # quitting cancels the run in progress
+    run = sup.branches["agent/x"].latest
+    assert run is not None and run.status == "cancelled"
+    assert run.checks[CheckId.INSTALL].status is Status.RUNNING  # where the cancel found it: shown `cancelled`
+    assert [(r["run_id"], r["verdict"]) for r in sup.store.runs(repo)] == [(run.run_id, "cancelled")]
+    again, _ = supervisor(repo, FakeBackend(released=False), tmp_path / "state")
+    await again.start()
+    shown = again.branches["agent/x"].runs
+    await again.stop()
+    assert [r.status for r in shown] == ["cancelled", "cancelled"]  # kept, and its head gated again (then quit)
+    assert shown[0].checks[CheckId.INSTALL].status is Status.RUNNING

@@ -4,6 +4,7 @@ the older run, the review screen, history after a restart, the keys."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -201,6 +202,7 @@ async def test_the_submit_after_the_cap_raises_the_escalation_on_screen(tmp_path
         app.supervisor.store.count_submit(app.supervisor.repo, "agent/honest_fix")
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.submit_server.path.exists())
+        before = git(clone, "rev-parse", "HEAD")
         outcome = await asyncio.to_thread(submit_once, clone, "once more")
         await wait_for(pilot, lambda: "ESCALATED" in cell(pilot, "#branches", "agent/honest_fix", "branch"))
         await wait_for(pilot, lambda: len(app._notifications) > 0)  # posted beside the mark, not before it
@@ -211,8 +213,13 @@ async def test_the_submit_after_the_cap_raises_the_escalation_on_screen(tmp_path
         marked_after = cell(pilot, "#branches", "agent/honest_fix", "branch")
         await pilot.press("q")
     assert (outcome.code, outcome.text.startswith("not gated: agent/honest_fix has used its 3 submits")) == (4, True)
-    assert notes == [("a person is asked", f"agent/honest_fix used its 3 submits and submitted again (at "
-                      f"{git(clone, 'rev-parse', 'HEAD')[:7]}): review its last runs and take over")]
+    [(kind, said)] = notes
+    assert kind == "a person is asked"
+    assert re.fullmatch(r"agent/honest_fix used its 3 submits and submitted again \(at [0-9a-f]{7}\): review its "
+                        r"last runs and take over", said)
+    # not gated, so not committed either: the agent's copy is as it was, its work still in the files
+    assert git(clone, "rev-parse", "HEAD") == before
+    assert git(clone, "status", "--porcelain") == "?? NOTES.md"
     assert title.endswith("\nESCALATED: the agent used its submits; review its runs, then g gives its submits back")
     assert marked_after == "agent/honest_fix"
     assert app.supervisor.submits_used("agent/honest_fix") == 0
