@@ -9,11 +9,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import difflib
 import functools
+import importlib.metadata
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from gatetui.backends.base import Backend
 from gatetui.backends.runtime_admission import CAP_VARIABLE
@@ -34,15 +37,41 @@ VERDICT_EXIT = {
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error as bad input (exit 2), one line."""
+    """argparse that reports a usage error as bad input (exit 2), one line,
+    and names an option it does not know before any it misses: `check
+    --bogus` is about --bogus, not about --base and --head."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise BadInput(f"{message} (see `gatetui {self.prog.split()[-1]} --help`)")
+        command = self.prog.split()[-1]
+        raise BadInput(f"{message} (see `gatetui{'' if command == 'gatetui' else ' ' + command} --help`)")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        words = list(sys.argv[1:] if args is None else args)
+        if self._subparsers is None:  # a command's own parser: every option in `words` is its
+            for word in words:
+                if word == "--":
+                    break
+                if word.startswith("-") and not re.match(r"^-\d", word) and not self._knows(word):
+                    self.error(f"unknown option {word.split('=', 1)[0]}")
+        return super().parse_known_args(words, namespace)
+
+    def _knows(self, word: str) -> bool:
+        name = word.split("=", 1)[0]
+        if name in self._option_string_actions:
+            return True
+        if name.startswith("--"):  # argparse takes an unambiguous prefix
+            return any(o.startswith(name) for o in self._option_string_actions if o.startswith("--"))
+        return len(name) > 2 and name[:2] in self._option_string_actions  # -vv, -m"text"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="gatetui", description="Judge agent-written code on a machine the agent never touched.")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    parser = _Parser(prog="gatetui", usage="gatetui [REPO] [--base REF] [--branch PATTERN] ...  (the TUI)\n"
+                     "       gatetui COMMAND ...", description="Judge agent-written code on a machine the "
+                     "agent never touched. With no command, `gatetui [REPO]` opens the TUI: it watches the "
+                     "repository's agent branches and gates every new commit, live (its options: "
+                     "`gatetui REPO --help`).")
+    parser.add_argument("--version", action="version", version=f"gatetui {_version()}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     check = sub.add_parser("check", help="gate one change headless (for CI and scripts)")
     check.add_argument("repo", type=Path, nargs="?", default=Path("."), help="the repository (default: here)")
     check.add_argument("--base", required=True, help="the ref the agent started from")
@@ -102,7 +131,9 @@ def _add_submit_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignor
 def build_tui_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gatetui", description="Watch the agent's branches and gate every new commit, live "
                      "(subcommands: check, submit, serve, mcp, samples, demo; see `gatetui COMMAND --help`).")
-    parser.add_argument("repo", type=Path, nargs="?", default=Path("."))
+    parser.add_argument("repo", type=Path, nargs="?", default=Path("."), help="the repository to watch "
+                        "(default: here)")
+    parser.add_argument("--version", action="version", version=f"gatetui {_version()}")
     parser.add_argument("--base", default="main", help="the ref the agent started from (default main)")
     parser.add_argument("--branch", default="agent/*", metavar="PATTERN", help="branches to watch (default agent/*)")
     _add_backend_args(parser)
@@ -256,7 +287,26 @@ def _tui_backends(name: str, max_sandboxes: int | None = None) -> Backend:
 
 
 def _wants_tui(argv: list[str]) -> bool:
-    return not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help"))
+    """No command: the TUI, on REPO. A first word that is no command and no
+    folder is a mistyped command, not a repository."""
+    if not argv:
+        return True
+    first = argv[0]
+    if first in COMMANDS or first in ("-h", "--help", "--version"):
+        return False
+    if not first.startswith("-") and "/" not in first and first != "." and not Path(first).exists():
+        near = difflib.get_close_matches(first, COMMANDS, n=1)
+        hint = f"did you mean `gatetui {near[0]}`? " if near else ""
+        raise BadInput(f"unknown command {first!r} ({hint}commands: {', '.join(COMMANDS)}); to watch a "
+                       "repository, pass its folder: `gatetui PATH`")
+    return True
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("gatetui")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def cmd_lab(args: argparse.Namespace) -> int:

@@ -12,6 +12,8 @@ commit, which `GitRepo.resolve` reads.
 
 from __future__ import annotations
 
+import difflib
+
 import os
 import re
 from collections.abc import Iterator
@@ -89,12 +91,19 @@ def resolve_name(repo: Repo, name: str, ref: str, repo_path: Path) -> str:
         found = _resolve_short(store, name.lower(), ref, repo_path)
         if found is not None:
             return found
-    hint = ""
-    if not repo.refs.as_dict(b"refs/heads/") and name == "HEAD":
-        hint = " (the repository has no commits yet)"
-    elif is_hex and len(name) < _MIN_SHORT_SHA:
+    branches = sorted(os.fsdecode(bytes(b)) for b in repo.refs.as_dict(b"refs/heads/"))
+    if is_hex and len(name) < _MIN_SHORT_SHA:
         hint = f" (a short sha needs at least {_MIN_SHORT_SHA} characters)"
+    elif not branches:
+        hint = " (the repository has no commits yet: commit first)"
+    else:
+        near = difflib.get_close_matches(name, branches, n=1)
+        shown = ", ".join(branches[:_SHOWN]) + (f" and {len(branches) - _SHOWN} more" if len(branches) > _SHOWN else "")
+        hint = f" ({f'did you mean {near[0]}? ' if near else ''}branches: {shown})"
     raise _unknown(ref, repo_path, hint)
+
+
+_SHOWN = 8  # branches named in an unknown-ref error
 
 
 def _unknown(ref: object, repo_path: Path, hint: str = "") -> RepoError:

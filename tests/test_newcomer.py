@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gatetui.cli import main
 from gatetui.gate.hidden import select_hidden
 from gatetui.samples import load_scenarios
 
@@ -54,3 +55,50 @@ def test_no_hidden_tests_names_the_full_folder_to_fill() -> None:
     assert hidden is None
     assert problem == (f"hidden = 'leap' is configured, but no hidden test file is in {source}/leap/: add the "
                        f"tests there (mkdir -p {source}/leap/) or remove the setting")
+
+
+# --- 10. help ------------------------------------------------------------------------
+
+
+def test_help_names_the_tui_and_version_answers() -> None:
+    helped = gatetui("--help")
+    assert helped.returncode == 0
+    assert helped.stdout.startswith("usage: gatetui [REPO] [--base REF] [--branch PATTERN] ...  (the TUI)\n"
+                                    "       gatetui COMMAND ...\n")
+    assert "`gatetui [REPO]` opens the TUI" in " ".join(helped.stdout.split())
+    version = gatetui("--version")
+    assert (version.returncode, version.stdout) == (0, "gatetui 0.1.0\n")
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["frob"], "gatetui: unknown command 'frob' (commands: check, samples, demo, lab, verify, submit, serve, mcp); "
+               "to watch a repository, pass its folder: `gatetui PATH`\n"),
+    (["chek"], "gatetui: unknown command 'chek' (did you mean `gatetui check`? commands: check, samples, demo, lab, "
+               "verify, submit, serve, mcp); to watch a repository, pass its folder: `gatetui PATH`\n"),
+    (["check", "--bogus"], "gatetui: unknown option --bogus (see `gatetui check --help`)\n"),
+    (["check", "--base", "main", "--head", "x", "--bogus=1"],
+     "gatetui: unknown option --bogus (see `gatetui check --help`)\n"),
+])
+def test_a_mistyped_command_or_option_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str], argv: list[str], said: str) -> None:
+    monkeypatch.chdir(tmp_path)  # in this process: nothing gates, so the test tiers see no gate start
+    code = main(argv)
+    assert (code, *capsys.readouterr()) == (2, "", said)
+
+
+def test_an_unknown_ref_names_the_branches_that_exist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.conftest import git
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    code = main(["check", str(repo), "--base", "main", "--head", "agent/x"])
+    assert (code, capsys.readouterr().err) == (2, f"gatetui: unknown ref 'main' in {repo}: no branch, tag or commit "
+                                                  "by that name (the repository has no commits yet: commit first)\n")
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a")
+    git(repo, "branch", "agent/fix")
+    main(["check", str(repo), "--base", "main", "--head", "agent/fx"])
+    assert capsys.readouterr().err == (f"gatetui: unknown ref 'agent/fx' in {repo}: no branch, tag or commit by that "
+                                       "name (did you mean agent/fix? branches: agent/fix, main)\n")

@@ -285,9 +285,13 @@ def test_resolve_unknown_and_non_commit(sample: tuple[GitRepo, dict[str, str]]) 
         assert str(err.value).startswith(f"unknown ref {bad!r} in {repo.path}: "), bad
     with pytest.raises(RepoError) as err:
         repo.resolve("nope")
-    assert str(err.value) == (
-        f"unknown ref 'nope' in {repo.path}: no branch, tag or commit by that name"
+    assert str(err.value) == (  # the branches that do exist are named
+        f"unknown ref 'nope' in {repo.path}: no branch, tag or commit by that name "
+        "(branches: agent/fix, agent/other, main)"
     )
+    with pytest.raises(RepoError) as err:
+        repo.resolve("agent/fixx")
+    assert str(err.value).endswith("(did you mean agent/fix? branches: agent/fix, agent/other, main)")
     with pytest.raises(RepoError) as err:
         repo.resolve("HEAD~9")
     assert str(err.value) == (
@@ -412,7 +416,7 @@ def test_empty_repository(tmp_path: Path) -> None:
             repo.resolve("HEAD")
         assert str(err.value) == (
             f"unknown ref 'HEAD' in {repo.path}: no branch, tag or commit by that name "
-            "(the repository has no commits yet)"
+            "(the repository has no commits yet: commit first)"
         )
         assert repo.branches() == {}
 

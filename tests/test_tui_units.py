@@ -68,3 +68,18 @@ def test_the_review_heading_names_failing_tests_and_findings_not_the_sealed_list
         "finding: library code reaches into the test runner: import _pytest (calc.py:1)",
         "failing base test: tests/test_calc.py::test_add fails under base's tests"]
     assert reasons_of("something else") == ["failing base test: something else"]
+
+
+def test_every_bound_key_is_in_the_help_dialog() -> None:
+    """A key the app answers to, on any screen, is listed under `?`."""
+    from gatetui.tui.app import GatetuiApp
+    from gatetui.tui.screens.dialogs import KEYS
+    from gatetui.tui.screens.main import MainScreen
+    from gatetui.tui.screens.review import ReviewScreen
+
+    listed = {part.strip() for key, _ in KEYS for part in key.split("/")}
+    names = {"question_mark": "?"}
+    bound = {names.get(k, k) for cls in (GatetuiApp, MainScreen, ReviewScreen)
+             for b in cls.BINDINGS for k in b.key.split(",")}  # type: ignore[union-attr]
+    assert bound - listed == set()
+    assert {"tab", "escape", "g", "a", "x"} <= listed

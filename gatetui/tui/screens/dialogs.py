@@ -16,7 +16,11 @@ KEYS = (
     ("y", "copy the verdict block (one line per check) to the clipboard"),
     ("enter", "on a run in the runs list: show that run (history included)"),
     ("l", "rules lab: gate every scenario under the rules, the matrix filling in live (r re-runs)"),
+    ("g", "after an escalation: give the selected branch its submits back"),
+    ("a / x", "in the review: accept / reject the run (kept, sealed, with the verdict record)"),
     ("up/down", "pick a branch, or a check to see its output"),
+    ("tab", "move between the panes (shift+tab: back)"),
+    ("escape", "close this help, a dialog or the review"),
     ("?", "this help"),
     ("q", "quit (runs in progress are cancelled and cleaned up)"),
 )
