@@ -220,9 +220,12 @@ async def gate_once(request: GateRequest, backend: Backend, progress: TextIO,
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from gatetui.state_inputs import StateCache, hidden_folder, hidden_tests
+    from gatetui.state_inputs import StateCache, hidden_folder, hidden_tests, private_state
 
     try:
+        opened = private_state(args.state_dir)
+        if opened:
+            print(f"gatetui: {opened}", file=sys.stderr)
         hidden = hidden_tests(args.state_dir, args.repo)
     except (OSError, ValueError) as err:
         raise BadInput(f"cannot read the hidden tests in the state directory: {err}") from None

@@ -14,6 +14,8 @@ and profile).
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,23 @@ def hidden_folder(state_dir: Path | None, repo: Path) -> Path:
 def hidden_tests(state_dir: Path | None, repo: Path) -> dict[str, bytes]:
     """Every file of the repo's hidden folder, by path relative to it."""
     return read_hidden(hidden_folder(state_dir, repo))
+
+
+def private_state(state_dir: Path | None) -> str:
+    """Make an existing state directory private again (as Store.open does)
+    and say so: hidden tests in a folder others could read may have been
+    read. "" when it was private, or is not there, or is not ours to fix."""
+    root = (state_dir or default_state_dir()).absolute()
+    try:
+        info = root.stat()
+    except OSError:
+        return ""
+    mode = stat.S_IMODE(info.st_mode)
+    if not mode & 0o077 or info.st_uid != os.geteuid():
+        return ""
+    root.chmod(0o700)
+    return (f"the state directory {root} was open to others (mode {mode:o}): made it 700; hidden tests kept "
+            "there may have been read, so consider replacing them")
 
 
 class StateCache:

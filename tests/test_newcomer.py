@@ -102,3 +102,22 @@ def test_an_unknown_ref_names_the_branches_that_exist(tmp_path: Path, capsys: py
     main(["check", str(repo), "--base", "main", "--head", "agent/fx"])
     assert capsys.readouterr().err == (f"gatetui: unknown ref 'agent/fx' in {repo}: no branch, tag or commit by that "
                                        "name (did you mean agent/fix? branches: agent/fix, main)\n")
+
+
+def test_a_state_directory_open_to_others_is_made_private_and_said(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.conftest import git
+
+    state = tmp_path / "state"
+    (state / "repos").mkdir(parents=True)
+    state.chmod(0o755)
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    main(["check", str(repo), "--base", "main", "--head", "x", "--state-dir", str(state)])
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first == (f"gatetui: the state directory {state} was open to others (mode 755): made it 700; hidden tests "
+                     "kept there may have been read, so consider replacing them")
+    assert state.stat().st_mode & 0o777 == 0o700
+    main(["check", str(repo), "--base", "main", "--head", "x", "--state-dir", str(state)])
+    assert "open to others" not in capsys.readouterr().err  # said once: it is private now
