@@ -23,16 +23,33 @@ class Progress:
         self.out = out
         self.verbose = verbose
         self.t0 = time.monotonic()
+        self.partial: dict[str, str] = {}  # per stream: output read since its last newline
 
     def __call__(self, event: GateEvent) -> None:
         if isinstance(event, OutputChunk):
             if self.verbose:
-                for text in event.text.splitlines():
-                    print(f"  {event.stream} | {text}", file=self.out, flush=True)
+                self._output(event.stream, event.text)
             return
+        if isinstance(event, RunFinished):
+            self.flush()
         line = self.line(event)
         if line:
             print(f"[{time.monotonic() - self.t0:6.1f}s] {line}", file=self.out, flush=True)
+
+    def _output(self, stream: str, text: str) -> None:
+        """Whole lines only: pytest's progress line (one dot per test) comes
+        in many reads, and each read on a line of its own was unreadable."""
+        *lines, rest = (self.partial.pop(stream, "") + text).split("\n")
+        if rest:
+            self.partial[stream] = rest
+        for line in lines:
+            print(f"  {stream} | {line}", file=self.out, flush=True)
+
+    def flush(self) -> None:
+        """What is left of each stream without its newline."""
+        for stream, rest in self.partial.items():
+            print(f"  {stream} | {rest}", file=self.out, flush=True)
+        self.partial.clear()
 
     @staticmethod
     def line(event: GateEvent) -> str:

@@ -198,3 +198,21 @@ def test_verbose_progress_shows_each_streams_output() -> None:
     Progress(loud, verbose=True)(chunk)
     assert quiet.getvalue() == ""
     assert loud.getvalue() == "  run 2 | collected 3 items\n  run 2 | FAILED t.py::a\n"
+
+
+def test_verbose_progress_joins_a_line_read_in_pieces_per_stream() -> None:
+    """pytest's progress line comes a dot at a time; two streams interleave."""
+    import io
+
+    from gatetui.gate.checks import CheckId
+    from gatetui.gate.events import OutputChunk
+    from gatetui.render import Progress
+
+    out = io.StringIO()
+    progress = Progress(out, verbose=True)
+    for stream, text in (("run 1", "tests/test_a.py "), ("run 2", "tests/test_a.py ."), ("run 1", "."),
+                         ("run 1", ".F"), ("run 2", ".\n"), ("run 1", "   [100%]\nsummary"), ("run 1", " line")):
+        progress(OutputChunk(CheckId.RUNS, stream, text))
+    assert out.getvalue() == "  run 2 | tests/test_a.py ..\n  run 1 | tests/test_a.py ..F   [100%]\n"
+    progress.flush()
+    assert out.getvalue().endswith("  run 1 | summary line\n")
