@@ -52,6 +52,15 @@ def test_sample_verdict_matches_scenario(gated: dict[str, list[GateEvent]], name
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_each_check_starts_and_finishes_once(gated: dict[str, list[GateEvent]], name: str) -> None:
+    """A consumer folds events into rows: a check finished twice (odd_name's
+    diff failure, said again when the install failed) is two answers."""
+    finished_ids = [e.result.id for e in gated[name] if isinstance(e, CheckFinished)]
+    started_ids = [e.check for e in gated[name] if isinstance(e, CheckStarted)]
+    assert sorted(finished_ids) == sorted(started_ids) == sorted(CheckId)
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_diff_checks_answer_before_the_install_starts(gated: dict[str, list[GateEvent]], name: str) -> None:
     events = gated[name]
     assert isinstance(events[0], RunStarted)

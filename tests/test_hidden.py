@@ -16,6 +16,7 @@ from gatetui.gate.hidden import HiddenTests, judge_hidden, read_hidden, select_h
 from gatetui.gate.judge import SuiteRun
 from gatetui.gate.junit import Outcome, Report, TestResult
 from gatetui.state_inputs import repo_state
+from gatetui.store import repo_key
 from tests.conftest import MakeRepo
 
 OK = CommandResult(exit_code=0, wall_seconds=1.0)
@@ -123,7 +124,8 @@ def test_check_reads_hidden_tests_from_the_state_dir(
     none = check_json(repo, state, capsys)
     hidden_check = {c["id"]: c for c in none["checks"]}["hidden"]  # type: ignore[index,union-attr]
     assert (none["verdict"], hidden_check["status"]) == ("error", "error")
-    assert "holds no hidden test file under hidden/math/" in hidden_check["detail"]
+    folder = f"{state}/repos/{repo_key(repo)}/hidden/math/"  # the full path to fill, and how
+    assert f"no hidden test file is in {folder}: add the tests there (mkdir -p {folder})" in hidden_check["detail"]
     assert not state.exists()  # reading the state directory created nothing
 
     folder = repo_state(state, repo) / "hidden" / "math" / "tests"

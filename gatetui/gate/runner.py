@@ -115,8 +115,10 @@ class _Gate:
                 self.opened = None  # closed below as `workspace`; a failed install's stays `opened`
             if workspace is None:
                 self._not_run((CheckId.RUNS, CheckId.OLD_TESTS, CheckId.HIDDEN), "not run: install failed")
-                self._finish(first_kept or self._pass(CheckId.TESTS_KEPT, "diff only: install failed"))
-                self._finish(first_skips or self._pass(CheckId.NO_NEW_SKIPS, "diff only: install failed"))
+                if first_kept is None:  # a failure from the diff was said already, once
+                    self._finish(self._pass(CheckId.TESTS_KEPT, "diff only: install failed"))
+                if first_skips is None:
+                    self._finish(self._pass(CheckId.NO_NEW_SKIPS, "diff only: install failed"))
             else:
                 await self._suite(workspace, first_kept, first_skips)
         except BackendError as err:
