@@ -121,6 +121,8 @@ class MainScreen(Screen[None]):
             return f"{branch.name} at {short(branch.head)}: {why}{escalated}"
         word = VERDICT_WORD.get(run.status, run.status)
         stale = "  (stale: not the branch tip)" if run.head != branch.head and not run.in_progress else ""
+        if self.run_id is not None:
+            stale += "  (an older run: enter on the newest follows it again)"
         took = f" in {seconds(run.seconds)}" if run.seconds is not None else ""
         review = f", review {run.review}" if run.review else ""
         notes = "".join(f"\nnote: {n}" for n in run.notes[:1])
@@ -166,7 +168,13 @@ class MainScreen(Screen[None]):
 
     @on(DataTable.RowHighlighted, "#branches")
     def branch_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The user moved to a branch. A table rebuilt by the clock (its
+        `when` column) highlights its first row on the way back to the
+        selected one: that row is not where the cursor is, and is ignored
+        (it used to show the branch's newest run again, once a second)."""
         name = None if event.row_key.value is None else str(event.row_key.value)
+        if name != self.query_one(BranchTable).selected_key:
+            return
         if name != self.branch_name:
             self.branch_name, self.run_id = name, None
             self.refresh_run()

@@ -1,0 +1,58 @@
+"""The screen a new user meets (issue 19), driven by Pilot over a sample repo
+with a backend that gates nothing: each test failed before its fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+from gatetui.store import Store
+from gatetui.supervisor import Supervisor
+from gatetui.tui.app import GatetuiApp
+from gatetui.tui.widgets.branches import RunsTable
+from gatetui.watch import RefWatcher
+from tests.conftest import git
+from tests.test_supervisor import FakeBackend
+from tests.test_tui_snapshots import NOW, record
+from tests.test_tui_support import SIZE, sample_at_base, wait_for
+
+pytestmark = pytest.mark.asyncio
+
+
+def two_branches(tmp: Path) -> tuple[Path, Store]:
+    """honest_fix with two kept runs of its head, and a branch sorted before it."""
+    repo, head, base = sample_at_base("honest_fix", tmp / "repo")
+    git(repo, "branch", "-f", "agent/honest_fix", head)
+    git(repo, "branch", "agent/aaa", head)
+    store = Store.open(tmp / "state")
+    for run_id, age, branch in (("older", 900, "agent/honest_fix"), ("newer", 300, "agent/honest_fix"),
+                                ("other", 300, "agent/aaa")):
+        kept = record("honest_fix", head, base, ())
+        store.save_run(repo, {**kept, "run_id": run_id, "branch": branch, "finished_at": NOW - age})
+    return repo, store
+
+
+async def test_an_older_run_stays_on_screen_while_the_clock_ticks(tmp_path: Path) -> None:
+    repo, store = two_branches(tmp_path)
+    now = [NOW]
+    app = GatetuiApp(Supervisor(repo, FakeBackend(released=False), store, clock=lambda: now[0],
+                                watcher=RefWatcher(repo)), clock=lambda: now[0])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.main
+        await wait_for(pilot, lambda: "agent/honest_fix" in app.supervisor.branches)
+        await pilot.press("down")  # from agent/aaa to agent/honest_fix
+        await wait_for(pilot, lambda: screen.branch_name == "agent/honest_fix")
+        screen.query_one(RunsTable).focus()
+        await pilot.press("down", "enter")  # the older run
+        await wait_for(pilot, lambda: screen.run_id == "older")
+        for _ in range(3):  # the `when` columns change: the branch table is rebuilt each time
+            now[0] += 61
+            screen.tick()
+            await pilot.pause()
+        shown = (screen.branch_name, screen.run_id, screen.query_one(RunsTable).selected_key)
+        title = str(screen.query_one("#run-title", Static).render())
+        await pilot.press("q")
+    assert shown == ("agent/honest_fix", "older", "older")
+    assert "(an older run: enter on the newest follows it again)" in title
