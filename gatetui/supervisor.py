@@ -39,7 +39,7 @@ import fnmatch
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -203,12 +203,27 @@ class Supervisor:
             branch = self.branches[name] = Branch(name, sha, sha in at_base)
             branch.runs = [Run.from_record(r) for r in records if r.get("branch") == name]
             branch.escalated = name in escalated
+        for name, runs in self._submitted_only(records, heads).items():
+            branch = self.branches[name] = Branch(name, runs[-1].head, runs=runs)
+            branch.escalated = name in escalated
         self._emit(BranchesChanged())
         for branch in self.branches.values():
             if not branch.at_base and not any(r.head == branch.head and not r.stopped  # kept, not a verdict
                                               for r in branch.runs):
                 self.gate(branch.name)
         self._watching = self._launch("watch", self._watch(heads))
+
+    def _submitted_only(self, records: list[dict[str, Any]], heads: Mapping[str, str]) -> dict[str, list[Run]]:
+        """Branches known only from their submits (the agent's clone holds
+        them, the supervised repo does not): shown with their kept runs,
+        their head the last commit submitted. Not gated again at start: the
+        agent submits what it wants judged."""
+        found: dict[str, list[Run]] = {}
+        for record in records:
+            name = str(record.get("branch", ""))
+            if name and name not in heads and fnmatch.fnmatchcase(name, self.pattern):
+                found.setdefault(name, []).append(Run.from_record(record))
+        return found
 
     async def stop(self, wait: float = 15.0) -> None:
         """Stop watching, cancel every run in progress and wait (at most

@@ -11,6 +11,7 @@ from textual.widgets import Static
 from gatetui.store import Store
 from gatetui.supervisor import Supervisor
 from gatetui.tui.app import GatetuiApp
+from gatetui.tui.format import VERDICT_WORD
 from gatetui.tui.widgets.branches import RunsTable
 from gatetui.watch import RefWatcher
 from tests.conftest import git
@@ -56,3 +57,42 @@ async def test_an_older_run_stays_on_screen_while_the_clock_ticks(tmp_path: Path
         await pilot.press("q")
     assert shown == ("agent/honest_fix", "older", "older")
     assert "(an older run: enter on the newest follows it again)" in title
+
+
+async def test_a_branch_that_arrived_only_through_submit_is_listed_and_kept(tmp_path: Path) -> None:
+    """The agent's branch lives in its clone, never in the supervised repo."""
+    import asyncio
+
+    from gatetui.serve import SubmitServer
+    from gatetui.submit import submit_once
+    from tests.test_tui_support import cell
+
+    repo, _, _ = sample_at_base("honest_fix", tmp_path / "repo")
+    clone = tmp_path / "agent"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    git(clone, "checkout", "-qb", "agent/only-here")
+    (clone / "NOTES.md").write_text("a note\n")
+    store = Store.open(tmp_path / "state")
+
+    def app() -> GatetuiApp:
+        made = GatetuiApp(Supervisor(repo, FakeBackend(), store, watcher=RefWatcher(repo)))
+        made.submit_server = SubmitServer(made.supervisor)
+        return made
+
+    first = app()
+    async with first.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: first.submit_server.path.exists())
+        outcome = await asyncio.to_thread(submit_once, clone, "note")
+        await wait_for(pilot, lambda: cell(pilot, "#branches", "agent/only-here", "branch") == "agent/only-here")
+        listed = cell(pilot, "#branches", "agent/only-here", "verdict")
+        await pilot.press("q")
+    assert "agent/only-here" not in git(repo, "branch", "--list")  # the supervised repo was not written
+    status = first.supervisor.branches["agent/only-here"].status
+    assert (outcome.code, listed) == ({"pass": 0, "error": 3}.get(status, 1), VERDICT_WORD[status])
+    again = app()
+    async with again.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "agent/only-here" in again.supervisor.branches)
+        await wait_for(pilot, lambda: cell(pilot, "#branches", "agent/only-here", "branch") == "agent/only-here")
+        runs = [r.run_id for r in again.supervisor.branches["agent/only-here"].runs]
+        await pilot.press("q")
+    assert runs == [r.run_id for r in first.supervisor.branches["agent/only-here"].runs]  # kept, not gated again
