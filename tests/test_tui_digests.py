@@ -88,4 +88,6 @@ def test_the_projection_is_the_daily_average_times_30() -> None:
     assert burst is not None and (burst.runs, burst.days, burst.month.cpu_seconds) == (2, 1.0, 72.0 * 30)
     spread = month_projection([run_at(now - 10 * DAY, 36.0), run_at(now - DAY, 36.0), run_at(now - 40 * DAY, 999.0)], now)
     assert spread is not None and (spread.runs, spread.days, spread.month.cpu_seconds) == (2, 10.0, 72.0 * 3)
-    assert projection_note(spread) == "* projected: 2 runs in 10.0 d, per day x 30"
+    assert projection_note(spread) == "* per month: the 2 runs of the last 10.0 days, per day x 30"
+    # a burst says what it was, not "in 1.0 d" (five minutes of demo read as a day's pace, unsaid)
+    assert projection_note(burst) == "* per month: the 2 runs of the last 10 min, counted as one day's work, x 30 days"

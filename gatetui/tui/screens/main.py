@@ -61,6 +61,8 @@ class MainScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one(DigestPanel).border_title = "Digests: what this verdict judged"
+        self.query_one(CreditPanel).border_title = "Credits: at Runtime's rates"
         self.set_interval(1.0, self.tick)
         self.refresh_all()
 

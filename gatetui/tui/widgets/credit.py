@@ -30,6 +30,7 @@ class Projection:
     month: Usage
     runs: int
     days: float
+    span: float = 0.0  # seconds from the oldest of those runs to now
 
 
 def month_projection(runs: Iterable[Run], now: float) -> Projection | None:
@@ -41,8 +42,9 @@ def month_projection(runs: Iterable[Run], now: float) -> Projection | None:
         total = total + run.cost.total
     days = min(MONTH_DAYS, max(1.0, (now - min(r.started_at for r in recent)) / DAY))
     scale = MONTH_DAYS / days
+    span = now - min(r.started_at for r in recent)
     return Projection(Usage(total.wall_seconds * scale, total.cpu_seconds * scale, total.gib_seconds * scale),
-                      len(recent), days)
+                      len(recent), days, span)
 
 
 class CostTable(KeyedTable):
@@ -58,7 +60,17 @@ def projection_note(projection: Projection | None) -> str:
     if projection is None:
         return "per month*: no run yet to project from"
     runs = f"{projection.runs} run{'s' if projection.runs != 1 else ''}"
-    return f"* projected: {runs} in {projection.days:.1f} d, per day x {MONTH_DAYS}"
+    if projection.span < DAY:  # the pace of a short burst is not kept around the clock
+        return (f"* per month: the {runs} of the last {_span(projection.span)}, counted as one day's work, "
+                f"x {MONTH_DAYS} days")
+    return f"* per month: the {runs} of the last {projection.days:.1f} days, per day x {MONTH_DAYS}"
+
+
+def _span(seconds: float) -> str:
+    for unit, size in (("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{max(seconds, 1):.0f} s"
 
 
 class CreditPanel(Vertical):
