@@ -195,3 +195,32 @@ def test_lab_screen(snap_compare: Any, tmp_path: Path) -> None:
         await pilot.pause(0.1)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=lab)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+def test_main_screen_at_the_smallest_and_a_large_terminal(snap_compare: Any, tmp_path: Path,
+                                                          size: tuple[int, int]) -> None:
+    """80x24 stacks the panes (branches and runs side by side on top, then
+    the checks and the output); 200x50 shows everything."""
+    assert snap_compare(app_on(tmp_path, "skip_marker"), terminal_size=size, run_before=loaded())
+
+
+def test_a_checks_full_detail_opens_with_enter_at_80x24(snap_compare: Any, tmp_path: Path) -> None:
+    from gatetui.tui.widgets.checks import ChecksTable
+
+    async def open_detail(pilot: Pilot[None]) -> None:
+        await loaded()(pilot)
+        pilot.app.screen.query_one(ChecksTable).focus()
+        await pilot.press("down", "down", "down", "enter")  # no_new_skips, its marker and file
+        await pilot.pause(0.1)
+
+    assert snap_compare(app_on(tmp_path, "skip_marker"), terminal_size=(80, 24), run_before=open_detail)
+
+
+def test_the_digest_and_credit_panes_show_on_p_at_80x24(snap_compare: Any, tmp_path: Path) -> None:
+    async def panes(pilot: Pilot[None]) -> None:
+        await loaded()(pilot)
+        await pilot.press("p")
+        await pilot.pause(0.1)
+
+    assert snap_compare(app_on(tmp_path, "skip_marker"), terminal_size=(80, 24), run_before=panes)

@@ -1,10 +1,10 @@
-"""Modal dialogs: the help (`?`) and a gate error with what to do."""
+"""Modal dialogs: the help (`?`), a check's full detail, and a gate error with what to do."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
@@ -14,11 +14,12 @@ KEYS = (
     ("b", "switch backend (local / runtime) for the next runs"),
     ("v", "open review: both versions of each changed sealed file (when old_tests failed)"),
     ("y", "copy the verdict block (one line per check) to the clipboard"),
-    ("enter", "on a run in the runs list: show that run (history included)"),
+    ("enter", "on a run in the runs list: show that run (history included); on a check: its full detail"),
     ("l", "rules lab: gate every scenario under the rules, the matrix filling in live (r re-runs)"),
     ("g", "after an escalation: give the selected branch its submits back"),
     ("a / x", "in the review: accept / reject the run (kept, sealed, with the verdict record)"),
     ("up/down", "pick a branch, or a check to see its output"),
+    ("p", "under 120 columns: show the Digests and Credits panes instead of the output (p again: back)"),
     ("tab", "move between the panes (shift+tab: back)"),
     ("escape", "close this help, a dialog or the review"),
     ("?", "this help"),
@@ -37,6 +38,23 @@ class HelpScreen(ModalScreen[None]):
             yield Static("Every new commit on a watched branch is gated on a fresh copy the agent never "
                          "touched. Verdicts: pass, FAIL, REVIEW (old tests fail: a person decides), ERROR "
                          "(the gate could not run), stale (the branch moved on).", classes="dialog-note")
+
+
+class CheckDetailScreen(ModalScreen[None]):
+    """One check's whole detail: the table shows its first line, cut to the
+    terminal's width."""
+
+    BINDINGS = [Binding("escape,enter,q", "dismiss", "close")]
+
+    def __init__(self, title: str, detail: str):
+        super().__init__()
+        self.title_text, self.detail = title, detail
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="dialog", classes="detail"):
+            yield Static(self.title_text, classes="dialog-title", markup=False)
+            yield Static(self.detail or "(no detail)", markup=False)
+            yield Static("escape: close", classes="dialog-note")
 
 
 class ErrorScreen(ModalScreen[None]):

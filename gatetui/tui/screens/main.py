@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -34,7 +34,9 @@ class MainScreen(Screen[None]):
         Binding("y", "copy", "copy verdict"),
         Binding("l", "app.lab", "rules lab"),
         Binding("g", "give_back", "give submits back", show=False),
+        Binding("p", "panes", "digests/credits", show=False),
     ]
+    NARROW = 120  # columns: below, the panes stack (80x24 works)
 
     def __init__(self, supervisor: Supervisor, clock: Callable[[], float]):
         super().__init__()
@@ -59,6 +61,13 @@ class MainScreen(Screen[None]):
                     yield CreditPanel(id="credit")
         yield Static(id="empty")
         yield Footer()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < self.NARROW, "narrow")
+
+    def action_panes(self) -> None:
+        """On a narrow terminal the digest and credit panes are hidden: show them (or not)."""
+        self.toggle_class("panes")
 
     def on_mount(self) -> None:
         self.query_one(DigestPanel).border_title = "Digests: what this verdict judged"
@@ -188,6 +197,17 @@ class MainScreen(Screen[None]):
         latest = branch.latest if branch else None
         self.run_id = None if latest is None or key == latest.run_id else key
         self.refresh_run()
+
+    @on(DataTable.RowSelected, "#checks")
+    def check_selected(self, event: DataTable.RowSelected) -> None:
+        """The whole detail of a check, however narrow the table."""
+        from gatetui.tui.screens.dialogs import CheckDetailScreen
+
+        run = self.run
+        if run is None or event.row_key.value is None:
+            return
+        row = run.checks[CheckId(str(event.row_key.value))]
+        self.app.push_screen(CheckDetailScreen(f"{row.check.title}: {row.status.value}", row.detail))
 
     @on(DataTable.RowHighlighted, "#checks")
     def check_highlighted(self, event: DataTable.RowHighlighted) -> None:
