@@ -213,13 +213,16 @@ class Branch:
 
     @property
     def status(self) -> str:
-        """What the branch list shows: running, queued, the verdict, or why none."""
+        """What the branch list shows: running, queued, the verdict (a
+        review a person decided: accepted or rejected), or why none."""
         latest = self.latest
         if latest is not None and latest.in_progress:
             return latest.status
         judged = self.judged
         if judged is not None:
-            return "stale" if self.stale else judged.status
+            if self.stale:
+                return "stale"
+            return judged.review if judged.status == "review" and judged.review else judged.status
         return "at base" if self.at_base else "no run"
 
 

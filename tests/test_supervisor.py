@@ -333,3 +333,15 @@ async def test_a_cancelled_run_is_kept_and_its_head_is_gated_again_after_a_resta
     await again.stop()
     assert [r.status for r in shown] == ["cancelled", "cancelled"]  # kept, and its head gated again (then quit)
     assert shown[0].checks[CheckId.INSTALL].status is Status.RUNNING
+
+
+def test_a_decided_review_shows_the_decision_in_the_branch_list() -> None:
+    from gatetui.runs import Branch, Run
+
+    run = Run("r1", "agent/x", "h" * 40, status="review")
+    branch = Branch("agent/x", "h" * 40, runs=[run])
+    assert branch.status == "review"
+    run.review = "accepted"
+    assert branch.status == "accepted"
+    run.review = "rejected"
+    assert branch.status == "rejected"

@@ -10,7 +10,8 @@ STATUS_WORD = {
 }
 VERDICT_WORD = {"pass": "pass", "fail": "FAIL", "review": "REVIEW", "error": "ERROR",
                 "running": "running", "queued": "queued", "cancelled": "cancelled",
-                "stale": "stale", "at base": "at base", "no run": "no run"}
+                "stale": "stale", "at base": "at base", "no run": "no run",
+                "accepted": "accepted", "rejected": "REJECTED"}  # a review a person decided
 
 
 def short(sha: str) -> str:

@@ -12,7 +12,7 @@ Cell = str | Text
 STATUS_STYLE = {
     "pass": "bold green", "FAIL": "bold red", "ERROR": "bold magenta", "REVIEW": "bold yellow",
     "running": "bold cyan", "queued": "cyan", "stale": "dim yellow", "skip": "dim",
-    "cancelled": "dim", "waiting": "dim",
+    "cancelled": "dim", "waiting": "dim", "accepted": "green", "REJECTED": "bold red",
 }
 
 
