@@ -425,6 +425,8 @@ class Supervisor:
             async with self._slots:
                 if run.status == "cancelled":
                     return
+                backend.backend = self.backend  # the one chosen when the run starts: `b` reaches queued runs
+                run.backend = self.backend.name
                 run.status = "running"
                 self._emit(BranchesChanged())
                 base = self.base if source is None else await asyncio.to_thread(self.check)

@@ -345,3 +345,26 @@ def test_a_decided_review_shows_the_decision_in_the_branch_list() -> None:
     assert branch.status == "accepted"
     run.review = "rejected"
     assert branch.status == "rejected"
+
+
+@pytest.mark.asyncio
+async def test_a_queued_run_starts_on_the_backend_chosen_meanwhile(make_repo: MakeRepo, tmp_path: Path) -> None:
+    """`b` says "next runs": a run still queued when the backend changes is one."""
+    repo = make_repo(BASE, HEAD)
+    for name in ("agent/y", "agent/z"):
+        git(repo, "branch", name, "agent/x")
+    first, second = FakeBackend(released=False), FakeBackend(released=False)
+    second.name = "second"
+    sup, _ = supervisor(repo, first, tmp_path / "state")
+    await sup.start()  # three heads, two slots: one run waits
+    await until(lambda: sum(b.latest is not None and b.latest.status == "running" for b in sup.branches.values()) == 2)
+    queued = [b.latest for b in sup.branches.values() if b.latest is not None and b.latest.status == "queued"]
+    assert len(queued) == 1
+    sup.set_backend(second)
+    first.release.set()
+    await until(lambda: second.opened >= 1)
+    second.release.set()
+    await until(lambda: not queued[0].in_progress)
+    await sup.stop()
+    others = [b.latest.backend for b in sup.branches.values() if b.latest is not None and b.latest is not queued[0]]
+    assert (queued[0].backend, others) == ("second", ["fake", "fake"])

@@ -60,7 +60,7 @@ class CheckDetailScreen(ModalScreen[None]):
 class ErrorScreen(ModalScreen[None]):
     """A gate error: the message says what is wrong and what to do."""
 
-    BINDINGS = [Binding("escape,enter", "dismiss", "close")]
+    BINDINGS = [Binding("escape,enter,q", "dismiss", "close")]
 
     def __init__(self, title: str, message: str):
         super().__init__()
