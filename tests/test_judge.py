@@ -120,3 +120,26 @@ def test_identical_runs_leave_nothing_missing_or_dodged(outcomes: dict[str, Outc
     same = report(**outcomes)
     kept, skips = second_halves(None, None, run("old", same), [run("r1", same), run("r2", same)], lambda _: True)
     assert (kept.status, skips.status) == (Status.PASS, Status.PASS)
+
+
+def test_a_listing_groups_a_parametrized_tests_ids() -> None:
+    from gatetui.gate.judge import listing
+
+    ids = [f"tests/t.py::test_tz[zone{i}]" for i in range(40)] + ["tests/t.py::test_a", "tests/u.py::test_b[x]"]
+    assert listing(ids) == ("tests/t.py::test_tz[zone0, zone1, zone2 and 37 more], tests/t.py::test_a, "
+                            "tests/u.py::test_b[x]")
+    assert listing([f"t.py::test_{i}" for i in range(7)]) == ("t.py::test_0, t.py::test_1, t.py::test_2, "
+                                                             "t.py::test_3, t.py::test_4 and 2 more")
+    assert listing(["t.py::x", "t.py::x[1]"]) == "t.py::x, t.py::x[1]"
+
+
+@settings(max_examples=200)
+@given(st.lists(st.text(alphabet="ab[]:/.", min_size=1, max_size=12), max_size=30, unique=True))
+def test_a_listing_counts_every_id_once(ids: list[str]) -> None:
+    """Every id is shown in its group or counted in `and N more`, once."""
+    from gatetui.gate.judge import LIST_MAX, _param_groups, listing
+
+    groups = _param_groups(ids)
+    assert sum(max(1, len(params)) for _, params in groups) == len(ids)
+    hidden = sum(max(1, len(params)) for _, params in groups[LIST_MAX:])
+    assert listing(ids).endswith(f" and {hidden} more") == (hidden > 0)

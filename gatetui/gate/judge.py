@@ -17,11 +17,38 @@ from gatetui.gate.diffscan import DiffScan
 from gatetui.gate.hooks import Finding
 
 LIST_MAX = 5
+PARAMS_SHOWN = 3  # parameters shown per parametrized test in a listing
 
 
 def listing(items: Sequence[str], limit: int = LIST_MAX) -> str:
-    shown = ", ".join(items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+    """At most `limit` names, then how many more; a parametrized test's ids
+    are one name with its parameters (`t.py::test_x[1, 2 and 40 more]`): 40
+    ids of one test made a 600-character detail that said less."""
+    groups = _param_groups(items)
+    shown = ", ".join(_group_text(name, params) for name, params in groups[:limit])
+    more = sum(max(1, len(params)) for _, params in groups[limit:])
+    return shown + (f" and {more} more" if more else "")
+
+
+def _param_groups(items: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """(name, parameters) in first-seen order; an id without `[...]` has none."""
+    groups: dict[tuple[str, bool], list[str]] = {}
+    for item in items:
+        name, bracket, rest = item.partition("[")
+        if bracket and rest.endswith("]"):
+            groups.setdefault((name, True), []).append(rest[:-1])
+        else:
+            groups.setdefault((item, False), [])
+    return [(name, params) for (name, _), params in groups.items()]
+
+
+def _group_text(name: str, params: list[str]) -> str:
+    if not params:
+        return name
+    if len(params) == 1:
+        return f"{name}[{params[0]}]"
+    extra = f" and {len(params) - PARAMS_SHOWN} more" if len(params) > PARAMS_SHOWN else ""
+    return f"{name}[{', '.join(params[:PARAMS_SHOWN])}{extra}]"
 
 
 @dataclass(frozen=True)
