@@ -143,3 +143,14 @@ def test_a_listing_counts_every_id_once(ids: list[str]) -> None:
     assert sum(max(1, len(params)) for _, params in groups) == len(ids)
     hidden = sum(max(1, len(params)) for _, params in groups[LIST_MAX:])
     assert listing(ids).endswith(f" and {hidden} more") == (hidden > 0)
+
+
+def test_a_pass_from_the_diff_alone_says_so_on_its_line() -> None:
+    """After a failed install the two diff checks pass on the diff only: the
+    verdict block says so, where a plain `pass` read as a judged pass."""
+    from gatetui.gate.checks import DIFF_ONLY
+
+    partial = CheckResult(CheckId.TESTS_KEPT, Status.PASS, f"{DIFF_ONLY}: install failed")
+    judged = CheckResult(CheckId.TESTS_KEPT, Status.PASS, "fresh copy")
+    assert partial.line() == "pass no tests removed: diff only: install failed"
+    assert judged.line() == "pass no tests removed"

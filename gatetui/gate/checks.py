@@ -66,6 +66,9 @@ class Status(str, Enum):
         return self not in (Status.WAITING, Status.RUNNING)
 
 
+DIFF_ONLY = "diff only"  # a pass from the diff alone (the runs never ran): shown with its detail
+
+
 @dataclass(frozen=True)
 class CheckResult:
     """A finished check, as every consumer shows it."""
@@ -94,8 +97,8 @@ class CheckResult:
             Status.SKIPPED: "skip",
         }.get(self.status, str(self.status))
         detail = self.detail.splitlines()[0] if self.detail else ""
-        if self.status is Status.PASS or not detail:
-            return f"{word} {self.title}"
+        if (self.status is Status.PASS and not detail.startswith(DIFF_ONLY)) or not detail:
+            return f"{word} {self.title}"  # a pass that is only the diff's says so
         return f"{word} {self.title}: {detail}"
 
 

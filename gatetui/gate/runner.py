@@ -25,7 +25,7 @@ from typing import Any
 from gatetui.backends.base import Backend, CommandResult, Workspace, close_all
 from gatetui.errors import BackendError, GateError
 from gatetui.gate import baseline, judge, random_order, rerun, start, wheel_tree
-from gatetui.gate.checks import CHECK_ORDER, CheckId, CheckResult, Status, decide
+from gatetui.gate.checks import CHECK_ORDER, DIFF_ONLY, CheckId, CheckResult, Status, decide
 from gatetui.gate.cost import Cost, Usage, usage_of
 from gatetui.gate.events import (
     BaselineInfo, CheckFinished, CheckProgress, CheckStarted, CostUpdated, DigestsComputed, GateEvent,
@@ -116,9 +116,9 @@ class _Gate:
             if workspace is None:
                 self._not_run((CheckId.RUNS, CheckId.OLD_TESTS, CheckId.HIDDEN), "not run: install failed")
                 if first_kept is None:  # a failure from the diff was said already, once
-                    self._finish(self._pass(CheckId.TESTS_KEPT, "diff only: install failed"))
+                    self._finish(self._pass(CheckId.TESTS_KEPT, f"{DIFF_ONLY}: install failed"))
                 if first_skips is None:
-                    self._finish(self._pass(CheckId.NO_NEW_SKIPS, "diff only: install failed"))
+                    self._finish(self._pass(CheckId.NO_NEW_SKIPS, f"{DIFF_ONLY}: install failed"))
             else:
                 await self._suite(workspace, first_kept, first_skips)
         except BackendError as err:
