@@ -94,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     samples.add_argument("--state-dir", type=Path, metavar="DIR", help="where the hidden tests go (default: "
                          "$XDG_STATE_HOME/gatetui); pass the same to `check`")
     demo = sub.add_parser("demo", help="the samples replayed live into the TUI (plain text without a terminal)")
-    demo.add_argument("dir", type=Path, nargs="?", default=Path("demo"))
+    demo.add_argument("dir", type=Path, nargs="?", default=Path("demo"), help="where the workshop repository is "
+                      "written (default: demo)")
     demo.add_argument("--interval", type=_seconds, default=4.0, metavar="S",
                       help="seconds between two replayed agent commits")
     demo.add_argument("--plain", action="store_true", help="print the verdicts as text, even in a terminal")
@@ -112,7 +113,7 @@ def _add_submit_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignor
                         "(default: found from the supervised repo's path, or $GATETUI_SOCKET)")
     submit.add_argument("--base", help="--standalone only: the base ref (default origin/main, else main)")
     serve = sub.add_parser("serve", help="the supervisor without a UI: watches, gates, answers submits")
-    serve.add_argument("repo", type=Path)
+    serve.add_argument("repo", type=Path, help="the repository whose agent branches are supervised")
     serve.add_argument("--base", default="main", help="the ref the agent started from (default main)")
     serve.add_argument("--branch", default="agent/*", metavar="PATTERN", help="branches to watch (default agent/*)")
     _add_backend_args(serve)

@@ -275,7 +275,7 @@ def standalone(repo: Path, message: str, base: str | None) -> Outcome:
     from gatetui.repo import GitRepo
 
     top = working_copy(repo)
-    head = commit_work(top, message).head
+    head = commit_work(top, message).branch  # named by its branch: the progress line shows the sha beside it
     if base is None:
         with GitRepo.open(top) as git:
             try:

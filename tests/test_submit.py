@@ -247,6 +247,8 @@ def test_standalone_gates_here_and_says_what_is_not_enforced(tmp_path: Path,
     assert err.endswith("gatetui: standalone: gated in your own process against origin/main; the submit cap and "
                         "log hiding are not enforced (run a supervisor: `gatetui serve REPO`)\n")
     assert git(clone, "log", "-1", "--format=%s") == "gatetui submit"
+    short = git(clone, "rev-parse", "--short=7", "HEAD")
+    assert f"gating agent/x ({short}) against origin/main" in err  # the branch and its short sha, once
 
 
 @pytest.mark.sandbox
