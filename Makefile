@@ -28,7 +28,7 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup -m "not sandbox and not install"
 
 # Every sample through the runtime backend (about 3 minutes on 2 cores; `test`
-# gates six). CI runs it after `test`.
+# gates four). CI runs it after `test`.
 test-runtime-all: $(STAMP)
 	GATETUI_RUNTIME_ALL_SAMPLES=1 $(BIN)/python -m pytest -q tests/test_runtime_backend.py -k samples_get
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import io
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -69,6 +70,7 @@ its sample's base, and `gatetui demo` moves it to the agent's commit.
 class Workshop:
     repo: Path
     moves: list[tuple[str, str]]  # (branch, the agent's head commit), in replay order
+    stories: dict[str, str] = field(default_factory=dict)  # branch -> what its scenario does, shown as it moves
 
 
 def write_workshop(dest: Path, root: Path = SAMPLES_DIR) -> Workshop:
@@ -86,7 +88,8 @@ def write_workshop(dest: Path, root: Path = SAMPLES_DIR) -> Workshop:
         for s in scenarios:
             base = _commit(store, _store_tree(store, s.base_dir), [], BASE_TIME,
                            f"{s.name}: base\n\nThe code before the agent's change.\n")
-            head = _commit(store, _store_tree(store, s.head_dir), [base], HEAD_TIME, f"{s.title}\n\n{s.story}\n")
+            head = _commit(store, _store_tree(store, s.head_dir, s.head_names), [base], HEAD_TIME,
+                           f"{s.title}\n\n{s.story}\n")
             bases.append(base)
             moves.append((s.branch, head.decode("ascii")))
             _set_ref(repo, Ref(f"refs/heads/{s.branch}".encode()), base, BASE_TIME)
@@ -100,7 +103,7 @@ def write_workshop(dest: Path, root: Path = SAMPLES_DIR) -> Workshop:
         repo.refs.set_symbolic_ref(Ref(b"HEAD"), MAIN_REF)
     finally:
         repo.close()
-    return Workshop(dest, moves)
+    return Workshop(dest, moves, {s.branch: f"{s.title}: {s.story}" for s in scenarios})
 
 
 def install_hidden(workshop: Workshop, store: Store, root: Path = SAMPLES_DIR) -> int:
@@ -122,9 +125,13 @@ def move_branch(repo: Path, branch: str, sha: str) -> None:
                                committer=IDENTITY, message=b"gatetui demo: the agent commits")
 
 
-async def replay(workshop: Workshop, interval: float, first_after: float = 2.0) -> None:
-    """Move each agent branch to its head, `interval` seconds apart."""
+async def replay(workshop: Workshop, interval: float, first_after: float = 2.0,
+                 moved: Callable[[str, str], None] | None = None) -> None:
+    """Move each agent branch to its head, `interval` seconds apart;
+    `moved(branch, story)` is told of each (the TUI follows it)."""
     await asyncio.sleep(first_after)
     for branch, sha in workshop.moves:
         await asyncio.to_thread(move_branch, workshop.repo, branch, sha)
+        if moved is not None:
+            moved(branch, workshop.stories.get(branch, ""))
         await asyncio.sleep(interval)

@@ -96,3 +96,20 @@ async def test_a_branch_that_arrived_only_through_submit_is_listed_and_kept(tmp_
         runs = [r.run_id for r in again.supervisor.branches["agent/only-here"].runs]
         await pilot.press("q")
     assert runs == [r.run_id for r in first.supervisor.branches["agent/only-here"].runs]  # kept, not gated again
+
+
+async def test_y_says_where_the_verdict_block_went_and_keeps_a_file(tmp_path: Path) -> None:
+    repo, store = two_branches(tmp_path)
+    app = GatetuiApp(Supervisor(repo, FakeBackend(released=False), store, clock=lambda: NOW,
+                                watcher=RefWatcher(repo)), clock=lambda: NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.main.run is not None)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: len(app._notifications) > 0)
+        said = [n.message for n in app._notifications][-1]
+        block = app.main.run.verdict_block() if app.main.run else ""
+        await pilot.press("q")
+    path = Path(said.rsplit("also in ", 1)[1])
+    assert said.startswith("verdict block sent to the terminal's clipboard (some terminals ignore it); also in ")
+    assert path.read_text() == block + "\n"
+    assert path.is_relative_to(store.root) and block.endswith("verdict: pass")

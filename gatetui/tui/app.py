@@ -66,6 +66,13 @@ class GatetuiApp(App[None]):
         if self.after_start is not None:
             self.run_worker(self.after_start(), group="after start", exit_on_error=False)
 
+    def follow_demo(self, branch: str, story: str) -> None:
+        """The demo moved `branch` to the agent's commit: show that branch
+        and say what its scenario does (the replay runs on this loop)."""
+        if self.screen is self.main:
+            self.main.show_branch(branch)
+        self.notify(story, title=branch, timeout=8)
+
     def launch(self, key: str, coro: Coroutine[Any, Any, None]) -> Worker[None]:
         return self.run_worker(coro, name=key, group=key, exclusive=True, exit_on_error=False)
 

@@ -37,6 +37,7 @@ def run_demo_tui(dest: Path, interval: float, make_backend: Callable[[str], Back
     store = Store.open(dest / "state")
     install_hidden(workshop, store)
     supervisor = Supervisor(workshop.repo, make_backend("local"), store)
-    app = GatetuiApp(supervisor, make_backend, after_start=functools.partial(replay, workshop, interval))
+    app = GatetuiApp(supervisor, make_backend)
+    app.after_start = functools.partial(replay, workshop, interval, moved=app.follow_demo)
     app.run()
     return ExitCode.PASS

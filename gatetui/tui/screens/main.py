@@ -162,12 +162,16 @@ class MainScreen(Screen[None]):
 
     def on_escalation_raised(self, message: EscalationRaised) -> None:
         """Show the escalated branch and its runs, ready to review."""
-        self.branch_name, self.run_id = message.branch, None
+        self.show_branch(message.branch)
+        self.notify(message.message, title="a person is asked", severity="warning", timeout=30)
+
+    def show_branch(self, name: str) -> None:
+        """Select `name` in the branch list and show its newest run."""
+        self.branch_name, self.run_id = name, None
         self.refresh_all()
         table = self.query_one(BranchTable)
         with contextlib.suppress(RowDoesNotExist):
-            table.move_cursor(row=table.get_row_index(message.branch))
-        self.notify(message.message, title="a person is asked", severity="warning", timeout=30)
+            table.move_cursor(row=table.get_row_index(name))
 
     def on_output_arrived(self, message: OutputArrived) -> None:
         run = self.run
@@ -242,5 +246,11 @@ class MainScreen(Screen[None]):
         if run is None or run.in_progress:
             self.notify("no verdict yet to copy")
             return
-        self.app.copy_to_clipboard(run.verdict_block())
-        self.notify("verdict block copied to the clipboard")
+        block = run.verdict_block()
+        self.app.copy_to_clipboard(block)
+        store = self.supervisor.store
+        saved = store.write_atomic(store.repo_dir(self.supervisor.repo).relative_to(store.root) / "verdicts" /
+                                   f"{run.run_id}.txt", (block + "\n").encode())
+        # the terminal may ignore the clipboard request (OSC 52), and nothing tells the app: say where else it is
+        self.notify(f"verdict block sent to the terminal's clipboard (some terminals ignore it); also in {saved}",
+                    timeout=10)
