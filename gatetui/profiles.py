@@ -355,7 +355,7 @@ def python_dependencies(base: Snapshot) -> Dependencies:
     test dependencies; pytest only when none declares it."""
     project = (parse_toml(base, "pyproject.toml") or {}).get("project", {})
     optional = declared_extras(base, project if isinstance(project, dict) else {})
-    extras = [e for e in TEST_EXTRAS if e in optional]
+    extras = test_sets({e: [r for r in optional[e] if isinstance(r, str)] for e in TEST_EXTRAS if e in optional})
     target = f"{{own}}[{','.join(extras)}]" if extras else "{own}"
     reqs = test_requirement_files(base)
     groups = dependency_group_requirements(base)
@@ -396,21 +396,31 @@ def test_requirement_files(base: Snapshot) -> list[str]:
     return [p for p in base.paths if pattern.match(p)]
 
 
-def dependency_group_requirements(base: Snapshot) -> list[str]:
-    """PEP 735 groups named like test groups, includes resolved."""
-    groups = (parse_toml(base, "pyproject.toml") or {}).get("dependency-groups") or {}
-    out: list[str] = []
+def test_sets(declared: Mapping[str, list[str]]) -> list[str]:
+    """Which of the test-named extras (or groups) a run needs: the ones named
+    for tests (test, tests, testing); `dev` only when there are none, or when
+    they do not name pytest (then dev may hold the runner). A dev set pulls
+    in linters, type checkers and doc builders no test needs."""
+    tests = [n for n in TEST_EXTRAS if n != "dev" and n in declared]
+    names_runner = any(re.match(r"\s*pytest\s*($|[<>=!~;\[ ])", r) for n in tests for r in declared[n])
+    return tests if tests and names_runner else [n for n in TEST_EXTRAS if n in declared]
 
-    def expand(name: str, seen: frozenset[str]) -> None:
+
+def dependency_group_requirements(base: Snapshot) -> list[str]:
+    """PEP 735 groups named like test groups (see test_sets), includes resolved."""
+    groups = (parse_toml(base, "pyproject.toml") or {}).get("dependency-groups") or {}
+
+    def expand(name: str, seen: frozenset[str]) -> list[str]:
+        out: list[str] = []
         for item in groups.get(name, []):
             if isinstance(item, str):
                 out.append(item)
             elif isinstance(item, dict) and item.get("include-group") not in seen:
-                expand(str(item.get("include-group")), seen | {name})
+                out += expand(str(item.get("include-group")), seen | {name})
+        return out
 
-    for name in TEST_EXTRAS:
-        expand(name, frozenset())
-    return list(dict.fromkeys(out))
+    expanded = {name: expand(name, frozenset()) for name in TEST_EXTRAS if name in groups}
+    return list(dict.fromkeys(r for name in test_sets(expanded) for r in expanded[name]))
 
 
 def tox_deps(base: Snapshot) -> list[str]:

@@ -32,9 +32,26 @@ def test_python_extra_named_test_is_installed() -> None:
     assert line.endswith("'{own}[test]'")
 
 
-def test_several_test_extras_are_installed_together() -> None:
-    line = install_line({"pyproject.toml": '[project]\nname="x"\n[project.optional-dependencies]\ndev=["ruff"]\ntesting=["pytest"]\n'})
+def test_a_test_extra_that_names_the_runner_leaves_dev_out() -> None:
+    """dev pulls in linters, type checkers and doc builders no test needs
+    (issue 20: one project's dev group cost more than its whole suite)."""
+    line = install_line({"pyproject.toml": '[project]\nname="x"\n[project.optional-dependencies]\ndev=["ruff"]\n'
+                                           'testing=["pytest"]\ntest=["hypothesis"]\n'})
+    assert line.endswith("'{own}[test,testing]'")
+
+
+def test_dev_joins_when_the_test_extras_do_not_name_the_runner() -> None:
+    line = install_line({"pyproject.toml": '[project]\nname="x"\n[project.optional-dependencies]\ndev=["pytest"]\n'
+                                           'testing=["hypothesis"]\n'})
     assert line.endswith("'{own}[testing,dev]'")
+
+
+def test_dependency_groups_follow_the_same_rule() -> None:
+    groups = ('[dependency-groups]\ntest=["pytest>=8", {include-group = "base"}]\nbase=["attrs"]\n'
+              'dev=["mypy", "sphinx"]\n')
+    line = install_line({"pyproject.toml": '[project]\nname="x"\n' + groups})
+    assert "mypy" not in line and "sphinx" not in line
+    assert line.endswith("'{own}' 'pytest>=8' attrs")
 
 
 def test_pytest_is_added_when_nothing_declares_it() -> None:
@@ -196,7 +213,7 @@ def test_pyproject_extras_win_over_setup_cfg() -> None:
              "setup.cfg": "[options.extras_require]\ntest = pytest\n"}
     assert declared_extras(Snapshot.of_files(files), {"optional-dependencies": {"dev": ["pytest"]}}) == {
         "dev": ["pytest"], "test": ["pytest"]}
-    assert install_line(files).endswith("'{own}[test,dev]'")
+    assert install_line(files).endswith("'{own}[test]'")  # test names pytest: dev is not needed
 
 
 def test_one_line_comma_lists_in_setup_cfg() -> None:
