@@ -337,6 +337,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from gatetui.supervisor import Supervisor
 
     store = Store.open(args.state_dir)
+    if store.note:
+        print(f"gatetui serve: {store.note}", file=sys.stderr, flush=True)
     backend = make_backend(args.backend, max_sandboxes=args.max_sandboxes)
     supervisor = Supervisor(args.repo, backend, store, base=args.base, pattern=args.branch,
                             submit_cap=args.cap)

@@ -68,6 +68,7 @@ class Verification:
 class Store:
     def __init__(self, root: Path):
         self.root = root
+        self.note = ""  # what opening it changed, for the person (a mode made private again)
 
     @classmethod
     def open(cls, path: Path | None = None) -> Store:
@@ -86,9 +87,14 @@ class Store:
         if info.st_uid != os.geteuid():
             raise StoreError(f"the state directory {root} belongs to uid {info.st_uid}, not to you "
                              "(pass --state-dir with a directory of your own)")
-        if stat.S_IMODE(info.st_mode) != 0o700:
-            root.chmod(0o700)  # ours, so make it private again rather than refuse
-        return cls(root)
+        store = cls(root)
+        mode = stat.S_IMODE(info.st_mode)
+        if mode != 0o700:
+            root.chmod(0o700)  # ours, so make it private again rather than refuse, and say so
+            if mode & 0o077:
+                store.note = (f"the state directory {root} was open to others (mode {mode:o}): made it 700; "
+                              "hidden tests kept there may have been read, so consider replacing them")
+        return store
 
     # --- atomic files ------------------------------------------------------
 

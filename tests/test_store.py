@@ -158,3 +158,14 @@ def test_escalated_branches_are_kept_until_given_back(tmp_path: Path) -> None:
     assert again.escalated("r") == {"agent/a", "agent/b"}
     again.set_escalated("r", "agent/a", False)
     assert (again.escalated("r"), again.escalated("other")) == ({"agent/b"}, set())
+
+
+def test_opening_a_state_directory_open_to_others_makes_it_private_and_says_so(tmp_path: Path) -> None:
+    root = tmp_path / "state"
+    root.mkdir(mode=0o755)
+    root.chmod(0o755)
+    store = Store.open(root)
+    assert root.stat().st_mode & 0o777 == 0o700
+    assert store.note == (f"the state directory {root} was open to others (mode 755): made it 700; hidden tests "
+                          "kept there may have been read, so consider replacing them")
+    assert Store.open(root).note == ""

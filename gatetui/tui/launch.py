@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +24,8 @@ def run_tui(repo: Path, base: str, pattern: str, backend: str, state_dir: Path |
     store = Store.open(state_dir)
     supervisor = Supervisor(repo, make_backend(backend), store, base=base, pattern=pattern, submit_cap=cap)
     supervisor.check()
+    if store.note:  # said before the screen takes the terminal, where it stays readable
+        print(f"gatetui: {store.note}", file=sys.stderr, flush=True)
     GatetuiApp(supervisor, make_backend, submit_server=SubmitServer(supervisor, socket),
                lab_scenarios=lab_scenarios, lab_rules=lab_rules).run()
     return ExitCode.PASS
