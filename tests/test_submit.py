@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -83,9 +84,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             time.sleep(0.05)
         yield Served(repo, state, log, root)
     finally:
-        proc.terminate()
+        proc.send_signal(signal.SIGINT)  # Ctrl-C
         assert proc.wait(timeout=20) == 0
     assert not default_socket(repo).parent.exists()  # the socket and its folder are removed on the way out
+    assert log.read_text().endswith("gatetui serve: stopped; runs in progress were cancelled and cleaned up\n")
 
 
 def submit(clone: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
