@@ -19,7 +19,7 @@ KEYS = (
     ("g", "after an escalation: give the selected branch its submits back"),
     ("a / x", "in the review: accept / reject the run (kept, sealed, with the verdict record)"),
     ("up/down", "pick a branch, or a check to see its output"),
-    ("p", "under 120 columns: show the Digests and Credits panes instead of the output (p again: back)"),
+    ("p", "under 120 columns: show the Digests and Credits panes instead of the checks and output (p: back)"),
     ("tab", "move between the panes (shift+tab: back)"),
     ("escape", "close this help, a dialog or the review"),
     ("?", "this help"),
