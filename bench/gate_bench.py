@@ -27,7 +27,7 @@ from gatetui.backends.local import LocalBackend
 from gatetui.gate.events import CheckFinished, CheckProgress, GateEvent
 from gatetui.gate.plan import GateRequest, Plan, make_plan
 from gatetui.gate.runner import run_gate
-from gatetui.profiles import PIP
+from gatetui.stacks.python.profile import PIP
 
 SLEEPS = 5  # tests, one second each
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]

@@ -8,7 +8,7 @@ wins over `[tool.gatetui]` in pyproject.toml.
 Sealing rules live in `[tool.gatetui.seal]`: the top-level keys tune the
 default rule (the stack's sealed set), `[[tool.gatetui.seal.rules]]` adds
 named rules. Only their syntax is checked here; the stack's defaults are
-filled in by profiles.py, which knows the stack.
+filled in by the stack (stacks/).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from gatetui.errors import BadInput
 from gatetui.snapshot import Snapshot
 
 DEFAULT_TIMEOUT = 900.0
-STACKS = ("python", "node")
 ON_CHANGE = ("review", "fail", "allow")
 DEFAULT_RULE = "default"
 # The files whose sections a rule can name (`FILE#SECTION`), by how they parse.
@@ -145,7 +144,7 @@ def _settings_from(table: Any, source: str, sha: str) -> Settings:
             f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})"
         )
     get = _Getter(table, where)
-    stack = get.choice("stack", STACKS)
+    stack = get.string("stack")  # which stacks exist is the registry's (stacks/registry.py)
     install = get.commands("install")
     timeout = get.number("timeout", DEFAULT_TIMEOUT)
     if timeout <= 0:

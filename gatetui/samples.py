@@ -31,9 +31,11 @@ from dulwich.object_store import BaseObjectStore
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
+from gatetui.stacks import registry
+
 SAMPLES_DIR: Path = Path(__file__).resolve().parent.parent / "sample_repos"
 
-STACKS: frozenset[str] = frozenset({"python", "node"})
+STACKS: frozenset[str] = frozenset(registry.names())
 VERDICTS: frozenset[str] = frozenset({"pass", "fail", "review", "error"})  # error: a setup the gate cannot judge
 CHECK_IDS: tuple[str, ...] = (
     "install",

@@ -16,7 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gatetui.changes import FileChange
-from gatetui.gate import codeview, jsview, python_tests
+from gatetui.stacks import codeview
+from gatetui.stacks.node import jsview
+from gatetui.stacks.node import tests as js_tests
+from gatetui.stacks.python import tests as python_tests
+from gatetui.stacks import registry
 from gatetui.gate import diffscan as ds
 from gatetui.pyparse import parse_python
 from gatetui.gate.diffscan import DiffScan, Marker, scan_changes
@@ -162,7 +166,7 @@ def test_marker_on_an_edited_line_counts_as_added() -> None:
 
 def test_two_markers_of_one_kind_on_a_line_report_once() -> None:
     """Protects details from listing the same line twice for one reason."""
-    hits = ds.python_markers("x = [pytest.mark.skip, pytest.mark.skipif(1, reason='r')]\n")
+    hits = python_tests.python_markers("x = [pytest.mark.skip, pytest.mark.skipif(1, reason='r')]\n")
     assert hits == [(1, "skip", "x = [pytest.mark.skip, pytest.mark.skipif(1, reason='r')]")]
 
 
@@ -228,7 +232,7 @@ def testcamel():
 
 def test_python_defs_name_methods_by_class_and_skip_nested_functions() -> None:
     """Protects the names the tests_kept detail shows, and what counts."""
-    defs = ds.python_test_defs(PY, PY_DEFS)
+    defs = python_tests.python_test_defs(PY, PY_DEFS)
     assert [(d.name, d.line) for d in defs] == [
         ("test_a", 4),
         ("test_async", 8),
@@ -313,7 +317,7 @@ def test_unparseable_file_still_ignores_strings_and_nesting() -> None:
         "        y = (\n"  # never closed: the file does not parse
         "def test_three():\n    pass\n"
     )
-    assert names(ds.python_test_defs(PY, source)) == [
+    assert names(python_tests.python_test_defs(PY, source)) == [
         "TestA::test_one", "TestA::test_two", "test_three",
     ]
 
@@ -401,8 +405,8 @@ def test_js_code_after_templates_regexes_and_divisions_is_still_read() -> None:
         "const d = s.replace(/['\"`]/g, '');\n"
         "it.only('real', () => {});\n"
     )
-    assert ds.js_markers(source) == [(4, "focus", "it.only('real', () => {});")]
-    assert names(ds.js_test_defs(JS, source)) == ["real"]
+    assert js_tests.js_markers(source) == [(4, "focus", "it.only('real', () => {});")]
+    assert names(js_tests.js_test_defs(JS, source)) == ["real"]
 
 
 # Scanner input, not a test of this project: the `it.skip` inside must be
@@ -427,7 +431,7 @@ function test_helper() { return re.test('x'); }
 
 def test_js_defs_carry_describe_titles_and_skip_method_calls() -> None:
     """Protects `tests_kept` for JS: what is a test, and its name."""
-    defs = ds.js_test_defs(JS, JS_DEFS)
+    defs = js_tests.js_test_defs(JS, JS_DEFS)
     assert [(d.name, d.line) for d in defs] == [
         ("math > adds", 2),
         ("math > nested > multiplies", 7),
@@ -478,7 +482,7 @@ def test_js_removed_test_is_reported_and_only_is_focus() -> None:
 )
 def test_default_test_file_heuristic(path: str, expected: bool) -> None:
     """Protects which files the checks read by default."""
-    assert ds.looks_like_test_file(path) is expected
+    assert registry.looks_like_test_file(path) is expected
 
 
 def test_non_test_files_are_ignored() -> None:
@@ -688,7 +692,7 @@ def test_property_python_marker_in_string_or_comment_is_never_a_marker(
         "comment": f"# {body}\n",
         "docstring": f'def test_z():\n    """{body.replace(chr(34), chr(39))}"""\n',
     }[wrap]
-    assert ds.python_markers(wrapped) == []
+    assert python_tests.python_markers(wrapped) == []
     assert scan_changes([modify(PY, PY_BASE, PY_BASE + wrapped)]).markers == ()
 
 
@@ -706,7 +710,7 @@ def test_property_js_marker_in_string_or_comment_is_never_a_marker(line: str, wr
         "block-comment": f"/* {line} */\n",
         "template": "const s = `" + line.replace("`", "\\`").replace("${", "\\${") + "`;\n",
     }[wrap]
-    assert ds.js_markers(wrapped) == []
+    assert js_tests.js_markers(wrapped) == []
 
 
 # Text made of the characters lexers trip over, with marker-ish letters.
@@ -723,10 +727,10 @@ TRICKY = st.text(
 def test_property_scanner_never_raises(text: str, other: str) -> None:
     """Protects the gate from crashing on whatever an agent leaves behind."""
     for source in (text, "def test_x():\n" + text, "it('x', () => {\n" + text):
-        assert isinstance(ds.python_test_defs(PY, source), list)
-        assert isinstance(ds.python_markers(source), list)
-        assert isinstance(ds.js_test_defs(JS, source), list)
-        assert isinstance(ds.js_markers(source), list)
+        assert isinstance(python_tests.python_test_defs(PY, source), list)
+        assert isinstance(python_tests.python_markers(source), list)
+        assert isinstance(js_tests.js_test_defs(JS, source), list)
+        assert isinstance(js_tests.js_markers(source), list)
     scan = scan_changes([modify(PY, other, text), modify(JS, other, text), add("tests/x.py", text)])
     assert isinstance(scan, DiffScan)
 

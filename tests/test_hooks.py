@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from gatetui.gate import hooks
-from gatetui.gate.hooks import scan_hooks
+from gatetui.stacks.python import hooks
+from gatetui.stacks.python.hooks import scan_hooks
 from gatetui.snapshot import Snapshot
 
 PYPROJECT = '[project]\nname = "p"\nversion = "1"\n'

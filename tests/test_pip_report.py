@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gatetui.gate.pip_report import ReportProblem, Resolved, heredoc, split
+from gatetui.stacks.python.pip_report import ReportProblem, Resolved, heredoc, split
 
 TREE = "/tmp/w/ws"
 HASH = "a" * 64

@@ -8,11 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gatetui.errors import BadInput
-from gatetui.extras import declared_extras, setup_cfg_extras, setup_py_extras
+from gatetui.stacks.python.extras import declared_extras, setup_cfg_extras, setup_py_extras
 from gatetui.gate.seal import is_sealed
-from gatetui.profiles import (
-    importable_packages, load_profile, node_test_command, pytest_ini_text, pytest_settings, scm_version,
-)
+from gatetui.stacks.node.profile import node_test_command
+from gatetui.stacks.python.profile import importable_packages, pytest_ini_text, pytest_settings, scm_version
+from gatetui.stacks.registry import load_profile
 from gatetui.snapshot import Snapshot
 
 TESTS = {"tests/test_a.py": "def test_a():\n    pass\n"}

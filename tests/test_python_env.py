@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gatetui.gate.python_env import CHANGED, HOME, HOOKS, LINKS, RUNNER, UNACCOUNTED, check, runs_code
+from gatetui.stacks.python.env_check import CHANGED, HOME, HOOKS, LINKS, RUNNER, UNACCOUNTED, check, runs_code
 
 SITE = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.profiles import PYTHON_IMPORT_CHECK
+from gatetui.stacks.python.profile import PYTHON_IMPORT_CHECK
 
 SCRIPT = PYTHON_IMPORT_CHECK.env["GATE_IMPORT_CHECK"]
 

@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 
 from gatetui.backends.base import CommandResult
-from gatetui.gate import random_order
+from gatetui.stacks.python.profile import SHUFFLE
 from gatetui.gate.judge import SuiteRun, judge_runs
 from gatetui.gate.junit import Outcome, Report, TestResult
 from gatetui.gate.plan import GateRequest, make_plan
 from tests.conftest import MakeRepo
 
 NAMES = [f"t{i}" for i in range(8)]
+FOLDER = ".gatetui-plugins"  # the gate draws one per run
 
 
 def pytest_order(tmp_path: Path, seed: str | None) -> list[str]:
@@ -30,13 +31,13 @@ def pytest_order(tmp_path: Path, seed: str | None) -> list[str]:
         (project / "tests" / "conftest.py").write_text(
             "import os\nimport pytest\n\n\n@pytest.fixture\ndef record():\n"
             "    return lambda name: open(os.environ['ORDER_FILE'], 'a').write(name + '\\n')\n")
-        for rel, data in random_order.plugin_files().items():
-            (project / rel).parent.mkdir(parents=True, exist_ok=True)
-            (project / rel).write_bytes(data)
+        for rel, data in SHUFFLE.files.items():
+            (project / FOLDER / rel).parent.mkdir(parents=True, exist_ok=True)
+            (project / FOLDER / rel).write_bytes(data)
     order_file = tmp_path / f"order-{len(list(tmp_path.glob('order-*')))}"  # one file per process
     env = {**os.environ, "ORDER_FILE": str(order_file), "PYTEST_ADDOPTS": ""}
     if seed is not None:
-        env.update(random_order.plugin_env(str(project), int(seed)))
+        env.update(SHUFFLE.env_for(str(project / FOLDER), seed=int(seed)))
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "tests"]
     done = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -55,7 +56,7 @@ def test_the_seed_alone_decides_the_order(tmp_path: Path) -> None:
 
 
 def test_plugin_imports_nothing_from_gatetui() -> None:
-    source = (Path(random_order.__file__).parent / "pytest_random_order.py").read_text()
+    source = SHUFFLE.files["gatetui_random_order.py"].decode()
     imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
     assert imports == ["from __future__ import annotations", "import os", "import random", "import pytest"]
 

@@ -12,6 +12,7 @@ from gatetui.gate import rerun
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.judge import SuiteRun, with_reruns
 from gatetui.gate.junit import Outcome, Report, TestResult, parse_junit
+from gatetui.stacks.python.profile import RERUN
 
 OK = CommandResult(exit_code=0, wall_seconds=1.0)
 PASSED = CheckResult(CheckId.RUNS, Status.PASS, "3 of 3 runs passed")
@@ -63,10 +64,11 @@ def test_the_plugin_repeats_functions_parametrized_cases_and_methods(tmp_path: P
     (tmp_path / "tests" / "test_x.py").write_text(
         "import pytest\n\n\n@pytest.mark.parametrize('n', [1, 2])\ndef test_p(n):\n    pass\n\n\n"
         "class TestK:\n    def test_m(self):\n        pass\n")
-    for name, data in rerun.plugin_files("gate").items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_bytes(data)
-    env = {**os.environ, **rerun.plugin_env(str(tmp_path), "gate"), "PYTEST_ADDOPTS": f"-p {rerun.PLUGIN} -p no:randomly"}
+    for name, data in RERUN.files.items():
+        (tmp_path / "gate" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "gate" / name).write_bytes(data)
+    env = {**os.environ, **RERUN.env_for(str(tmp_path / "gate"), reruns=rerun.RERUNS)}
+    env["PYTEST_ADDOPTS"] += " -p no:randomly"
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
                            f"--junitxml={tmp_path / 'r.xml'}", "tests/test_x.py::test_p", "tests/test_x.py::TestK::test_m"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)

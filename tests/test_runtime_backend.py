@@ -375,7 +375,7 @@ def test_the_sandbox_reaches_only_the_configured_index(emulator: Emulator,
     backend = RuntimeBackend(settings=FAST, labels={"repo": "my repo", "branch": "agent/x"})
 
     async def scenario() -> str:
-        await backend.preflight(PYTHON_TOOLS)
+        await backend.preflight(PYTHON_TOOLS, ("pip",))
         workspace = await backend.open(tree({"a": "b"}), "run7")
         seen: list[str] = []
         try:

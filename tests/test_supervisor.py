@@ -72,7 +72,7 @@ class FakeBackend:
         self.opened = self.closed = 0
         self.preflight_error = preflight_error
 
-    async def preflight(self, tools: tuple[tuple[str, ...], ...]) -> None:
+    async def preflight(self, tools: tuple[tuple[str, ...], ...], indexes: tuple[str, ...] = ()) -> None:
         if self.preflight_error:
             raise BackendError(self.preflight_error)
 

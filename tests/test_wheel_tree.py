@@ -23,8 +23,8 @@ from gatetui.gate.checks import CheckId, Status, Verdict
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from gatetui.gate.wheel_tree import describe, wheel_findings
-from gatetui.profiles import build_generated
+from gatetui.stacks.python.wheel_tree import describe, wheel_findings
+from gatetui.stacks.python.profile import build_generated
 from gatetui.snapshot import Snapshot
 from tests.conftest import MakeRepo
 

@@ -101,7 +101,7 @@ class Backend(Protocol):
         """Protections this backend does not enforce here, said plainly."""
         ...
 
-    async def preflight(self, tools: tuple[tuple[str, ...], ...]) -> None:
+    async def preflight(self, tools: tuple[tuple[str, ...], ...], indexes: tuple[str, ...] = ()) -> None:
         """Raise BackendError naming the first tool that does not run."""
         ...
 

@@ -113,7 +113,7 @@ class LocalBackend:
         self._recovered = True
         return cleaned
 
-    async def preflight(self, tools: tuple[tuple[str, ...], ...]) -> None:
+    async def preflight(self, tools: tuple[tuple[str, ...], ...], indexes: tuple[str, ...] = ()) -> None:
         """A missing python3, pip or npm is the machine's problem, not the
         agent's: say which tool, before an install could fail on it."""
         env = scrubbed_env(Path(tempfile.gettempdir()), Path(tempfile.gettempdir()))

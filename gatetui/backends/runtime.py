@@ -83,6 +83,7 @@ class RuntimeBackend:
         self.on_progress = on_progress or (lambda line: None)
         self.host = _label_value(socket.gethostname())
         self._tools: tuple[tuple[str, ...], ...] = ()
+        self._indexes: tuple[str, ...] = ()
         self._access: IndexAccess | None = None
         self._swept = False
         self.swept_ids: list[str] = []
@@ -102,15 +103,14 @@ class RuntimeBackend:
         except Exception as err:  # a malformed key is refused on construction
             raise backend_error(err, "connecting to Runtime") from None
 
-    async def preflight(self, tools: tuple[tuple[str, ...], ...]) -> None:
+    async def preflight(self, tools: tuple[tuple[str, ...], ...], indexes: tuple[str, ...] = ()) -> None:
         """Check the key by listing this app's sandboxes (deleting crash
-        leftovers, once), and find the package index the sandbox may reach."""
-        self._tools = tools
+        leftovers, once), and find the package indexes (the stack's: "pip",
+        "npm", "go") the sandbox may reach."""
+        self._tools, self._indexes = tools, indexes
         self.cap.check()  # a cap no run fits under is said before any sandbox is made
-        words = {w for argv in tools for w in argv}
-        stacks = frozenset({"python"} if "pip" in words else set()) | ({"node"} if "npm" in words else set())
         sweep = self._sweep_once()
-        access = index_access(stacks)
+        access = index_access(frozenset(indexes))
         # Both finish before an error is raised: no subprocess outlives it.
         swept, found = await asyncio.gather(sweep, access, return_exceptions=True)
         for outcome in (swept, found):
@@ -162,7 +162,7 @@ class RuntimeBackend:
 
     async def open(self, export: TreeExporter, label: str) -> RuntimeWorkspace:
         if self._access is None:
-            await self.preflight(self._tools)
+            await self.preflight(self._tools, self._indexes)
         assert self._access is not None
         run = _label_value(label)
         ticket = await self.cap.admit(self.on_progress)  # the whole run's sandboxes, or wait

@@ -124,17 +124,17 @@ async def _output(argv: list[str], env: Mapping[str, str] | None) -> str:
     return out.decode(errors="replace")
 
 
-async def index_access(stacks: frozenset[str], env: Mapping[str, str] | None = None) -> IndexAccess:
-    """Ask the user's own pip and npm which index they use, for the stacks
-    this gate installs ("python", "node")."""
+async def index_access(indexes: frozenset[str], env: Mapping[str, str] | None = None) -> IndexAccess:
+    """Ask the user's own pip and npm which index they use, for the package
+    indexes this gate's stack installs from ("pip", "npm")."""
     parts = []
-    if "python" in stacks:
+    if "pip" in indexes:
         raw = await _output(["python3", "-c", PIP_PROBE], env)
         try:
             probe = json.loads(raw)
         except ValueError:
             probe = {"listing": "", "default": []}
         parts.append(pip_access(probe["listing"], list(probe["default"])))
-    if "node" in stacks:
+    if "npm" in indexes:
         parts.append(npm_access(await _output(["npm", "config", "get", "registry"], env)))
     return merge(parts)

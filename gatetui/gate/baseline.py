@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from gatetui.gate import junit, start
 from gatetui.gate.checks import CheckId, CheckResult
 from gatetui.gate.judge import SuiteRun, judge_runs, listing
-from gatetui.profiles import Profile
+from gatetui.stacks.base import Profile
 
 FORMAT = 1  # bump when what is cached, or how it is judged, changes
 
@@ -53,7 +53,7 @@ class MemoryCache:
 def profile_digest(profile: Profile) -> str:
     """What decides base's outcomes besides its tree: how it installs and runs."""
     shown = json.dumps({
-        "format": FORMAT, "stack": profile.stack, "runner": profile.runner,
+        "format": FORMAT, "stack": profile.stack.name, "runner": profile.runner,
         "install": list(profile.install), "install_env": profile.install_env,
         "test": profile.test, "test_env": profile.test_env, "test_paths": list(profile.test_paths),
     }, sort_keys=True)

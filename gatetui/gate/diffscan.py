@@ -16,8 +16,8 @@ the new file were added, since a marker that was already there is not new.
 This module owns the change as a whole: which files are test files and in
 which language, each file's old and new version compared, the line diff,
 and the results. The lexing is `codeview`'s; what counts as a test or a
-marker is `python_tests`' and `js_tests`'; the shared records are in
-`testdefs`. Their public functions are exported here too.
+marker is each stack's (`TestLanguage` in stacks/base.py, read by file
+extension through the registry); the shared records are in `testdefs`.
 
 Pure: stdlib only, no I/O. Any input, however broken, yields an answer and
 never an exception, because the code being judged is often mid-edit.
@@ -29,43 +29,23 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 from gatetui.changes import FileChange
-from gatetui.gate.codeview import normalize
-from gatetui.gate.js_tests import js_markers, js_test_defs, js_text_markers, js_view_defs
-from gatetui.gate.jsview import js_view
-from gatetui.gate.python_tests import (
-    python_markers,
-    python_test_defs,
-    python_text_defs,
-    python_text_markers,
-)
-from gatetui.gate.testdefs import MarkerHit, TestDef
+from gatetui.stacks.codeview import normalize
+from gatetui.stacks.base import TestLanguage
+from gatetui.stacks.registry import language_of, looks_like_test_file
+from gatetui.stacks.testdefs import MarkerHit, TestDef
 
 __all__ = [
-    "JS_SUFFIXES",
-    "PY_SUFFIXES",
     "DiffScan",
     "Marker",
     "MarkerHit",
     "TestDef",
     "added_lines",
-    "js_markers",
-    "js_test_defs",
-    "language_of",
-    "looks_like_test_file",
-    "python_markers",
-    "python_test_defs",
     "scan_changes",
+    "scanned",
 ]
-
-Language = Literal["python", "js"]
-
-PY_SUFFIXES: tuple[str, ...] = (".py",)
-JS_SUFFIXES: tuple[str, ...] = (
-    ".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts",
-)
 
 
 # --------------------------------------------------------------------------
@@ -135,46 +115,8 @@ class DiffScan:
 
 
 # --------------------------------------------------------------------------
-# Which files, which language
+# Reading a version
 # --------------------------------------------------------------------------
-
-_PY_TEST_DIRS = frozenset({"test", "tests"})
-_JS_TEST_DIRS = frozenset({"test", "tests", "__tests__"})
-_PY_TEST_NAMES = frozenset({"conftest.py", "tests.py"})
-
-
-def language_of(path: str) -> Language | None:
-    """The language a file is scanned as, from its extension, or None."""
-    lower = path.lower()
-    if lower.endswith(PY_SUFFIXES):
-        return "python"
-    if lower.endswith(JS_SUFFIXES):
-        return "js"
-    return None
-
-
-def looks_like_test_file(path: str) -> bool:
-    """The default guess at whether a path holds tests.
-
-    Python: `test_*.py`, `*_test.py`, `conftest.py`, Django's `tests.py`, or
-    any `.py` under a `test`/`tests` directory. JS/TS: `*.test.*`, `*.spec.*`,
-    or under a `test`/`tests`/`__tests__` directory. Only these files are
-    read, so a `.skip(` in application code is never taken for a marker.
-    """
-    parts = path.replace("\\", "/").split("/")
-    name, dirs = parts[-1], {p.lower() for p in parts[:-1]}
-    language = language_of(name)
-    if language == "python":
-        return (
-            name.startswith("test_")
-            or name.endswith("_test.py")
-            or name in _PY_TEST_NAMES
-            or not dirs.isdisjoint(_PY_TEST_DIRS)
-        )
-    if language == "js":
-        inner = {p.lower() for p in name.split(".")[1:-1]}
-        return bool(inner & {"test", "spec"}) or not dirs.isdisjoint(_JS_TEST_DIRS)
-    return False
 
 
 def _decode(data: bytes) -> str:
@@ -245,22 +187,12 @@ class _FileScan(NamedTuple):
     markers: list[MarkerHit]
 
 
-def _scan_file(language: Language, path: str, text: str, *, markers: bool) -> _FileScan:
-    """Definitions and (when asked) markers of one normalized version,
-    lexing it at most once."""
-    if language == "js":
-        view = js_view(text)
-        return _FileScan(js_view_defs(path, view), js_text_markers(text, view) if markers else [])
-    defs, py_view = python_text_defs(path, text)
-    return _FileScan(defs, python_text_markers(text, py_view) if markers else [])
-
-
 class _Side(NamedTuple):
     """One version of a changed file: path, language (None: not read) and
     text (None: absent)."""
 
     path: str
-    language: Language | None
+    language: TestLanguage | None
     text: str | None
 
 
@@ -299,7 +231,7 @@ def _unmatched(mine: Sequence[TestDef], theirs: Sequence[TestDef]) -> list[TestD
 def scanned(paths: Sequence[str], is_test_file: Callable[[str], bool] = looks_like_test_file) -> bool:
     """Whether `scan_changes` reads a change with these paths: only those
     need their contents read from git."""
-    return any(map(language_of, paths)) and any(map(is_test_file, paths))
+    return any(language_of(p) is not None for p in paths) and any(map(is_test_file, paths))
 
 
 def scan_changes(
@@ -308,7 +240,7 @@ def scan_changes(
 ) -> DiffScan:
     """Removed and added test definitions, and markers on added lines.
 
-    Only files in Python or JS/TS whose old or new path `is_test_file`
+    Only files in a language a stack reads whose old or new path `is_test_file`
     accepts are read. Each file is compared with its own previous version (a
     rename keeps its pair), so a renamed file with the same tests removes
     nothing; a test moved between two unrelated files counts as one removed
@@ -336,7 +268,7 @@ def _scan_side(side: _Side, *, markers: bool) -> _FileScan:
     """A file version's findings; none when absent or in no known language."""
     if side.language is None or side.text is None:
         return _FileScan([], [])
-    return _scan_file(side.language, side.path, side.text, markers=markers)
+    return _FileScan(*side.language.scan(side.path, side.text, markers))
 
 
 def _new_markers(

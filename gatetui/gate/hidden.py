@@ -22,8 +22,8 @@ from pathlib import Path
 
 from gatetui.gate import junit
 from gatetui.gate.checks import CheckId, CheckResult, Status
-from gatetui.gate.diffscan import js_test_defs, python_test_defs
 from gatetui.gate.judge import SuiteRun
+from gatetui.stacks.registry import language_of
 
 STREAM = "hidden"  # the only stream that carries the hidden run's output
 SKIP_NAMES = frozenset({"__pycache__", ".pytest_cache", "node_modules"})
@@ -43,9 +43,9 @@ class HiddenTests:
         what the run must report, so a deselected hidden test still counts."""
         found = []
         for path in self.test_files:
-            finder = python_test_defs if path.endswith(".py") else js_test_defs
+            language = language_of(path)
             source = self.files[path].decode("utf-8", "replace")
-            found += [(path, d.name) for d in finder(path, source)]
+            found += [(path, d.name) for d in (language.test_defs(path, source) if language else [])]
         return found
 
 

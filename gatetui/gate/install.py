@@ -19,8 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from gatetui.backends.base import CommandResult, Workspace
-from gatetui.gate.pip_report import NAME, ReportProblem, heredoc, local_args, split
-from gatetui.profiles import Dependencies, Profile
+from gatetui.stacks.base import Dependencies, Profile, ReportProblem
 
 RESOLVED = "resolved.json"
 Run = Callable[[Workspace, str, dict[str, str], bool], Awaitable[CommandResult]]
@@ -59,7 +58,7 @@ class Installer:
         own = await self.check(workspace, "own", verify)
         if isinstance(own, Failed):
             return own
-        if len(own) != 1 or not NAME.match(own[0]):
+        if len(own) != 1 or not deps.own_name.match(own[0]):
             return Failed(deps.resolve, None, "the install left no single project of head's own to resolve "
                                               f"the dependencies of (found: {', '.join(own) or 'none'})")
         resolve = deps.resolve.replace("{own}", own[0])
@@ -68,18 +67,18 @@ class Installer:
         if not result.ok:
             return Failed(deps.resolve, result)
         try:
-            resolved = split(await workspace.read_report(RESOLVED), workspace.path)
+            resolved = deps.read(await workspace.read_report(RESOLVED), workspace.path)
         except ReportProblem as err:
             return Failed(deps.resolve, None, str(err))
         if resolved.local:
-            result = await self.run(workspace, deps.local.replace("{local}", local_args(resolved)), env, True)
+            result = await self.run(workspace, deps.local_command(deps.local, resolved), env, True)
             if not result.ok:
                 return Failed(deps.local, result)
             refused = await self.check(workspace, "own", verify)
             if isinstance(refused, Failed):
                 return refused
         if resolved.pinned:
-            result = await self.run(workspace, heredoc(deps.pinned, resolved.pinned), env, True)
+            result = await self.run(workspace, deps.pinned_command(deps.pinned, resolved), env, True)
             if not result.ok:
                 return Failed(deps.pinned, result)
         refused = await self.check(workspace, "all", verify)

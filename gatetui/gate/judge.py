@@ -14,7 +14,7 @@ from gatetui.backends.base import CommandResult
 from gatetui.gate import junit, rerun
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.diffscan import DiffScan
-from gatetui.gate.hooks import Finding
+from gatetui.stacks.base import Finding
 
 LIST_MAX = 5
 PARAMS_SHOWN = 3  # parameters shown per parametrized test in a listing

@@ -16,18 +16,14 @@ from gatetui.config import SealSettings
 from gatetui.errors import BadInput
 from gatetui.gate import random_order
 from gatetui.gate.baseline import BaselineCache, cache_key
-from gatetui.gate.diffscan import DiffScan, js_test_defs, python_test_defs, scan_changes, scanned
+from gatetui.gate.diffscan import DiffScan, scan_changes, scanned
 from gatetui.gate.digests import Digests
 from gatetui.gate.hidden import HiddenTests, select_hidden
 from gatetui.gate.seal import compute_digests, overlay
-from gatetui.profiles import (
-    Profile, importable_packages, load_profile, pytest_ini_text, pytest_settings, scm_version,
-)
+from gatetui.stacks.base import Profile
+from gatetui.stacks.registry import language_of, load_profile
 from gatetui.repo import GitRepo
 from gatetui.snapshot import Snapshot
-
-SEALED_INI = ".gatetui-base-pytest.ini"
-
 
 @dataclass(frozen=True)
 class GateRequest:
@@ -79,8 +75,9 @@ class Plan:
         if source is None or not rest:
             return False
         name = rest.split("[", 1)[0]
-        finder = python_test_defs if path.endswith(".py") else js_test_defs
-        return any(d.name == name or name.endswith(d.name) for d in finder(path, source))
+        language = language_of(path)
+        defs = language.test_defs(path, source) if language is not None else []
+        return any(d.name == name or name.endswith(d.name) for d in defs)
 
 
 def make_plan(request: GateRequest) -> Plan:
@@ -95,18 +92,18 @@ def make_plan(request: GateRequest) -> Plan:
         raise BadInput(f"{request.head} is already part of {request.base}: nothing new to judge")
     base, head = Snapshot.of_commit(repo, merge_base), Snapshot.of_commit(repo, head_sha)
     profile = load_profile(base, request.seal)
-    if profile.install_env:  # a version read from git: name it after head's nearest tag
-        version = scm_version(repo.nearest_tag(head_sha))
+    if profile.tag_version is not None:  # a version read from git: name it after head's nearest tag
+        version = profile.tag_version(repo.nearest_tag(head_sha))
         profile = replace(profile, install_env={k: version for k in profile.install_env})
     scan = scan_changes(repo.changes(merge_base, head_sha, lambda paths: scanned(paths, profile.is_test_file)),
                         profile.is_test_file)
     files, env = old_tests_overlay(base, head, profile)
-    modules = importable_packages(head.paths) if profile.import_check and profile.stack == "python" else []
+    modules = profile.stack.importable(head.paths) if profile.import_check else []
     digests = compute_digests(base, head, profile.sealed, profile.rules)
     hidden, problem = (select_hidden(request.hidden, profile.hidden, profile.is_test_file, request.hidden_from)
                        if profile.hidden is not None else (None, ""))
     seed = None
-    if profile.random_order and profile.runner in random_order.RUNNERS:
+    if profile.random_order and profile.shuffle is not None:
         seed = request.random_seed if request.random_seed is not None else random_order.draw_seed()
     digests = replace(digests, random_seed=seed, hidden=hidden.digest if hidden else "",
                       hidden_files=len(hidden.files) if hidden else 0, test_network=profile.test_network)
@@ -115,12 +112,9 @@ def make_plan(request: GateRequest) -> Plan:
 
 
 def old_tests_overlay(base: Snapshot, head: Snapshot, profile: Profile) -> tuple[dict[str, bytes | None], dict[str, str]]:
-    """Base's sealed files over head, and for pytest base's settings loaded
-    with `-c`, so that no pytest setting head added (say `addopts = -k`)
-    applies to the run of base's tests."""
+    """Base's sealed files over head, and the runner settings the stack
+    keeps from base (pytest's loaded with `-c`), so that no runner setting
+    head added (say `addopts = -k`) applies to the run of base's tests."""
     files = overlay(base, head, profile.sealed)
-    env: dict[str, str] = {}
-    if profile.runner == "pytest":
-        files[SEALED_INI] = pytest_ini_text(pytest_settings(base)).encode()
-        env["PYTEST_ADDOPTS"] = f"-c {SEALED_INI} --rootdir=."
-    return files, env
+    files.update(profile.old_tests_files)
+    return files, dict(profile.old_tests_env)

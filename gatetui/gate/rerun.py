@@ -2,8 +2,8 @@
 
 A test that fails one time in three passes 3 of 3 runs about one time in
 three. After run 1, in its copy, the tests in the files head added or
-changed run RERUNS more times in one process (pytest_rerun.py, written into
-the copy, makes each a case of its own); with the three runs that is nine,
+changed run RERUNS more times in one process (the profile's `rerun` plugin;
+pytest's makes each a case of its own); with the three runs that is nine,
 and a test failing 30% of the time is caught 96 times in 100. Only those
 tests run again: the cost is one short process.
 """
@@ -13,13 +13,10 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
-from pathlib import Path
 
 from gatetui.gate import junit
 
-PLUGIN = "gatetui_rerun"
 RERUNS = 6  # with the three runs: 0.7 ** 9 < 0.05
-RUNNERS = ("pytest",)  # the runners the plugin knows how to repeat
 MAX_TESTS = 200  # node ids on one command line
 CASE = re.compile(r"\[gatetui-rerun-\d+\]$|-gatetui-rerun-\d+(?=\]$)")
 PARAMS = re.compile(r"\[.*\]$", re.DOTALL)
@@ -30,16 +27,6 @@ def targets(report: junit.Report, changed: Callable[[str], bool]) -> list[str]:
     node ids pytest takes on its command line."""
     ids = {PARAMS.sub("", i) for i in report.tests if "::" in i and changed(i.split("::", 1)[0])}
     return sorted(ids)[:MAX_TESTS]
-
-
-def plugin_files(folder: str) -> dict[str, bytes]:
-    source = (Path(__file__).parent / "pytest_rerun.py").read_bytes()
-    return {f"{folder}/{PLUGIN}.py": source}
-
-
-def plugin_env(workspace_path: str, folder: str) -> dict[str, str]:
-    return {"PYTEST_ADDOPTS": f"-p {PLUGIN}", "PYTHONPATH": f"{workspace_path.rstrip('/')}/{folder}",
-            "GATETUI_RERUNS": str(RERUNS)}
 
 
 def command(test: str, ids: list[str]) -> str:

@@ -17,14 +17,14 @@ import os
 import secrets
 import shlex
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from gatetui.backends.base import Backend, CommandResult, Workspace, close_all
 from gatetui.errors import BackendError, GateError
-from gatetui.gate import baseline, judge, random_order, rerun, start, wheel_tree
+from gatetui.gate import baseline, judge, random_order, rerun, start
 from gatetui.gate.checks import CHECK_ORDER, DIFF_ONLY, CheckId, CheckResult, Status, decide
 from gatetui.gate.cost import Cost, Usage, usage_of
 from gatetui.gate.events import (
@@ -33,11 +33,11 @@ from gatetui.gate.events import (
 )
 from gatetui.gate.hidden import STREAM as HIDDEN_STREAM
 from gatetui.gate.hidden import hidden_command, judge_hidden
-from gatetui.gate.hooks import scan_hooks
 from gatetui.gate.install import Failed, Installer
 from gatetui.gate.refusals import refusal
-from gatetui.gate.junit import ReportError, parse_junit
+from gatetui.gate.junit import Report, ReportError, parse_junit
 from gatetui.gate.plan import Plan
+from gatetui.stacks.base import BuildCheck, RunPlugin, RunTree
 
 RUNS = 3
 Emit = Callable[[GateEvent], None]
@@ -84,7 +84,7 @@ class _Gate:
         self.usage: dict[str, Usage] = {}
         self.started: dict[CheckId, float] = {}
         self.clock = time.monotonic()
-        self.hooks = scan_hooks(plan.base, plan.head, plan.profile.is_test_file)
+        self.hooks = plan.profile.stack.scan_hooks(plan.base, plan.head, plan.profile.is_test_file)
         self.outside: list[str] = []  # base tests passed by a change outside the tests
         self.opened: Workspace | None = None  # the install's workspace until _install returns
         self.account: dict[str, float] = {}  # the backend account's credit, where it has one
@@ -95,11 +95,11 @@ class _Gate:
 
     async def execute(self) -> None:
         plan = self.plan
-        preflight = asyncio.create_task(self.backend.preflight(plan.profile.tools))
+        preflight = asyncio.create_task(self.backend.preflight(plan.profile.tools, plan.profile.stack.indexes))
         self.emit(RunStarted(
             run_id=plan.request.run_id, repo=str(plan.repo.path), base_ref=plan.request.base,
             head_ref=plan.request.head, base=plan.base.sha, head=plan.head.sha,
-            backend=self.backend.name, stack=plan.profile.stack, checks=CHECK_ORDER,
+            backend=self.backend.name, stack=plan.profile.stack.name, checks=CHECK_ORDER,
             notes=self.backend.notes, isolation=isolation_of(self.backend),
         ))
         self.emit(DigestsComputed(plan.digests))
@@ -183,7 +183,8 @@ class _Gate:
             self._finish(CheckResult(CheckId.INSTALL, Status.FAIL, refused))
             return None
         workspace = self.opened = await self.backend.open(self._export_head, self.plan.request.run_id)
-        wheel = asyncio.create_task(self._wheel(workspace)) if self.plan.profile.wheel_command else None
+        build = self.plan.profile.build_check
+        wheel = asyncio.create_task(self._build(workspace, build)) if build is not None else None
         try:
             failed = await self._installer(CheckId.INSTALL, "install").install(workspace, verify=True)
             findings = await wheel if wheel is not None and failed is None else []
@@ -197,27 +198,26 @@ class _Gate:
         if failed is not None:
             self._finish(await self._install_failed(failed))
             return None
-        if findings:
-            self._finish(CheckResult(CheckId.INSTALL, Status.REVIEW, wheel_tree.describe(findings)))
+        if findings and build is not None:
+            self._finish(CheckResult(CheckId.INSTALL, Status.REVIEW, build.describe(findings)))
         else:
             self._finish(self._pass(CheckId.INSTALL, "fresh copy, fresh environment"))
         return workspace
 
-    async def _wheel(self, workspace: Workspace) -> list[wheel_tree.WheelFinding]:
-        """Head's wheel, built beside the install in the same workspace (where
-        head's build code runs anyway, before the first fork), then compared
-        with the commit: what users install must be what the runs tested."""
+    async def _build(self, workspace: Workspace, build: BuildCheck) -> Sequence[object]:
+        """Head's distributable, built beside the install in the same
+        workspace (where head's build code runs anyway, before the first
+        fork), then compared with the commit: what users install must be
+        what the runs tested."""
         profile = self.plan.profile
-        assert profile.wheel_command is not None  # the caller checked
-        command = profile.wheel_command.replace("{report}", shlex.quote(workspace.report_path(wheel_tree.REPORT)))
+        command = build.command.replace("{report}", shlex.quote(workspace.report_path(build.report)))
         result = await self._run(workspace, CheckId.INSTALL, "wheel", command, dict(profile.install_env))
         if not result.ok:
-            return [wheel_tree.WheelFinding("head's wheel", f"could not be built ({result.describe_end()}): "
-                                                            f"{last_line(result.output_tail)}")]
-        built = await workspace.read_report(wheel_tree.REPORT)
+            return [f"{build.label} could not be built ({result.describe_end()}): {last_line(result.output_tail)}"]
+        built = await workspace.read_report(build.report)
         if built is None:
-            return [wheel_tree.WheelFinding("head's wheel", "was built but left no file to read")]
-        return await asyncio.to_thread(wheel_tree.wheel_findings, built, self.plan.head, profile.build_generated)
+            return [f"{build.label} was built but left no file to read"]
+        return await asyncio.to_thread(build.findings, built, self.plan.head, profile.build_generated)
 
     def _installer(self, check: CheckId, stream: str) -> Installer:
         async def run(workspace: Workspace, command: str, env: dict[str, str], network: bool) -> CommandResult:
@@ -306,10 +306,11 @@ class _Gate:
             self._start(CheckId.RUNS)
             self._start(CheckId.OLD_TESTS)
             if self.plan.profile.random_order and self.plan.digests.random_seed is None:
-                self.emit(CheckProgress(CheckId.RUNS, "random_order shuffles pytest runs only: "
-                                        f"{self.plan.profile.runner} runs keep their order"))
+                self.emit(CheckProgress(CheckId.RUNS, "random_order: "
+                                        f"{self.plan.profile.runner} runs cannot be shuffled and keep their order"))
             jobs = [self._head_run(w, i) for i, w in enumerate(copies[:RUNS])]
-            jobs.append(self._suite_run(copies[RUNS], CheckId.OLD_TESTS, "old tests", self._old_tests_env()))
+            jobs.append(self._suite_run(copies[RUNS], CheckId.OLD_TESTS, "old tests", self._old_tests_env(),
+                                        ran=RunTree(self.plan.head, self.plan.old_tests_files)))
             if hidden is not None:
                 jobs.append(self._hidden_run(copies[RUNS + 1]))
             done = await asyncio.gather(*jobs)
@@ -344,9 +345,10 @@ class _Gate:
             return await self._first_run(workspace)
         if seed is None or index != random_order.RUN_INDEX:
             return await self._suite_run(workspace, CheckId.RUNS, f"run {index + 1}", {})
-        await workspace.write_files(random_order.plugin_files(self.gate_folder))
+        shuffle = self.plan.profile.shuffle
+        assert shuffle is not None  # the plan draws a seed only for a runner that shuffles
         run = await self._suite_run(workspace, CheckId.RUNS, f"run {index + 1}",
-                                    random_order.plugin_env(workspace.path, seed, self.gate_folder))
+                                    await self._plugin(workspace, shuffle, seed=seed))
         return replace(run, seed=seed)
 
     async def _first_run(self, workspace: Workspace) -> judge.SuiteRun:
@@ -355,14 +357,20 @@ class _Gate:
         run = await self._suite_run(workspace, CheckId.RUNS, "run 1", {})
         profile = self.plan.profile
         ids = rerun.targets(run.report, self._changed_at_head) \
-            if run.report is not None and profile.runner in rerun.RUNNERS else []
-        if not ids:
+            if run.report is not None and profile.rerun is not None else []
+        if not ids or profile.rerun is None:
             return run
-        await workspace.write_files(rerun.plugin_files(self.gate_folder))
         again = await self._suite_run(workspace, CheckId.RUNS, "reruns",
-                                      rerun.plugin_env(workspace.path, self.gate_folder),
+                                      await self._plugin(workspace, profile.rerun, reruns=rerun.RERUNS),
                                       rerun.command(profile.test, ids))
         return replace(run, reruns=again)
+
+    async def _plugin(self, workspace: Workspace, plugin: RunPlugin, **values: object) -> dict[str, str]:
+        """Write a runner plugin's files into the run's gate folder; the
+        environment that loads it."""
+        folder = f"{workspace.path.rstrip('/')}/{self.gate_folder}"
+        await workspace.write_files({f"{self.gate_folder}/{rel}": data for rel, data in plugin.files.items()})
+        return plugin.env_for(folder, **values)
 
     def _changed_at_head(self, path: str) -> bool:
         return not self._test_file_unchanged(path)
@@ -372,9 +380,11 @@ class _Gate:
         pytest settings cannot drop them), their output on its own stream."""
         assert self.plan.hidden is not None
         self.started[CheckId.HIDDEN] = time.monotonic()  # announced at the start, timed from here
-        await workspace.write_files({**self.plan.old_tests_files, **self.plan.hidden.files})
+        over = {**self.plan.old_tests_files, **self.plan.hidden.files}
+        await workspace.write_files(over)
         command = hidden_command(self.plan.profile.test, self.plan.hidden)
-        return await self._suite_run(workspace, CheckId.HIDDEN, HIDDEN_STREAM, self._old_tests_env(), command)
+        return await self._suite_run(workspace, CheckId.HIDDEN, HIDDEN_STREAM, self._old_tests_env(), command,
+                                     RunTree(self.plan.head, over))
 
     async def _judge_runs(self, runs: list[judge.SuiteRun],
                           old: judge.SuiteRun) -> tuple[list[judge.SuiteRun], judge.SuiteRun]:
@@ -449,7 +459,7 @@ class _Gate:
             if failed is not None:
                 end = failed.said if failed.result is None else failed.result.describe_end()
                 return baseline.BaseRun(base, {}, f"base's install `{failed.step}` {end}")
-            run = await self._suite_run(workspace, CheckId.RUNS, "baseline", {})
+            run = await self._suite_run(workspace, CheckId.RUNS, "baseline", {}, ran=RunTree(self.plan.base))
             return baseline.BaseRun.of(base, run, self.plan.profile.cannot_start)
 
     def _test_file_unchanged(self, path: str) -> bool:
@@ -457,22 +467,23 @@ class _Gate:
         return path in base and path in head and base.ident(path) == head.ident(path)
 
     def _old_tests_env(self) -> dict[str, str]:
-        """Base's tests run without any pytest plugin head's package added."""
+        """Base's tests run with base's runner settings and without any
+        runner plugin head's package added (the stack's hook scan says how)."""
         env = dict(self.plan.old_tests_env)
-        if self.hooks.plugins and self.plan.profile.runner == "pytest":
-            blocked = " ".join(f"-p no:{name}" for name in self.hooks.plugins)
-            env["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} {blocked}".strip()
+        for key, value in self.hooks.old_tests_env.items():
+            env[key] = f"{env.get(key, '')} {value}".strip()
         return env
 
-    async def _suite_run(self, workspace: Workspace, check: CheckId, name: str,
-                         extra_env: dict[str, str], test: str | None = None) -> judge.SuiteRun:
+    async def _suite_run(self, workspace: Workspace, check: CheckId, name: str, extra_env: dict[str, str],
+                         test: str | None = None, ran: RunTree | None = None) -> judge.SuiteRun:
+        """One run of the suite in `workspace`, whose tree is `ran` (head's by default)."""
         report_name = f"{name.replace(' ', '-')}.xml"
         path = shlex.quote(workspace.report_path(report_name))
         profile = self.plan.profile
         if profile.test_files:
             await workspace.write_files({f"{self.gate_folder}/{rel}": data for rel, data in profile.test_files.items()})
         places = {"{report}": path, "{gate}": f"{workspace.path.rstrip('/')}/{self.gate_folder}",
-                  "{scratch}": workspace.scratch_path("cache")}
+                  "{scratch}": workspace.scratch_path("cache"), "{tree}": workspace.path.rstrip("/")}
         env = {k: _fill(v, places) for k, v in profile.test_env.items()}
         for key, value in extra_env.items():
             joint = os.pathsep if key == "PYTHONPATH" else " "
@@ -487,10 +498,15 @@ class _Gate:
         if raw is None:
             return judge.SuiteRun(name, result, None, "no report written")
         try:
-            report = parse_junit(raw, root=workspace.path)
+            report = self._read_report(raw, workspace.path, ran or RunTree(self.plan.head))
         except ReportError as err:
             return judge.SuiteRun(name, result, None, str(err))
         return judge.SuiteRun(name, result, report)
+
+    def _read_report(self, raw: bytes, root: str, ran: RunTree) -> Report:
+        """The run's report, read the way the profile's runner writes it."""
+        reader = self.plan.profile.read_report
+        return parse_junit(raw, root=root) if reader is None else reader(raw, root, ran)
 
     async def _run(self, workspace: Workspace, check: CheckId, stream: str, command: str,
                    env: dict[str, str], network: bool = True) -> CommandResult:

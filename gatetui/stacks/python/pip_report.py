@@ -21,22 +21,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
+
+from gatetui.stacks.base import ReportProblem, Resolved
 
 NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 VERSION = re.compile(r"^[A-Za-z0-9.+!_-]{1,64}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
-
-
-class ReportProblem(Exception):
-    """The report cannot be read: the install step fails with this."""
-
-
-@dataclass(frozen=True)
-class Resolved:
-    pinned: tuple[str, ...]  # requirement lines with --hash: the index's, installed where head's code does not run
-    local: tuple[str, ...]  # pip arguments for what lives in the tree or a VCS: installed with head's own project
 
 
 def split(raw: bytes | None, tree: str) -> Resolved:

@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from gatetui.gate.codeview import CodeView, hits_to_markers, is_word_char, normalize
-from gatetui.gate.jsview import js_literal_value, js_view
-from gatetui.gate.testdefs import MarkerHit, TestDef
+from gatetui.stacks.codeview import CodeView, hits_to_markers, is_word_char, normalize
+from gatetui.stacks.node.jsview import js_literal_value, js_view
+from gatetui.stacks.testdefs import MarkerHit, TestDef
 
 __all__ = [
     "js_markers",
@@ -249,3 +249,20 @@ def _js_option_set(view: CodeView, start: int, end: int) -> bool:
         return True
     receiver, _, _ = view.chain_before(view.before(name_start))
     return name == "test" and receiver == ["t"]
+
+
+def js_scan(path: str, text: str, markers: bool) -> tuple[list[TestDef], list[MarkerHit]]:
+    """Definitions and (when asked) markers of one normalized version, lexing it once."""
+    view = js_view(text)
+    return js_view_defs(path, view), js_text_markers(text, view) if markers else []
+
+
+_TEST_DIRS = frozenset({"test", "tests", "__tests__"})
+
+
+def looks_like_js_test(path: str) -> bool:
+    """`*.test.*`, `*.spec.*`, or under a `test`/`tests`/`__tests__` directory."""
+    parts = path.replace("\\", "/").split("/")
+    name, dirs = parts[-1], {p.lower() for p in parts[:-1]}
+    inner = {p.lower() for p in name.split(".")[1:-1]}
+    return bool(inner & {"test", "spec"}) or not dirs.isdisjoint(_TEST_DIRS)

@@ -26,10 +26,10 @@ import difflib
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from gatetui.snapshot import Snapshot
+from gatetui.stacks.base import Finding, HookScan
 
 STARTUP_NAMES = ("sitecustomize.py", "usercustomize.py")
 SKIP_CALL = re.compile(
@@ -52,23 +52,6 @@ SETUP_PY_PLUGIN = re.compile(r"""['"]pytest11['"]\s*:\s*\[([^\]]*)\]""", re.S)
 ENTRY = re.compile(r"""['"]?\s*([\w.-]+)\s*=\s*[\w.:]+""")
 
 
-@dataclass(frozen=True)
-class Finding:
-    path: str
-    what: str  # one phrase an agent can act on
-
-    def __str__(self) -> str:
-        return f"{self.what} ({self.path})"
-
-
-@dataclass(frozen=True)
-class HookScan:
-    plugins: tuple[str, ...] = ()  # pytest11 names head registers and base did not
-    findings: tuple[Finding, ...] = ()  # plugins and startup hooks: fail old_tests
-    skips: tuple[Finding, ...] = field(default=())  # skips in library code: fail no_new_skips
-    reaches: tuple[Finding, ...] = field(default=())  # library code reaching into the runner: review
-
-
 def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], bool]) -> HookScan:
     changed = [p for p in head.paths if p not in base or base.ident(p) != head.ident(p)]
     plugins = sorted(set(pytest_plugins(head)) - set(pytest_plugins(base)))
@@ -83,7 +66,9 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
         Finding(f"{p}:{n}", f"{what}: {line.strip()[:80]}")
         for p, lines in added.items() for n, code, line in lines
         if not SKIP_CALL.search(code) and (what := _runner_concern(code))]
-    return HookScan(tuple(plugins), tuple(findings), tuple(skips), tuple(reaches))
+    # base's tests run without any pytest plugin head's package added
+    blocked = {"PYTEST_ADDOPTS": " ".join(f"-p no:{name}" for name in plugins)} if plugins else {}
+    return HookScan(tuple(plugins), tuple(findings), tuple(skips), tuple(reaches), blocked)
 
 
 def _runner_concern(code: str) -> str | None:

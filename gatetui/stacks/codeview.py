@@ -24,7 +24,7 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from typing import ClassVar
 
-from gatetui.gate.testdefs import MarkerHit
+from gatetui.stacks.testdefs import MarkerHit
 
 __all__ = [
     "CodeView",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from gatetui.gate.codeview import CodeView, blanked, is_word_char
+from gatetui.stacks.codeview import CodeView, blanked, is_word_char
 
 __all__ = ["js_literal_value", "js_view"]
 

@@ -1,194 +1,36 @@
-"""Stack profiles: how one ecosystem installs, runs its tests and reports.
-
-A profile is built from the base commit (see config.py): the install
-command, the test command, the test paths and the sealed set. The commands
-are shell text run inside a workspace; `{report}` stands for the path where
-the run's JUnit XML must be written.
+"""The python stack's profile: a fresh venv, head's project built alone,
+its test dependencies pinned in a step of their own, pytest with the gate's
+safe path and bytecode settings, JUnit by pytest's own writer.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from gatetui.config import (
-    DEFAULT_RULE, ConfigError, SealRule, SealSettings, Settings, load_settings, parse_toml,
-)
-from gatetui.errors import BadInput
-from gatetui.extras import declared_extras
-from gatetui.globs import matches
+from gatetui.config import ConfigError, Settings, parse_toml
 from gatetui.snapshot import Snapshot
+from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, Profile, RunPlugin, Stack
+from gatetui.stacks.python import wheel_tree
+from gatetui.stacks.python import pip_report
+from gatetui.stacks.python.extras import declared_extras
 
 # The machine's pip installs into the fresh venv: a venv without its own pip
 # is as fresh and five seconds faster to make (no ensurepip).
 PIP = "python3 -m pip --python .venv/bin/python install --disable-pip-version-check --no-input --progress-bar off"
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
-PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg")
-NODE_TEST_DIRS = ("test", "tests", "__tests__")
-JS_EXT = r"\.(?:[cm]?js|jsx|[cm]?ts|tsx)$"
 TOX_FACTOR = re.compile(r"^!?[\w.-]+(?:[,-]!?[\w.-]+)*\s*:\s")
 SCM_BACKENDS = re.compile(r"setuptools[_-]scm|hatch-vcs|versioningit|pdm-backend|flit[_-]scm")
 SKIP_TOP_DIRS = {"tests", "test", "docs", "doc", "examples", "benchmarks", "scripts", "build"}
 # Sections of shared files sealed by default: the settings that decide which
 # tests run, without the rest of the file (a version bump is no change).
-DEFAULT_SECTIONS = {
-    "python": ("pyproject.toml#tool.pytest.ini_options", "setup.cfg#tool:pytest", "tox.ini#pytest"),
-    "node": ("package.json#scripts.test",),
-}
-
-
-@dataclass(frozen=True)
-class GateScript:
-    """A script of the gate's own, passed in `env` and run by `command` in a
-    sandbox (so nothing of it lives in the tree head could shadow)."""
-
-    command: str
-    env: Mapping[str, str]
-
-
-@dataclass(frozen=True)
-class EnvironmentCheck:
-    """A command the gate runs after the install and before any test run:
-    it writes {"problems": [...], "summary": "..."} as JSON to {report}, and
-    a summary that is not empty fails the install with it."""
-
-    command: str
-    env: Mapping[str, str]
-
-
-@dataclass(frozen=True)
-class Dependencies:
-    """Third-party dependencies in a step of their own, where no code of
-    head's runs (see gate/install.py). The install commands install head's
-    own project without its dependencies; `resolve` writes pip's
-    installation report to {report} from the installed project's metadata
-    ({own}: its name); `local` installs what else lives in the tree ({local}:
-    pip arguments), and `pinned` the index's distributions (lines on stdin)."""
-
-    resolve: str
-    local: str
-    pinned: str
-
-
-@dataclass(frozen=True)
-class Profile:
-    stack: str
-    runner: str  # "pytest", "vitest", "node", or "custom"
-    install: tuple[str, ...]
-    test: str
-    test_env: dict[str, str] = field(default_factory=dict)
-    install_env: dict[str, str] = field(default_factory=dict)
-    test_paths: tuple[str, ...] = ()
-    test_globs: tuple[str, ...] = ()  # python: where in test_paths test modules live (python_test_globs)
-    # The runner's exit codes for "could not start" (a usage error: nothing judged), the plugin that
-    # provides an option the settings may name, and where the settings that fix it live.
-    cannot_start: tuple[int, ...] = ()
-    plugin_options: Mapping[str, str] = field(default_factory=dict)
-    start_fix: str = "fix the test command's settings"
-    sealed: tuple[str, ...] = ()  # globs of whole files put back by old_tests
-    timeout: float = 900.0
-    import_check: bool = True
-    # How head's packages are imported for the install check ({modules}), with what environment.
-    import_command: GateScript | None = None
-    # How the install check builds head's wheel into {report}, beside the install, in a copy of the
-    # tree; and the tree paths a build writes by design (a version file), which the wheel may hold.
-    wheel_command: str | None = None
-    build_generated: tuple[str, ...] = ()
-    on_old_tests_fail: str = "review"
-    hidden: str | None = None
-    random_order: bool = False
-    baseline: bool = False
-    test_network: bool = False  # from base's config: test runs may reach the network
-    rules: tuple[SealRule, ...] = ()  # the sealing rules; `sealed` is their restore set
-    tools: tuple[tuple[str, ...], ...] = ()  # commands that must work before the gate starts
-    # Files the gate writes into every test run's tree before it starts, under
-    # a folder named per run ({gate} in test_env is that folder's path).
-    test_files: Mapping[str, bytes] = field(default_factory=dict)
-    # What the install hands on to the test runs, read-only: top-level folders
-    # of the installed tree. Every run gets a fresh export of head otherwise.
-    environment: tuple[str, ...] = ()
-    environment_check: EnvironmentCheck | None = None
-    dependencies: Dependencies | None = None
-    # Files the stack would run without their source (a sourceless .pyc):
-    # head may not add or change one, since no rule can read it.
-    unreadable_code: str = ""
-
-    def is_test_file(self, path: str) -> bool:
-        """Whether a path holds test definitions the scanner should count."""
-        name = path.rsplit("/", 1)[-1]
-        if self.stack == "python":
-            return path.endswith(".py") and (
-                name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-                or matches(path, self.test_globs)
-            )
-        if not re.search(JS_EXT, name):
-            return False
-        return bool(re.search(r"\.(test|spec)\.", name)) or under_any(path, self.test_paths)
-
-
-def under_any(path: str, folders: tuple[str, ...]) -> bool:
-    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders if f != ".")
-
-
-def detect_stack(base: Snapshot, settings: Settings) -> str:
-    if settings.stack:
-        return settings.stack
-    if "package.json" in base and not {"pyproject.toml", "setup.py", "setup.cfg"} & set(base.paths):
-        return "node"
-    if {"pyproject.toml", "setup.py", "setup.cfg"} & set(base.paths):
-        return "python"
-    if "package.json" in base:
-        return "node"
-    raise BadInput(
-        f"no stack detected at base {base.sha[:7]}: no pyproject.toml, setup.py, setup.cfg "
-        "or package.json at the top; set stack in gatetui.toml"
-    )
-
-
-def load_profile(base: Snapshot, seal: SealSettings | None = None) -> Profile:
-    """The profile that judges a change, from the base commit alone.
-
-    `seal` replaces base's own sealing (its seal table and `sealed`): the
-    lab tries rules on a scenario without editing it."""
-    settings = load_settings(base)
-    if seal is not None:
-        settings = replace(settings, seal=seal, sealed=(),
-                           hidden=seal.hidden if seal.hidden is not None else settings.hidden,
-                           random_order=settings.random_order if seal.random_order is None else seal.random_order,
-                           baseline=settings.baseline if seal.baseline is None else seal.baseline)
-    stack = detect_stack(base, settings)
-    profile = python_profile(base, settings) if stack == "python" else node_profile(base, settings)
-    profile = with_rules(profile, settings)
-    if not any(profile.is_test_file(p) for p in base.paths):
-        where = ", ".join(profile.test_paths) or "the repository"
-        raise BadInput(
-            f"no tests found at base {base.sha[:7]} under {where}: nothing to judge a change by; "
-            "set test_paths in [tool.gatetui]"
-        )
-    return profile
-
-
-def with_rules(profile: Profile, settings: Settings) -> Profile:
-    """The rules that judge sealed paths: the default rule (the stack's
-    sealed set, or the seal table's `paths`, plus `sealed`), then the named
-    ones. old_tests restores every glob of a rule that is not `allow`."""
-    seal = settings.seal
-    default = seal.paths if seal.paths is not None else (*profile.sealed, *DEFAULT_SECTIONS[profile.stack])
-    paths = tuple(dict.fromkeys([*default, *settings.sealed]))
-    rules = ((SealRule(DEFAULT_RULE, paths, seal.on_change, seal.allow_new),) if paths else ()) + seal.rules
-    sealed = tuple(dict.fromkeys(g for r in rules if r.on_change != "allow" for g in r.globs))
-    return replace(profile, rules=rules, sealed=sealed, hidden=settings.hidden,
-                   random_order=settings.random_order, baseline=settings.baseline,
-                   test_network=settings.test_network)
-
-
-# --- python -----------------------------------------------------------------
+DEFAULT_SECTIONS = ("pyproject.toml#tool.pytest.ini_options", "setup.cfg#tool:pytest", "tox.ini#pytest")
+SEALED_INI = ".gatetui-base-pytest.ini"
+HERE = Path(__file__).parent
 
 # compat: an editable install is a path in a .pth, not setuptools' import
 # hook (code at every interpreter start, which the environment check refuses)
@@ -211,13 +53,13 @@ SAFE_PYTHON_FILES = MappingProxyType({"sitecustomize.py": (
     b"import os\nimport sys\n\nif os.getcwd() not in sys.path:\n    sys.path.append(os.getcwd())\n")})
 
 
-def python_profile(base: Snapshot, settings: Settings) -> Profile:
+def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
     test_paths = settings.test_paths or python_test_paths(base)
     test_globs = python_test_globs(test_paths, pytest_settings(base).get("python_files"))
     environment = settings.environment if settings.environment is not None else (".venv",)
     custom = settings.test is not None
     return Profile(
-        stack="python",
+        stack=stack,
         runner="custom" if custom else "pytest",
         install=settings.install or python_install(base),
         dependencies=None if settings.install else python_dependencies(base),
@@ -225,11 +67,12 @@ def python_profile(base: Snapshot, settings: Settings) -> Profile:
         environment=environment,
         environment_check=python_environment_check(environment),
         import_command=PYTHON_IMPORT_CHECK,
-        wheel_command=PYTHON_WHEEL if settings.wheel_check and not settings.install else None,
+        build_check=PYTHON_WHEEL if settings.wheel_check and not settings.install else None,
         build_generated=build_generated(base),
         unreadable_code=r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$",
         test=settings.test or ".venv/bin/python -m pytest",
         install_env=scm_version_env(base),
+        tag_version=scm_version if scm_version_env(base) else None,
         # a file that fails to collect is reported as such, and the other files' tests still run
         test_env={"PYTEST_ADDOPTS": "-p no:cacheprovider -o junit_family=xunit1 --junitxml={report} "
                                     "--continue-on-collection-errors",
@@ -247,15 +90,32 @@ def python_profile(base: Snapshot, settings: Settings) -> Profile:
         import_check=settings.import_check,
         on_old_tests_fail=settings.on_old_tests_fail,
         hidden=settings.hidden,
+        old_tests_files={} if custom else {SEALED_INI: pytest_ini_text(pytest_settings(base)).encode()},
+        old_tests_env={} if custom else {"PYTEST_ADDOPTS": f"-c {SEALED_INI} --rootdir=."},
+        shuffle=None if custom else SHUFFLE,
+        rerun=None if custom else RERUN,
     )
+
+
+# The random-order run: a small pytest plugin (pytest_random_order.py) that
+# shuffles the collected tests with the seed the plan drew.
+SHUFFLE = RunPlugin(
+    MappingProxyType({"gatetui_random_order.py": (HERE / "pytest_random_order.py").read_bytes()}),
+    MappingProxyType({"PYTEST_ADDOPTS": "-p gatetui_random_order", "PYTHONPATH": "{folder}",
+                      "GATETUI_RANDOM_SEED": "{seed}"}))
+# The reruns of head's changed tests in one process (pytest_rerun.py makes each a case of its own).
+RERUN = RunPlugin(
+    MappingProxyType({"gatetui_rerun.py": (HERE / "pytest_rerun.py").read_bytes()}),
+    MappingProxyType({"PYTEST_ADDOPTS": "-p gatetui_rerun", "PYTHONPATH": "{folder}", "GATETUI_RERUNS": "{reruns}"}))
 
 
 # Head's wheel, built from a copy of the tree (its build leaves nothing in the tree the install
 # uses), with the machine's pip and head's declared build backend.
-PYTHON_WHEEL = (
+PYTHON_WHEEL = BuildCheck(
     'src="$(mktemp -d)" && out="$(mktemp -d)" && tar -cf - --exclude=./.venv . | tar -xf - -C "$src" && '
     'python3 -m pip wheel --disable-pip-version-check --no-input --progress-bar off --no-deps '
-    '-w "$out" "$src" && set -- "$out"/*.whl && [ "$#" -eq 1 ] && [ -f "$1" ] && cp "$1" {report}')
+    '-w "$out" "$src" && set -- "$out"/*.whl && [ "$#" -eq 1 ] && [ -f "$1" ] && cp "$1" {report}',
+    wheel_tree.REPORT, "head's wheel", wheel_tree.wheel_findings, wheel_tree.describe)
 
 
 def build_generated(base: Snapshot) -> tuple[str, ...]:
@@ -279,17 +139,17 @@ def _table(document: Mapping[str, Any], keys: tuple[str, ...]) -> Mapping[str, A
     return document
 
 
-# Head's packages imported with only their runtime dependencies in sight (gate/python_imports.py).
+# Head's packages imported with only their runtime dependencies in sight (import_check.py).
 PYTHON_IMPORT_CHECK = GateScript(
     '.venv/bin/python -I -c "$GATE_IMPORT_CHECK" {modules}',
-    MappingProxyType({"GATE_IMPORT_CHECK": (Path(__file__).parent / "gate" / "python_imports.py").read_text()}))
+    MappingProxyType({"GATE_IMPORT_CHECK": (HERE / "import_check.py").read_text()}))
 
 
 def python_environment_check(environment: tuple[str, ...]) -> EnvironmentCheck:
     """Each venv among the environment folders against its RECORDs (see
-    gate/python_env.py), with the machine's interpreter in isolated mode:
+    env_check.py), with the machine's interpreter in isolated mode:
     nothing of the venv is loaded to check it."""
-    source = (Path(__file__).parent / "gate" / "python_env.py").read_text()
+    source = (HERE / "env_check.py").read_text()
     command = f'python3 -I -S -c "$GATE_ENV_CHECK" {{report}} {{mode}} {shlex.join(environment)}'
     return EnvironmentCheck(command, MappingProxyType({"GATE_ENV_CHECK": source}))
 
@@ -367,7 +227,10 @@ def python_dependencies(base: Snapshot) -> Dependencies:
         args.append("pytest")
     return Dependencies(resolve=f"{PIP} {RESOLVE} {shlex.join(args)}",
                         local=f"{PIP} --no-deps {EDITABLE} {{local}}",
-                        pinned=f"{PINNED_CACHE} {PIP} --no-deps --require-hashes -r /dev/stdin")
+                        pinned=f"{PINNED_CACHE} {PIP} --no-deps --require-hashes -r /dev/stdin",
+                        own_name=pip_report.NAME, read=pip_report.split,
+                        local_command=lambda command, resolved: command.replace("{local}", pip_report.local_args(resolved)),
+                        pinned_command=lambda command, resolved: pip_report.heredoc(command, resolved.pinned))
 
 
 def scm_version_env(base: Snapshot) -> dict[str, str]:
@@ -493,60 +356,3 @@ def importable_packages(paths: tuple[str, ...]) -> list[str]:
     return sorted(p for p in found if p.isidentifier())
 
 
-# --- node -------------------------------------------------------------------
-
-
-def node_profile(base: Snapshot, settings: Settings) -> Profile:
-    script = node_test_script(base)
-    runner, test = node_test_command(script, settings.test)
-    test_paths = settings.test_paths or tuple(d for d in NODE_TEST_DIRS if base.has_dir(d))
-    configs = [p for p in base.paths if re.match(r"(vitest|vite)\.config\.[cm]?[jt]s$", p)]
-    return Profile(
-        stack="node",
-        runner=runner,
-        install=settings.install or ("npm ci --no-audit --no-fund",),
-        tools=() if settings.install else (("npm", "--version"), ("node", "--version")),
-        environment=settings.environment if settings.environment is not None else ("node_modules",),
-        test=test,
-        test_paths=test_paths,
-        sealed=tuple(dict.fromkeys(
-            [*(f"{p}/**" for p in test_paths), "**/*.test.*", "**/*.spec.*", *configs]
-        )),
-        timeout=settings.timeout,
-        import_check=False,
-        on_old_tests_fail=settings.on_old_tests_fail,
-        hidden=settings.hidden,
-    )
-
-
-def node_test_script(base: Snapshot) -> str:
-    text = base.text("package.json") or "{}"
-    try:
-        manifest = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"package.json at base {base.sha[:7]} is not valid JSON ({err})") from None
-    scripts = manifest.get("scripts") if isinstance(manifest, dict) else None
-    test = scripts.get("test") if isinstance(scripts, dict) else None
-    return test if isinstance(test, str) else ""
-
-
-def node_test_command(script: str, configured: str | None) -> tuple[str, str]:
-    """The runner and the command that makes it write JUnit to {report}."""
-    if configured:
-        return "custom", configured
-    words = shlex.split(script) if script else []
-    if words[:1] == ["vitest"]:
-        args = [w for w in words[1:] if w not in ("run", "--run", "--watch")]
-        return "vitest", shlex.join(
-            ["npx", "--no-install", "vitest", "run", *args, "--reporter=default", "--reporter=junit"]
-        ) + " --outputFile.junit={report}"
-    if words[:2] == ["node", "--test"]:
-        reporters = shlex.join(
-            ["node", "--test", "--test-reporter=spec", "--test-reporter-destination=stdout",
-             "--test-reporter=junit"]
-        )
-        return "node", f"{reporters} --test-reporter-destination={{report}} {shlex.join(words[2:])}".strip()
-    raise ConfigError(
-        f"package.json's scripts.test ({script or 'missing'}) runs neither vitest nor node --test; "
-        "set test in gatetui.toml to a command that writes JUnit XML to {report}"
-    )

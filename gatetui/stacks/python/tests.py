@@ -20,8 +20,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from gatetui.gate.codeview import CodeView, hits_to_markers, is_word_char, normalize, python_view
-from gatetui.gate.testdefs import MarkerHit, TestDef
+from gatetui.stacks.codeview import CodeView, hits_to_markers, is_word_char, normalize, python_view
+from gatetui.stacks.testdefs import MarkerHit, TestDef
 from gatetui.pyparse import parse_python
 
 __all__ = [
@@ -308,3 +308,23 @@ def _classify_python(
         if prev == "raise" and head in names.skip_test:
             return "skip"
     return None
+
+
+def python_scan(path: str, text: str, markers: bool) -> tuple[list[TestDef], list[MarkerHit]]:
+    """Definitions and (when asked) markers of one normalized version, lexing it at most once."""
+    defs, view = python_text_defs(path, text)
+    return defs, python_text_markers(text, view) if markers else []
+
+
+_TEST_DIRS = frozenset({"test", "tests"})
+_TEST_NAMES = frozenset({"conftest.py", "tests.py"})
+
+
+def looks_like_python_test(path: str) -> bool:
+    """`test_*.py`, `*_test.py`, `conftest.py`, Django's `tests.py`, or any
+    `.py` under a `test`/`tests` directory."""
+    parts = path.replace("\\", "/").split("/")
+    name, dirs = parts[-1], {p.lower() for p in parts[:-1]}
+    return name.lower().endswith(".py") and (
+        name.startswith("test_") or name.endswith("_test.py") or name in _TEST_NAMES
+        or not dirs.isdisjoint(_TEST_DIRS))

@@ -1,0 +1,259 @@
+"""What every stack provides, and the profile it builds from base.
+
+A stack is one ecosystem (python, node, go): how it is detected, how it
+installs, how its tests run and report, how its test files are read. Each
+lives in a package of its own under `stacks/` and hands the registry one
+`Stack` value; the gate, the backends and the TUI read the declared fields
+and never ask a stack's name. Optional capabilities are fields whose empty
+value says "not here" (no random-order plugin, no dependency step), so
+nothing is guessed with `getattr`. Shaped after pre-commit's `languages/`:
+the same few names per stack, defaults in this one module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from gatetui.config import SealRule
+from gatetui.stacks.testdefs import MarkerHit, TestDef
+
+if TYPE_CHECKING:
+    from gatetui.config import Settings
+    from gatetui.snapshot import Snapshot
+    from gatetui.stacks.results import Report
+
+
+@dataclass(frozen=True)
+class GateScript:
+    """A script of the gate's own, passed in `env` and run by `command` in a
+    sandbox (so nothing of it lives in the tree head could shadow)."""
+
+    command: str
+    env: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class EnvironmentCheck:
+    """A command the gate runs after the install and before any test run:
+    it writes {"problems": [...], "summary": "..."} as JSON to {report}, and
+    a summary that is not empty fails the install with it."""
+
+    command: str
+    env: Mapping[str, str]
+
+
+class ReportProblem(Exception):
+    """A resolver's report cannot be read: the install step fails with this."""
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What a resolve step found, split by who vouches for it."""
+
+    pinned: tuple[str, ...]  # the index's, pinned: installed where head's code does not run
+    local: tuple[str, ...]  # what lives in the tree or a VCS: installed with head's own project
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    """Third-party dependencies in a step of their own, where no code of
+    head's runs (see gate/install.py). The install commands install head's
+    own project without its dependencies; `resolve` writes the resolver's
+    report to {report} from the installed project's metadata ({own}: its
+    name, which must match `own_name`); `read` turns that hostile report
+    into a `Resolved` (or raises ReportProblem); `local_command` installs
+    what else lives in the tree, and `pinned_command` the index's."""
+
+    resolve: str
+    local: str
+    pinned: str
+    own_name: re.Pattern[str]
+    read: Callable[[bytes | None, str], Resolved]
+    local_command: Callable[[str, Resolved], str]
+    pinned_command: Callable[[str, Resolved], str]
+
+
+@dataclass(frozen=True)
+class RunPlugin:
+    """Files the gate writes into one run's copy, under a folder drawn per
+    run ({folder} in `env` is its path), and the environment that loads
+    them; other `{name}`s are the gate's values (`seed`, `reruns`). Values
+    are appended to the profile's own variables of the same name."""
+
+    files: Mapping[str, bytes]
+    env: Mapping[str, str]
+
+    def env_for(self, folder: str, **values: object) -> dict[str, str]:
+        out = {}
+        for key, value in self.env.items():
+            for name, given in {"folder": folder, **values}.items():
+                value = value.replace(f"{{{name}}}", str(given))
+            out[key] = value
+        return out
+
+
+@dataclass(frozen=True)
+class BuildCheck:
+    """Head's distributable built beside the install, from a copy of the
+    tree, into {report} (named `report`); `findings` reads it back (hostile)
+    against head's commit and names each thing it holds that the commit
+    does not; `describe` makes them the install check's detail."""
+
+    command: str
+    report: str
+    label: str  # what is built, as a failure names it: "head's wheel"
+    findings: Callable[[bytes, Snapshot, tuple[str, ...]], Sequence[object]]
+    describe: Callable[[Sequence[object]], str]
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    what: str  # one phrase an agent can act on
+
+    def __str__(self) -> str:
+        return f"{self.what} ({self.path})"
+
+
+@dataclass(frozen=True)
+class HookScan:
+    """Ways head bends the runner from outside its test files, read from the diff."""
+
+    plugins: tuple[str, ...] = ()  # runner plugins head registers and base did not
+    findings: tuple[Finding, ...] = ()  # plugins and startup hooks: fail old_tests
+    skips: tuple[Finding, ...] = field(default=())  # skips in library code: fail no_new_skips
+    reaches: tuple[Finding, ...] = field(default=())  # library code reaching into the runner: review
+    old_tests_env: Mapping[str, str] = field(default_factory=dict)  # keeps head's plugins out of base's tests
+
+
+def no_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], bool]) -> HookScan:
+    return HookScan()
+
+
+@dataclass(frozen=True)
+class TestLanguage:
+    """How the diff scan reads one language's test files, by extension."""
+
+    name: str
+    suffixes: tuple[str, ...]
+    looks_like_test_file: Callable[[str], bool]  # the guess when no profile says
+    test_defs: Callable[[str, str], list[TestDef]]  # (path, text)
+    scan: Callable[[str, str, bool], tuple[list[TestDef], list[MarkerHit]]]  # (path, text, markers?)
+
+    def reads(self, path: str) -> bool:
+        return path.lower().endswith(self.suffixes)
+
+
+@dataclass(frozen=True)
+class RunTree:
+    """The tree one run ran: head's commit with the gate's files over it
+    (base's sealed files for old_tests, the hidden tests); None deletes."""
+
+    head: Snapshot
+    over: Mapping[str, bytes | None] = field(default_factory=dict)
+
+    def paths(self) -> set[str]:
+        return ({p for p in self.head.paths if p not in self.over}
+                | {p for p, data in self.over.items() if data is not None})
+
+    def text(self, path: str) -> str | None:
+        if path in self.over:
+            data = self.over[path]
+            return None if data is None else data.decode("utf-8", "replace")
+        return self.head.text(path)
+
+
+def nothing_to_import(paths: tuple[str, ...]) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class Stack:
+    """One ecosystem, as the gate sees it."""
+
+    name: str
+    markers: tuple[str, ...]  # files at the repository's top that mean this stack
+    load: Callable[[Snapshot, Settings], Profile]
+    test_file: Callable[[Profile, str], bool]  # whether a path holds tests the profile's runner collects
+    languages: tuple[TestLanguage, ...] = ()
+    default_sections: tuple[str, ...] = ()  # sections of shared files sealed by default
+    indexes: tuple[str, ...] = ()  # package indexes an install reaches ("pip", "npm", "go")
+    scan_hooks: Callable[[Snapshot, Snapshot, Callable[[str], bool]], HookScan] = no_hooks
+    importable: Callable[[tuple[str, ...]], list[str]] = nothing_to_import  # what the import check imports
+    needs: tuple[str, ...] = ()  # the programs its default commands run, from the machine
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Stack) and other.name == self.name
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Profile:
+    stack: Stack
+    runner: str  # "pytest", "vitest", "node", "go", or "custom"
+    install: tuple[str, ...]
+    test: str
+    test_env: dict[str, str] = field(default_factory=dict)
+    install_env: dict[str, str] = field(default_factory=dict)
+    # Builds that read their version from git get one made from head's
+    # nearest tag (the exported tree has no .git): every install_env value.
+    tag_version: Callable[[str | None], str] | None = None
+    test_paths: tuple[str, ...] = ()
+    test_globs: tuple[str, ...] = ()  # python: where in test_paths test modules live (python_test_globs)
+    # The runner's exit codes for "could not start" (a usage error: nothing judged), the plugin that
+    # provides an option the settings may name, and where the settings that fix it live.
+    cannot_start: tuple[int, ...] = ()
+    plugin_options: Mapping[str, str] = field(default_factory=dict)
+    start_fix: str = "fix the test command's settings"
+    sealed: tuple[str, ...] = ()  # globs of whole files put back by old_tests
+    timeout: float = 900.0
+    import_check: bool = True
+    # How head's packages are imported for the install check ({modules}), with what environment.
+    import_command: GateScript | None = None
+    # Head's distributable compared with its tree, and the tree paths a build writes by design
+    # (a version file), which the distributable may hold.
+    build_check: BuildCheck | None = None
+    build_generated: tuple[str, ...] = ()
+    on_old_tests_fail: str = "review"
+    hidden: str | None = None
+    random_order: bool = False
+    baseline: bool = False
+    test_network: bool = False  # from base's config: test runs may reach the network
+    rules: tuple[SealRule, ...] = ()  # the sealing rules; `sealed` is their restore set
+    tools: tuple[tuple[str, ...], ...] = ()  # commands that must work before the gate starts
+    # Files the gate writes into every test run's tree before it starts, under
+    # a folder named per run ({gate} in test_env is that folder's path).
+    test_files: Mapping[str, bytes] = field(default_factory=dict)
+    # What the install hands on to the test runs, read-only: top-level folders
+    # of the installed tree. Every run gets a fresh export of head otherwise.
+    environment: tuple[str, ...] = ()
+    environment_check: EnvironmentCheck | None = None
+    dependencies: Dependencies | None = None
+    # Files the stack would run without their source (a sourceless .pyc):
+    # head may not add or change one, since no rule can read it.
+    unreadable_code: str = ""
+    # Base's runner settings for the run of base's tests over head (files
+    # written into that copy, and the environment that loads them).
+    old_tests_files: Mapping[str, bytes] = field(default_factory=dict)
+    old_tests_env: Mapping[str, str] = field(default_factory=dict)
+    # How a run's report is read: None is JUnit XML, read by the gate by the
+    # profile's runner; a stack with another format reads it itself.
+    read_report: Callable[[bytes, str, RunTree], Report] | None = None
+    shuffle: RunPlugin | None = None  # how the random-order run shuffles; None: this runner cannot
+    rerun: RunPlugin | None = None  # how head's changed tests rerun in one process; None: not here
+
+    def is_test_file(self, path: str) -> bool:
+        """Whether a path holds test definitions the scanner should count."""
+        return self.stack.test_file(self, path)
+
+
+def under_any(path: str, folders: tuple[str, ...]) -> bool:
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders if f != ".")

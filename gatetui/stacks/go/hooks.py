@@ -1,0 +1,46 @@
+"""Ways to bend a `go test` verdict from outside the tests themselves.
+
+A test binary runs `TestMain` instead of the tests when a test file defines
+one, and every `init` of the package before it: either can run no test and
+exit 0. Base's own tests run on head's code (old_tests), so a hook head adds
+or changes in a test file fails old_tests, the way a new interpreter startup
+hook does for python. Library code that asks whether it runs under
+`go test` (`testing.Testing()`, the test binary's flags or name) can be
+right only there: that is asked of a person (review).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+
+from gatetui.snapshot import Snapshot
+from gatetui.stacks.base import Finding, HookScan
+from gatetui.stacks.go.tests import go_hooks
+
+RUNNER_PROBE = re.compile(
+    r"\btesting\.Testing\s*\(|\bflag\.Lookup\s*\(\s*\"test\.|\bos\.Args\s*\[\s*0\s*\].*\.test\b"
+    r"|\bGOTEST\w*|/tmp/gatetui\b|\bGATETUI_\w+")
+
+
+def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], bool]) -> HookScan:
+    changed = [p for p in head.paths if p.endswith(".go") and (p not in base or base.ident(p) != head.ident(p))]
+    findings = []
+    for path in (p for p in changed if is_test_file(p)):
+        before, after = go_hooks(base.text(path) or ""), go_hooks(head.text(path) or "")
+        findings += [Finding(path, f"test-run hook `{name}` added or changed in a test file")
+                     for name in sorted(after) if before.get(name) != after[name]]
+    reaches = [Finding(f"{path}:{n}", f"library code checks whether it runs under go test: {line.strip()[:80]}")
+               for path in changed if not is_test_file(path)
+               for n, line in _added(base.text(path) or "", head.text(path) or "")
+               if RUNNER_PROBE.search(line.split("//", 1)[0])]
+    return HookScan(findings=tuple(findings), reaches=tuple(reaches))
+
+
+def _added(before: str, after: str) -> list[tuple[int, str]]:
+    """Head's added lines with their numbers in head's file."""
+    matcher = difflib.SequenceMatcher(a=before.splitlines(), b=after.splitlines(), autojunk=False)
+    lines = after.splitlines()
+    return [(j + 1, lines[j]) for tag, _, _, j1, j2 in matcher.get_opcodes()
+            if tag in ("replace", "insert") for j in range(j1, j2)]

@@ -1,0 +1,20 @@
+"""Node: `npm ci`, vitest or `node --test`, JUnit by the runner's reporter."""
+
+from __future__ import annotations
+
+from gatetui.stacks.base import Stack, TestLanguage
+from gatetui.stacks.node import profile, tests
+
+JS = TestLanguage("js", (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts"),
+                  tests.looks_like_js_test, tests.js_test_defs, tests.js_scan)
+
+STACK = Stack(
+    name="node",
+    markers=("package.json",),
+    load=lambda base, settings: profile.node_profile(STACK, base, settings),
+    test_file=profile.is_test_file,
+    needs=("node", "npm"),
+    languages=(JS,),
+    default_sections=profile.DEFAULT_SECTIONS,
+    indexes=("npm",),
+)

@@ -1,0 +1,81 @@
+"""The node stack's profile: `npm ci`, then vitest or `node --test` as
+package.json's test script names them, each made to write JUnit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+
+from gatetui.config import ConfigError, Settings
+from gatetui.snapshot import Snapshot
+from gatetui.stacks.base import Profile, Stack, under_any
+
+NODE_TEST_DIRS = ("test", "tests", "__tests__")
+JS_EXT = r"\.(?:[cm]?js|jsx|[cm]?ts|tsx)$"
+DEFAULT_SECTIONS = ("package.json#scripts.test",)
+
+
+def is_test_file(profile: Profile, path: str) -> bool:
+    """A JS/TS file named `*.test.*`/`*.spec.*` or under a test path."""
+    name = path.rsplit("/", 1)[-1]
+    if not re.search(JS_EXT, name):
+        return False
+    return bool(re.search(r"\.(test|spec)\.", name)) or under_any(path, profile.test_paths)
+
+
+def node_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
+    script = node_test_script(base)
+    runner, test = node_test_command(script, settings.test)
+    test_paths = settings.test_paths or tuple(d for d in NODE_TEST_DIRS if base.has_dir(d))
+    configs = [p for p in base.paths if re.match(r"(vitest|vite)\.config\.[cm]?[jt]s$", p)]
+    return Profile(
+        stack=stack,
+        runner=runner,
+        install=settings.install or ("npm ci --no-audit --no-fund",),
+        tools=() if settings.install else (("npm", "--version"), ("node", "--version")),
+        environment=settings.environment if settings.environment is not None else ("node_modules",),
+        test=test,
+        test_paths=test_paths,
+        sealed=tuple(dict.fromkeys(
+            [*(f"{p}/**" for p in test_paths), "**/*.test.*", "**/*.spec.*", *configs]
+        )),
+        timeout=settings.timeout,
+        import_check=False,
+        on_old_tests_fail=settings.on_old_tests_fail,
+        hidden=settings.hidden,
+    )
+
+
+def node_test_script(base: Snapshot) -> str:
+    text = base.text("package.json") or "{}"
+    try:
+        manifest = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"package.json at base {base.sha[:7]} is not valid JSON ({err})") from None
+    scripts = manifest.get("scripts") if isinstance(manifest, dict) else None
+    test = scripts.get("test") if isinstance(scripts, dict) else None
+    return test if isinstance(test, str) else ""
+
+
+def node_test_command(script: str, configured: str | None) -> tuple[str, str]:
+    """The runner and the command that makes it write JUnit to {report}."""
+    if configured:
+        return "custom", configured
+    words = shlex.split(script) if script else []
+    if words[:1] == ["vitest"]:
+        args = [w for w in words[1:] if w not in ("run", "--run", "--watch")]
+        return "vitest", shlex.join(
+            ["npx", "--no-install", "vitest", "run", *args, "--reporter=default", "--reporter=junit"]
+        ) + " --outputFile.junit={report}"
+    if words[:2] == ["node", "--test"]:
+        reporters = shlex.join(
+            ["node", "--test", "--test-reporter=spec", "--test-reporter-destination=stdout",
+             "--test-reporter=junit"]
+        )
+        return "node", f"{reporters} --test-reporter-destination={{report}} {shlex.join(words[2:])}".strip()
+    raise ConfigError(
+        f"package.json's scripts.test ({script or 'missing'}) runs neither vitest nor node --test; "
+        "set test in gatetui.toml to a command that writes JUnit XML to {report}"
+    )

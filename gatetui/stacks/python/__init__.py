@@ -1,0 +1,32 @@
+"""Python: pip into a fresh venv, pytest, JUnit by pytest's own writer."""
+
+from __future__ import annotations
+
+from gatetui.globs import matches
+from gatetui.stacks.base import Profile, Stack, TestLanguage
+from gatetui.stacks.python import hooks, profile, tests
+
+PYTHON = TestLanguage("python", (".py",), tests.looks_like_python_test, tests.python_test_defs, tests.python_scan)
+
+
+def is_test_file(profile: Profile, path: str) -> bool:
+    """A module pytest collects (its default names, or base's python_files
+    under its test paths), or a conftest."""
+    name = path.rsplit("/", 1)[-1]
+    return path.endswith(".py") and (
+        name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+        or matches(path, profile.test_globs))
+
+
+STACK = Stack(
+    name="python",
+    markers=("pyproject.toml", "setup.py", "setup.cfg"),
+    load=lambda base, settings: profile.python_profile(STACK, base, settings),
+    test_file=is_test_file,
+    needs=("python3",),
+    languages=(PYTHON,),
+    default_sections=profile.DEFAULT_SECTIONS,
+    indexes=("pip",),
+    scan_hooks=hooks.scan_hooks,
+    importable=profile.importable_packages,
+)
