@@ -2,7 +2,8 @@
 
 The gate runs a suite several times (on base and on head) and compares what
 happened to each test, so every test needs an id that is the same in every
-run of the same suite.  Three runners are understood:
+run of the same suite.  The caller names the runner that wrote the report
+(the profile's), and junit_ids.py holds each runner's id rule:
 
 * pytest with ``-o junit_family=xunit1``:
   ``tests/test_x.py::TestC::test_a[1]`` (pytest's own node id);
@@ -29,6 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
+
+from gatetui.gate.junit_ids import IdRule, id_rule
 
 __all__ = [
     "Outcome",
@@ -189,19 +192,24 @@ def parse_junit(
     data: bytes | str,
     max_bytes: int = DEFAULT_MAX_BYTES,
     *,
+    runner: str,
+    stack: str = "",
     root: str | None = None,
 ) -> Report:
-    """Read one JUnit XML report.
+    """Read one JUnit XML report written by `runner` (a `Profile.runner`).
 
-    `root` is the absolute path of the project the suite ran in; absolute
-    paths under it (node >= 24 writes them) become relative, so that ids
-    match between checkouts in different directories.  A report without
-    testcases is an empty `Report`, not an error.
+    The id rule comes from `runner` alone, never from the document (see
+    junit_ids.py); `stack` picks the rule for a "custom" runner.  `root` is
+    the absolute path of the project the suite ran in; absolute paths under
+    it (node >= 24 writes them) become relative, so that ids match between
+    checkouts in different directories.  A report without testcases is an
+    empty `Report`, not an error.
     """
+    rule = id_rule(runner, stack)
     text = _as_text(data, max_bytes)
     if _DTD.search(text):
         raise ReportError("report declares entities (DOCTYPE/ENTITY), refused")
-    target = _Target(root)
+    target = _Target(rule, root)
     parser = ET.XMLParser(target=target)
     try:
         _feed(parser, text, target)
@@ -342,13 +350,13 @@ class _Target:
     the document is chosen by whoever wrote it.
     """
 
-    def __init__(self, root: str | None) -> None:
+    def __init__(self, rule: IdRule, root: str | None) -> None:
+        self.rule = rule
         self.root = root
         self.results: list[TestResult] = []
         self.frames: list[_Frame] = []
         self.callbacks = 0
         self.elements = 0
-        self.flavour = ""
 
     def start(self, tag: str, attrib: dict[str, str]) -> None:
         self.callbacks += 1
@@ -359,15 +367,13 @@ class _Target:
             raise ReportError(f"JUnit report nests deeper than {MAX_DEPTH} elements")
         name = _local(tag)
         if not self.frames:
-            self._check_root(name, attrib)
+            self._check_root(name)
         self.frames.append(self._frame(name, attrib))
 
-    def _check_root(self, tag: str, attrib: dict[str, str]) -> None:
-        """Refuse documents that are XML but not JUnit, and note the runner."""
+    def _check_root(self, tag: str) -> None:
+        """Refuse documents that are XML but not JUnit."""
         if tag not in ("testsuites", "testsuite"):
             raise ReportError(f"JUnit report root is <{tag[:40]}>, not <testsuites> or <testsuite>")
-        name = attrib.get("name", "")
-        self.flavour = "pytest" if name.startswith("pytest") else "vitest" if name.startswith("vitest") else ""
 
     def _frame(self, tag: str, attrib: dict[str, str]) -> _Frame:
         """What an opening tag means here; the root itself is no suite."""
@@ -401,19 +407,8 @@ class _Target:
         """Required by XMLParser; the results are read from `self.results`."""
 
     def _result(self, case: _Case) -> TestResult:
-        test_id, file = self._identify(case.attrib, case.suites)
+        test_id, file = self.rule(case.attrib, case.suites, self.root)
         return TestResult(test_id, case.outcome, _message(case.message), file, _seconds(case.attrib.get("time")))
-
-    def _identify(self, attrib: dict[str, str], suites: list[str]) -> tuple[str, str | None]:
-        """Pick the id rule for the runner that wrote this testcase."""
-        name = attrib.get("name", "")
-        classname = attrib.get("classname", "")
-        file = _relative(attrib.get("file"), self.root)
-        if self.flavour == "pytest" or "line" in attrib or (file or "").endswith(".py"):
-            return _pytest_id(classname, name, file)
-        if self.flavour == "vitest":
-            return _vitest_id(_relative(classname, self.root) or "", name)
-        return _node_id(suites, name, file, self.root)
 
 
 def _child_outcome(tag: str, attrib: dict[str, str]) -> Outcome | None:
@@ -467,77 +462,3 @@ def _seconds(value: str | None) -> float:
     except ValueError:
         return 0.0
     return seconds if math.isfinite(seconds) and seconds >= 0 else 0.0
-
-
-def _relative(path: str | None, root: str | None) -> str | None:
-    """`path` relative to `root` when it lies under it, else unchanged."""
-    if not path:
-        return None
-    path = path.replace("\\", "/")
-    if root:
-        prefix = root.replace("\\", "/").rstrip("/") + "/"
-        if path.startswith(prefix) and len(path) > len(prefix):
-            return path[len(prefix) :]
-    return path
-
-
-def _pytest_id(classname: str, name: str, file: str | None) -> tuple[str, str | None]:
-    """pytest's node id, rebuilt from xunit1's file + classname + name.
-
-    pytest derives classname from the node id (path with "/" -> "." and
-    ".py" dropped, then the class chain), so stripping that module prefix
-    leaves the classes.  Without a file (xunit2) the dotted classname is kept.
-    """
-    if not file:
-        return (f"{classname}::{name}" if classname else name), None
-    module = re.sub(r"\.py$", "", file.replace("/", "."))
-    if not classname and name == module:  # collection error or module-level skip
-        return file, file
-    if classname == module:
-        return f"{file}::{name}", file
-    if classname.startswith(module + "."):
-        classes = classname[len(module) + 1 :].split(".")
-        return "::".join([file, *classes, name]), file
-    # `file` is where the function is defined, which differs from the module
-    # for a test inherited from a base class in another module.
-    return _guess_pytest_id(classname, name), file
-
-
-def _guess_pytest_id(classname: str, name: str) -> str:
-    """Node id from classname alone: trailing Capitalised parts are classes."""
-    parts = classname.split(".")
-    first_class = len(parts)
-    while first_class > 0 and parts[first_class - 1][:1].isupper():
-        first_class -= 1
-    if 0 < first_class < len(parts):
-        module_path = "/".join(parts[:first_class]) + ".py"
-        return "::".join([module_path, *parts[first_class:], name])
-    return f"{classname}::{name}" if classname else name
-
-
-def _vitest_id(classname: str, name: str) -> tuple[str, str | None]:
-    """vitest: classname is the test file, name is "describe > ... > title"."""
-    if not classname:
-        return name, None
-    if name == classname:  # the file itself failed to load
-        return classname, classname
-    return f"{classname}::{name}", classname
-
-
-_SCRIPT = re.compile(r"\.[cm]?[jt]sx?$")
-
-
-def _node_id(suites: list[str], name: str, file: str | None, root: str | None) -> tuple[str, str | None]:
-    """node: nested <testsuite> per describe, the file only on node >= 24.
-
-    A file that fails to load shows as a top-level testcase named by its
-    path (absolute on node 20, relative to the cwd on later versions).
-    """
-    if not suites:
-        if file and (name == file or file.endswith("/" + name)):
-            return file, file
-        if not file and name.startswith("/") and _SCRIPT.search(name):
-            path = _relative(name, root) or name
-            return path, path
-    path = " > ".join([*suites, name])
-    return (f"{file}::{path}" if file else path), file

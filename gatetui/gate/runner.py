@@ -487,7 +487,7 @@ class _Gate:
         if raw is None:
             return judge.SuiteRun(name, result, None, "no report written")
         try:
-            report = parse_junit(raw, root=workspace.path)
+            report = parse_junit(raw, root=workspace.path, runner=profile.runner, stack=profile.stack)
         except ReportError as err:
             return judge.SuiteRun(name, result, None, str(err))
         return judge.SuiteRun(name, result, report)
