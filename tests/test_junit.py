@@ -423,6 +423,11 @@ BILLION_LAUGHS = """<?xml version="1.0"?>
         '<!doctype testsuites SYSTEM "file:///etc/passwd"><testsuites/>',
         BILLION_LAUGHS.replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="utf-16"?>').encode("utf-16"),
         BILLION_LAUGHS.encode("utf-16-le"),  # no BOM: found by the "<\0?\0" signature
+        '<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><testsuites>&e;</testsuites>',
+        '<!DOCTYPE testsuites SYSTEM "http://example.invalid/junit.dtd"><testsuites/>',
+        '<!DOCTYPE x [<!ENTITY % p SYSTEM "http://example.invalid/p.dtd"> %p;]><testsuites/>',
+        '<testsuites><!ENTITY x "y"></testsuites>',
+        "<!DOCTYPE html><html/>",  # refused at the declaration, before the root is seen
     ],
 )
 def test_entity_declarations_are_refused_before_parsing(data):
@@ -449,6 +454,13 @@ def test_bad_input_gives_a_one_line_report_error(data, match):
     with pytest.raises(ReportError, match=match) as caught:
         parse_junit(data, runner="pytest")
     assert "\n" not in str(caught.value)
+
+
+def test_a_declaration_inside_text_is_text_not_a_dtd():
+    doc = ('<testsuites><testcase classname="a.ts" name="page">'
+           "<failure><![CDATA[got <!DOCTYPE html>]]></failure><!-- <!ENTITY x 'y'> --></testcase></testsuites>")
+    page = TestResult("a.ts::page", F, "got <!DOCTYPE html>", "a.ts")
+    assert parse_junit(doc, runner="vitest").tests == {"a.ts::page": page}
 
 
 def test_input_over_max_bytes_is_refused_as_bytes_and_as_text():
