@@ -27,18 +27,28 @@ import codecs
 import math
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
-from types import MappingProxyType
 from xml.parsers.expat import errors as expat_errors
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
 
 from gatetui.gate.junit_ids import IdRule, id_rule
+from gatetui.gate.junit_report import (
+    COLLECTION_FAILURE,
+    DODGED,
+    SEVERITY,
+    Outcome,
+    Report,
+    TestResult,
+    flaky,
+    missing,
+    newly_skipped,
+    uncollected,
+)
 
 __all__ = [
+    "DODGED",
     "Outcome",
     "Report",
     "ReportError",
@@ -47,6 +57,7 @@ __all__ = [
     "missing",
     "newly_skipped",
     "parse_junit",
+    "uncollected",
 ]
 
 DEFAULT_MAX_BYTES = 64 * 2**20
@@ -56,138 +67,8 @@ MESSAGE_LIMIT = 500
 _CHUNK = 1 << 16
 
 
-class Outcome(str, Enum):
-    """What happened to one test in one run."""
-
-    PASSED = "passed"
-    FAILED = "failed"
-    ERROR = "error"
-    SKIPPED = "skipped"
-    XFAILED = "xfailed"
-    XPASSED = "xpassed"
-
-
-# When one id appears more than once (pytest writes a second <testcase> for a
-# teardown error; node 20 cannot tell two files' same-named tests apart), the
-# gate must not hide trouble, so the entry that is least evidence the test is
-# fine wins: errors and failures first, then tests that never really passed.
-_SEVERITY = {
-    Outcome.PASSED: 0,
-    Outcome.XPASSED: 1,
-    Outcome.XFAILED: 2,
-    Outcome.SKIPPED: 3,
-    Outcome.FAILED: 4,
-    Outcome.ERROR: 5,
-}
-
-# The three classes that flakiness is judged on: an xpass is a pass and an
-# xfail is a skip as far as "did this test behave the same way" goes.
-_VERDICT = {
-    Outcome.PASSED: "pass",
-    Outcome.XPASSED: "pass",
-    Outcome.FAILED: "fail",
-    Outcome.ERROR: "fail",
-    Outcome.SKIPPED: "skip",
-    Outcome.XFAILED: "skip",
-}
-
-
-COLLECTION_FAILURE = "collection failure"  # pytest's message for a file it could not collect
-
-
 class ReportError(Exception):
     """The report cannot be read; the message is one line, fit for a user."""
-
-
-@dataclass(frozen=True)
-class TestResult:
-    """One test's outcome in one run."""
-
-    __test__ = False  # not a pytest test class, despite the name
-
-    id: str
-    outcome: Outcome
-    message: str = ""
-    file: str | None = None
-    seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class Report:
-    """All tests of one run, by id; read-only so runs can be shared freely."""
-
-    tests: Mapping[str, TestResult] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "tests", MappingProxyType(dict(self.tests)))
-
-    @classmethod
-    def from_results(cls, results: Iterable[TestResult]) -> Report:
-        """Build a report, keeping the worst result of any repeated id."""
-        merged: dict[str, TestResult] = {}
-        for result in results:
-            kept = merged.get(result.id)
-            if kept is None or _SEVERITY[result.outcome] > _SEVERITY[kept.outcome]:
-                merged[result.id] = result
-        return cls(merged)
-
-    def count(self, outcome: Outcome) -> int:
-        """How many tests ended with `outcome`."""
-        return sum(1 for result in self.tests.values() if result.outcome == outcome)
-
-    def failed(self) -> list[TestResult]:
-        """Failed and errored tests, in report order."""
-        bad = (Outcome.FAILED, Outcome.ERROR)
-        return [result for result in self.tests.values() if result.outcome in bad]
-
-    @property
-    def passed_all(self) -> bool:
-        """True when something really passed and nothing failed.
-
-        A run where every test was skipped or xfailed proves nothing, so it
-        does not count as passing.
-        """
-        if self.failed():
-            return False
-        return any(_VERDICT[r.outcome] == "pass" for r in self.tests.values())
-
-
-# ---------------------------------------------------------------- comparisons
-
-
-def flaky(runs: Sequence[Report]) -> list[str]:
-    """Ids that passed, failed or skipped differently across the runs they ran in."""
-    seen: dict[str, set[str]] = {}
-    for run in runs:
-        for test_id, result in run.tests.items():
-            seen.setdefault(test_id, set()).add(_VERDICT[result.outcome])
-    return sorted(test_id for test_id, verdicts in seen.items() if len(verdicts) > 1)
-
-
-def missing(base: Report, heads: Sequence[Report]) -> list[str]:
-    """Ids that base ran and no head run reported at all (deleted or renamed tests)."""
-    present: set[str] = set()
-    for head in heads:
-        present.update(head.tests)
-    return sorted(test_id for test_id in base.tests if test_id not in present)
-
-
-DODGED = (Outcome.SKIPPED, Outcome.XFAILED)  # how a test that would fail can avoid failing
-
-
-def newly_skipped(base: Report, heads: Sequence[Report]) -> list[str]:
-    """Ids that passed on base but were skipped or xfailed in some head run.
-
-    Skipping a test is the cheapest way to make a red suite green, so the gate
-    flags it even when it happens in only one of several head runs.
-    """
-    found: set[str] = set()
-    for head in heads:
-        for test_id, result in head.tests.items():
-            was = base.tests.get(test_id)
-            if result.outcome in DODGED and was is not None and was.outcome == Outcome.PASSED:
-                found.add(test_id)
-    return sorted(found)
 
 
 # -------------------------------------------------------------------- parsing
@@ -451,24 +332,12 @@ def _child_outcome(tag: str, attrib: dict[str, str]) -> Outcome | None:
 
 def _fold(case: _Case, detail: _Detail) -> None:
     """Let a closed child outcome replace the case's outcome if it is worse."""
-    if _SEVERITY[detail.outcome] > _SEVERITY[case.outcome]:
+    if SEVERITY[detail.outcome] > SEVERITY[case.outcome]:
         case.outcome = detail.outcome
         case.message = detail.message or "".join(detail.text).strip()
         if detail.message == COLLECTION_FAILURE:  # pytest: say what failed, the traceback's last `E` line
             said = [line[1:].strip() for line in "".join(detail.text).splitlines() if line.startswith("E ")]
             case.message = f"{COLLECTION_FAILURE}: {said[-1]}" if said else COLLECTION_FAILURE
-
-
-def uncollected(reports: Iterable[Report]) -> dict[str, str]:
-    """Files that failed to collect in any of the runs, with what failed
-    (pytest reports such a file as an errored entry whose id is the file)."""
-    found: dict[str, str] = {}
-    for report in reports:
-        for test_id, result in report.tests.items():
-            if result.outcome is Outcome.ERROR and result.message.startswith(COLLECTION_FAILURE):
-                found.setdefault(test_id, result.message.removeprefix(COLLECTION_FAILURE).lstrip(": ")
-                                 or "no reason given")
-    return found
 
 
 def _message(text: str) -> str:
