@@ -35,19 +35,19 @@ def id_rule(runner: str, stack: str = "") -> IdRule:
     * python: pytest's.  The gate makes pytest write the report even under
       a custom command (PYTEST_ADDOPTS names the file and xunit1), so a
       python custom command's report is pytest's unless it bypasses pytest;
-      then the rule still gives `classname::name`, unique per test.
-    * node: the test's file first, then node's path.  The stack's two
-      runners both run under custom commands (the README asks node users
-      for one that writes JUnit), and neither rule alone reads the other's
-      report without loss: vitest's rule drops node's describes, node's
-      drops vitest's `file::` form, which hidden tests match by.  So a
-      testcase whose classname names a script file (vitest's layout; node
-      always writes "test") is read by vitest's rule, any other by node's,
-      which suits jest and mocha too: their suites and names are kept.
-      Any id can be written under either reading (a testcase named X, with
-      no classname, file or suite, reads as X), so letting the testcase's
-      shape pick lends a hostile report nothing; a `runner` setting for
-      custom commands would make even this pick the gate's.
+      then it still gives `classname::name`.
+    * node: vitest's rule for a testcase whose classname names a script
+      file (vitest's layout; node always writes "test"), node's for any
+      other.  Both of the stack's runners run under custom commands (the
+      README asks node users for a command that writes JUnit), and neither
+      rule reads the other's report without loss: vitest's drops node's
+      describes, node's drops vitest's `file::` form, by which hidden
+      tests are matched.  Node's also keeps jest's and mocha's suites and
+      names.  So here a testcase's shape picks, never the root's claim;
+      as any id can be written under either reading (a testcase named X,
+      with no classname, file or suite, reads as X), the pick lends a
+      hostile report nothing, and a `runner` setting for custom commands
+      would make it the gate's.
     """
     if runner == "custom":
         if stack not in _CUSTOM:
@@ -58,7 +58,7 @@ def id_rule(runner: str, stack: str = "") -> IdRule:
     return _RULES[runner]
 
 
-def relative(path: str | None, root: str | None) -> str | None:
+def _relative(path: str | None, root: str | None) -> str | None:
     """`path` relative to `root` when it lies under it, else unchanged."""
     if not path:
         return None
@@ -81,7 +81,7 @@ def pytest_rule(attrib: Mapping[str, str], suites: Sequence[str], root: str | No
     leaves the classes.  Without a file (xunit2) the dotted classname is kept.
     """
     classname, name = attrib.get("classname", ""), attrib.get("name", "")
-    file = relative(attrib.get("file"), root)
+    file = _relative(attrib.get("file"), root)
     if not file:
         return (f"{classname}::{name}" if classname else name), None
     module = re.sub(r"\.py$", "", file.replace("/", "."))
@@ -114,7 +114,7 @@ def _guess_pytest_id(classname: str, name: str) -> str:
 
 def vitest_rule(attrib: Mapping[str, str], suites: Sequence[str], root: str | None) -> tuple[str, str | None]:
     """vitest: classname is the test file, name is "describe > ... > title"."""
-    classname, name = relative(attrib.get("classname"), root) or "", attrib.get("name", "")
+    classname, name = _relative(attrib.get("classname"), root) or "", attrib.get("name", "")
     if not classname:
         return name, None
     if name == classname:  # the file itself failed to load
@@ -131,12 +131,12 @@ def node_rule(attrib: Mapping[str, str], suites: Sequence[str], root: str | None
     A file that fails to load shows as a top-level testcase named by its
     path (absolute on node 20, relative to the cwd on later versions).
     """
-    name, file = attrib.get("name", ""), relative(attrib.get("file"), root)
+    name, file = attrib.get("name", ""), _relative(attrib.get("file"), root)
     if not suites:
         if file and (name == file or file.endswith("/" + name)):
             return file, file
         if not file and name.startswith("/") and _SCRIPT.search(name):
-            path = relative(name, root) or name
+            path = _relative(name, root) or name
             return path, path
     path = " > ".join([*suites, name])
     return (f"{file}::{path}" if file else path), file
