@@ -122,7 +122,7 @@ def _not_xml(exc: ET.ParseError, text: str) -> str:
 
     A declaration too malformed for expat to see as one (`<!doctype`: XML
     is case-sensitive; `<!ENTITY` outside a DTD) is still named as the
-    refusal it meant to dodge, rather than as a bare syntax error.
+    refusal a well-formed one would meet, rather than as a bare syntax error.
     """
     if exc.code in _MALFORMED and _DECLARATION.search(text):
         return REFUSED
