@@ -8,6 +8,7 @@ vitest `--reporter=junit`); only absolute scratch paths were rewritten to
 
 from __future__ import annotations
 
+import re
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -31,6 +32,8 @@ from gatetui.gate.junit import (
 
 FIXTURES = Path(__file__).parent / "fixtures" / "junit"
 ROOT = "/home/user/proj"
+# Every id rule a profile can name (Profile.report_ids).
+PROFILES = ["pytest", "vitest", "node", "node-or-vitest", "junit"]
 P, F, E, S, XF, XP = (
     Outcome.PASSED,
     Outcome.FAILED,
@@ -41,8 +44,22 @@ P, F, E, S, XF, XP = (
 )
 
 
+def runner_of(fixture: str) -> str:
+    """The runner that wrote a fixture, as its name says (pytest_*, node*, vitest*)."""
+    return next(runner for runner in ("pytest", "vitest", "node") if fixture.startswith(runner))
+
+
 def load(name: str, root: str | None = None) -> Report:
-    return parse_junit((FIXTURES / name).read_bytes(), root=root)
+    return parse_junit((FIXTURES / name).read_bytes(), ids=runner_of(name), root=root)
+
+
+def claiming(fixture: str, name: str) -> str:
+    """A fixture whose root claims another writer: `name` on <testsuites>."""
+    text = (FIXTURES / fixture).read_text()
+    root = re.search(r"<testsuites[^>]*>", text)
+    assert root is not None
+    claim = re.sub(r'\sname="[^"]*"', "", root.group(0)).replace("<testsuites", f'<testsuites name="{name}"')
+    return text.replace(root.group(0), claim, 1)
 
 
 def outcomes(report: Report) -> dict[str, Outcome]:
@@ -225,7 +242,77 @@ def test_vitest_file_message_and_seconds():
 
 def test_same_fixture_parses_to_the_same_report_twice():
     for path in FIXTURES.glob("*.xml"):
-        assert parse_junit(path.read_bytes()) == parse_junit(path.read_text())
+        runner = runner_of(path.name)
+        assert parse_junit(path.read_bytes(), ids=runner) == parse_junit(path.read_text(), ids=runner)
+
+
+# ------------------------------------------------ the runner, not the document
+
+
+@pytest.mark.parametrize("claim", ["vitest tests", "vitest", "node", ""])
+def test_a_pytest_report_claiming_another_runner_is_read_by_pytests_rule(claim):
+    parsed = parse_junit(claiming("pytest_xunit1.xml", claim), ids="pytest")
+    assert parsed == load("pytest_xunit1.xml")
+    assert parsed.tests["tests/test_sample.py::TestLeap::TestInner::test_deep"].outcome == P
+
+
+@pytest.mark.parametrize("claim", ["pytest tests", "pytest", "node", ""])
+def test_a_vitest_report_claiming_another_runner_is_read_by_vitests_rule(claim):
+    parsed = parse_junit(claiming("vitest.xml", claim), ids="vitest")
+    assert parsed == load("vitest.xml")
+    assert parsed.tests["test/sub/broken.test.ts"].outcome == F
+
+
+@pytest.mark.parametrize("claim", ["pytest tests", "vitest tests"])
+def test_a_node_report_claiming_another_runner_is_read_by_nodes_rule(claim):
+    parsed = parse_junit(claiming("node24.xml", claim), ids="node", root=ROOT)
+    assert parsed == load("node24.xml", root=ROOT)
+    assert parsed.tests["test/math.test.mjs::Calculator > nested > deep fail"].outcome == F
+
+
+def test_the_same_report_is_read_by_the_rule_of_the_runner_named():
+    doc = (FIXTURES / "vitest.xml").read_bytes()
+    broken = "test/sub/broken.test.ts"
+    read = {runner: set(parse_junit(doc, ids=runner).tests) for runner in ("vitest", "pytest", "node")}
+    assert [broken in read["vitest"], f"{broken}::{broken}" in read["pytest"], f"{broken} > {broken}" in read["node"]] \
+        == [True, True, True]
+
+
+def test_a_testcase_shaped_like_pytests_does_not_pick_pytests_rule_either():
+    doc = ('<testsuites><testsuite name="adds"><testcase classname="test" name="one" file="t/a.py" line="3"/>'
+           "</testsuite></testsuites>")
+    assert list(parse_junit(doc, ids="node").tests) == ["t/a.py::adds > one"]
+    assert list(parse_junit(doc, ids="pytest").tests) == ["test::one"]
+
+
+@pytest.mark.parametrize("claim", ["pytest tests", "vitest tests", "node", ""])
+def test_a_custom_python_command_is_read_by_pytests_rule(claim):
+    parsed = parse_junit(claiming("pytest_xunit1.xml", claim), ids="pytest")
+    assert parsed == load("pytest_xunit1.xml")
+
+
+@pytest.mark.parametrize(("fixture", "claim"), [
+    ("vitest.xml", "vitest tests"), ("vitest.xml", "pytest tests"), ("vitest.xml", ""),
+    ("node24.xml", ""), ("node24.xml", "vitest tests"), ("node20.xml", "pytest tests"), ("node20_broken.xml", "vitest"),
+])
+def test_a_custom_node_command_reads_vitest_and_node_reports_as_their_runners_do(fixture, claim):
+    parsed = parse_junit(claiming(fixture, claim), ids="node-or-vitest", root=ROOT)
+    assert parsed == load(fixture, root=ROOT)
+
+
+def test_a_custom_node_command_keeps_jests_suites_and_names():
+    doc = ('<testsuites name="jest tests"><testsuite name="Calculator">'
+           '<testcase classname="Calculator adds" name="Calculator adds"/>'
+           '<testcase classname="Calculator divides" name="Calculator divides"><failure/></testcase>'
+           "</testsuite></testsuites>")
+    assert outcomes(parse_junit(doc, ids="node-or-vitest")) == {
+        "Calculator > Calculator adds": P, "Calculator > Calculator divides": F}
+
+
+def test_a_runner_without_a_rule_is_the_callers_error_not_the_reports():
+    unknown = "^no id rule named 'jest': expected one of pytest, vitest, node, node-or-vitest, junit$"
+    with pytest.raises(ValueError, match=unknown):
+        parse_junit("<testsuites/>", ids="jest")
 
 
 # ------------------------------------------------------------ Report methods
@@ -273,8 +360,9 @@ def test_report_tests_are_read_only():
 
 
 def test_report_without_testcases_is_empty_not_an_error():
-    assert parse_junit(b'<?xml version="1.0"?><testsuites name="pytest tests"><testsuite name="pytest"/></testsuites>') == Report()
-    assert parse_junit("<testsuite/>").tests == {}
+    pytest_empty = b'<?xml version="1.0"?><testsuites name="pytest tests"><testsuite name="pytest"/></testsuites>'
+    assert parse_junit(pytest_empty, ids="pytest") == Report()
+    assert parse_junit("<testsuite/>", ids="node").tests == {}
 
 
 # --------------------------------------------------------------- comparisons
@@ -333,11 +421,16 @@ BILLION_LAUGHS = """<?xml version="1.0"?>
         '<!doctype testsuites SYSTEM "file:///etc/passwd"><testsuites/>',
         BILLION_LAUGHS.replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="utf-16"?>').encode("utf-16"),
         BILLION_LAUGHS.encode("utf-16-le"),  # no BOM: found by the "<\0?\0" signature
+        '<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><testsuites>&e;</testsuites>',
+        '<!DOCTYPE testsuites SYSTEM "http://example.invalid/junit.dtd"><testsuites/>',
+        '<!DOCTYPE x [<!ENTITY % p SYSTEM "http://example.invalid/p.dtd"> %p;]><testsuites/>',
+        '<testsuites><!ENTITY x "y"></testsuites>',
+        "<!DOCTYPE html><html/>",  # refused at the declaration, before the root is seen
     ],
 )
 def test_entity_declarations_are_refused_before_parsing(data):
     with pytest.raises(ReportError, match="^report declares entities"):
-        parse_junit(data)
+        parse_junit(data, ids="pytest")
 
 
 @pytest.mark.parametrize(
@@ -357,18 +450,25 @@ def test_entity_declarations_are_refused_before_parsing(data):
 )
 def test_bad_input_gives_a_one_line_report_error(data, match):
     with pytest.raises(ReportError, match=match) as caught:
-        parse_junit(data)
+        parse_junit(data, ids="pytest")
     assert "\n" not in str(caught.value)
+
+
+def test_a_declaration_inside_text_is_text_not_a_dtd():
+    doc = ('<testsuites><testcase classname="a.ts" name="page">'
+           "<failure><![CDATA[got <!DOCTYPE html>]]></failure><!-- <!ENTITY x 'y'> --></testcase></testsuites>")
+    page = TestResult("a.ts::page", F, "got <!DOCTYPE html>", "a.ts")
+    assert parse_junit(doc, ids="vitest").tests == {"a.ts::page": page}
 
 
 def test_input_over_max_bytes_is_refused_as_bytes_and_as_text():
     doc = "<testsuites>" + " " * 100 + "</testsuites>"
     with pytest.raises(ReportError, match="^JUnit report is 125 bytes, over the 100-byte limit$"):
-        parse_junit(doc.encode(), max_bytes=100)
+        parse_junit(doc.encode(), max_bytes=100, ids="pytest")
     with pytest.raises(ReportError, match="over the 100-byte limit$"):
-        parse_junit(doc, max_bytes=100)
+        parse_junit(doc, max_bytes=100, ids="pytest")
     with pytest.raises(ReportError, match="^JUnit report is 103 bytes, over the 100-byte limit$"):
-        parse_junit("<a>" + "é" * 48 + "</a>", max_bytes=100)  # 55 chars, 103 UTF-8 bytes
+        parse_junit("<a>" + "é" * 48 + "</a>", max_bytes=100, ids="pytest")  # 55 chars, 103 UTF-8 bytes
 
 
 def test_deep_nesting_is_stopped_early():
@@ -376,30 +476,30 @@ def test_deep_nesting_is_stopped_early():
     doc = "<testsuites>" + "<testsuite>" * depth + "</testsuite>" * depth + "</testsuites>"
     started = time.perf_counter()
     with pytest.raises(ReportError, match="^JUnit report nests deeper than 256 elements$"):
-        parse_junit(doc)
+        parse_junit(doc, ids="node")
     assert time.perf_counter() - started < 2
 
 
 def test_element_count_is_capped(monkeypatch):
     monkeypatch.setattr(junit, "MAX_ELEMENTS", 10)
     with pytest.raises(ReportError, match="^JUnit report has more than 10 elements$"):
-        parse_junit("<testsuites>" + "<testcase/>" * 10 + "</testsuites>")
-    assert len(parse_junit("<testsuites>" + "<testcase/>" * 9 + "</testsuites>").tests) == 1
+        parse_junit("<testsuites>" + "<testcase/>" * 10 + "</testsuites>", ids="pytest")
+    assert len(parse_junit("<testsuites>" + "<testcase/>" * 9 + "</testsuites>", ids="pytest").tests) == 1
 
 
 def test_a_giant_attribute_is_parsed_in_linear_time():
     # expat rereads an unfinished token on each feed; fixed-size chunks made this quadratic.
     doc = b'<testsuites name="vitest tests"><testcase classname="a.ts" name="' + b"n" * 20_000_000 + b'"/></testsuites>'
     started = time.perf_counter()
-    assert [len(test_id) for test_id in parse_junit(doc).tests] == [len("a.ts::") + 20_000_000]
+    assert [len(test_id) for test_id in parse_junit(doc, ids="vitest").tests] == [len("a.ts::") + 20_000_000]
     assert time.perf_counter() - started < 3
 
 
 def test_declared_latin1_and_utf16_with_bom_decode_correctly():
     doc = '<?xml version="1.0" encoding="{}"?><testsuites name="vitest tests"><testsuite><testcase classname="a.ts" name="café"/></testsuite></testsuites>'
-    assert list(parse_junit(doc.format("iso-8859-1").encode("latin-1")).tests) == ["a.ts::café"]
-    assert list(parse_junit(doc.format("utf-16").encode("utf-16")).tests) == ["a.ts::café"]
-    assert list(parse_junit(b"\xef\xbb\xbf" + doc.format("utf-8").encode()).tests) == ["a.ts::café"]
+    assert list(parse_junit(doc.format("iso-8859-1").encode("latin-1"), ids="vitest").tests) == ["a.ts::café"]
+    assert list(parse_junit(doc.format("utf-16").encode("utf-16"), ids="vitest").tests) == ["a.ts::café"]
+    assert list(parse_junit(b"\xef\xbb\xbf" + doc.format("utf-8").encode(), ids="vitest").tests) == ["a.ts::café"]
 
 
 def test_nonsense_times_become_zero_and_long_messages_are_truncated():
@@ -413,7 +513,7 @@ def test_nonsense_times_become_zero_and_long_messages_are_truncated():
         f'<testcase classname="a.ts" name="long"><failure message="{"x" * 5000}"/></testcase>'
         "</testsuite></testsuites>"
     )
-    tests = parse_junit(doc).tests
+    tests = parse_junit(doc, ids="vitest").tests
     assert [t.seconds for t in tests.values()] == [0.0, 0.0, 0.0, 0.0, 1234.5, 0.0]
     assert tests["a.ts::long"].message == "x" * 499 + "…"
 
@@ -425,17 +525,18 @@ def test_namespaced_and_oddly_nested_elements_do_not_crash():
         '<j:testcase classname="a.ts" name="outer"><j:testcase classname="a.ts" name="inner"><j:error/></j:testcase></j:testcase>'
         "<testcase/></j:testsuite></j:testsuites>"
     )
-    assert outcomes(parse_junit(doc)) == {"a.ts::ns": S, "a.ts::inner": E, "a.ts::outer": P, "": P}
+    assert outcomes(parse_junit(doc, ids="vitest")) == {"a.ts::ns": S, "a.ts::inner": E, "a.ts::outer": P, "": P}
 
 
 # ------------------------------------------------------------------ properties
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.one_of(st.binary(max_size=300), st.text(max_size=300)))
-def test_arbitrary_input_gives_a_report_or_report_error(data):
+@given(st.one_of(st.binary(max_size=300), st.text(max_size=300)), st.sampled_from(PROFILES))
+def test_arbitrary_input_gives_a_report_or_report_error(data, profile):
+    ids = profile
     try:
-        parsed = parse_junit(data)
+        parsed = parse_junit(data, ids=ids)
     except ReportError as exc:
         assert "\n" not in str(exc)
     else:
@@ -472,12 +573,14 @@ FRAGMENTS = [
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(FRAGMENTS), max_size=12), st.sampled_from(["utf-8", "utf-16", "latin-1"]))
-def test_junit_shaped_noise_gives_a_report_or_report_error(parts, encoding):
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=12), st.sampled_from(["utf-8", "utf-16", "latin-1"]),
+       st.sampled_from(PROFILES))
+def test_junit_shaped_noise_gives_a_report_or_report_error(parts, encoding, profile):
     text = "".join(parts)
+    ids = profile
     for data in (text, text.encode(encoding, errors="replace")):
         try:
-            parse_junit(data, root="/abs")
+            parse_junit(data, ids=ids, root="/abs")
         except ReportError as exc:
             assert "\n" not in str(exc)
 
@@ -499,8 +602,8 @@ def pytest_id(case: dict) -> str:
 CHILD: dict[Outcome, tuple[str, dict[str, str]]] = {F: ("failure", {}), E: ("error", {}), S: ("skipped", {"type": "pytest.skip"}), XF: ("skipped", {"type": "pytest.xfail"})}
 
 
-def xunit1(cases: list[dict]) -> bytes:
-    root = ET.Element("testsuites", name="pytest tests")
+def xunit1(cases: list[dict], claim: str = "pytest tests") -> bytes:
+    root = ET.Element("testsuites", name=claim)
     suite = ET.SubElement(root, "testsuite", name="pytest")
     for case in cases:
         module = case["file"].removesuffix(".py").replace("/", ".")
@@ -515,9 +618,19 @@ def xunit1(cases: list[dict]) -> bytes:
 @settings(max_examples=100, deadline=None)
 @given(st.lists(case_strategy, max_size=8, unique_by=pytest_id))
 def test_generated_xunit1_ids_and_outcomes_round_trip(cases):
-    parsed = parse_junit(xunit1(cases))
+    parsed = parse_junit(xunit1(cases), ids="pytest")
     assert outcomes(parsed) == {pytest_id(case): case["outcome"] for case in cases}
-    assert parse_junit(xunit1(cases)) == parsed
+    assert parse_junit(xunit1(cases), ids="pytest") == parsed
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(case_strategy, max_size=8, unique_by=pytest_id),
+       st.sampled_from(["vitest tests", "vitest", "", "node"]),
+       st.sampled_from(["pytest"]))
+def test_generated_xunit1_claiming_another_runner_reads_the_same(cases, claim, profile):
+    ids = profile
+    parsed = parse_junit(xunit1(cases, claim), ids=ids)
+    assert outcomes(parsed) == {pytest_id(case): case["outcome"] for case in cases}
 
 
 reports = st.dictionaries(st.text(max_size=6), st.sampled_from(list(Outcome)), max_size=8).map(lambda d: report(**d))

@@ -73,7 +73,7 @@ def test_the_plugin_repeats_functions_parametrized_cases_and_methods(tmp_path: P
                            f"--junitxml={tmp_path / 'r.xml'}", "tests/test_x.py::test_p", "tests/test_x.py::TestK::test_m"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
-    ids = parse_junit((tmp_path / "r.xml").read_bytes()).tests
+    ids = parse_junit((tmp_path / "r.xml").read_bytes(), ids="pytest").tests
     assert sorted(ids) == sorted([f"tests/test_x.py::test_p[{n}-gatetui-rerun-{i}]" for n in (1, 2) for i in range(1, 7)]
                                  + [f"tests/test_x.py::TestK::test_m[gatetui-rerun-{i}]" for i in range(1, 7)])
 
@@ -93,4 +93,4 @@ def test_the_reruns_output_is_not_carried(tmp_path: Path) -> None:
     done = subprocess.run(["bash", "-c", rerun.command(f"{sys.executable} -m pytest -s", ["test_loud.py::test_loud"])],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (1, "", "")
-    assert rerun.failures(parse_junit(report.read_bytes())) == {"test_loud.py::test_loud": 1}
+    assert rerun.failures(parse_junit(report.read_bytes(), ids="pytest")) == {"test_loud.py::test_loud": 1}

@@ -2,7 +2,8 @@
 
 The gate runs a suite several times (on base and on head) and compares what
 happened to each test, so every test needs an id that is the same in every
-run of the same suite.  Three runners are understood:
+run of the same suite.  The caller names the runner that wrote the report
+(the profile's), and junit_ids.py holds each runner's id rule:
 
 * pytest with ``-o junit_family=xunit1``:
   ``tests/test_x.py::TestC::test_a[1]`` (pytest's own node id);
@@ -14,9 +15,10 @@ A failure to import or collect a whole file is reported by its file path.
 
 The XML is written by code under test, so it is untrusted.  Whatever bytes
 arrive, `parse_junit` either returns a `Report` or raises `ReportError` with
-a one-line message: size is capped, DTDs are refused before parsing (so no
-entity can expand), nesting depth and element count are capped while
-streaming, and no other exception escapes.
+a one-line message.  defusedxml refuses any DTD at its declaration, so no
+entity is declared and nothing external is fetched; what it does not limit
+is limited here: the size before parsing, the nesting depth and element
+count while streaming.  No other exception escapes.
 """
 
 from __future__ import annotations
@@ -25,12 +27,29 @@ import codecs
 import math
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
-from types import MappingProxyType
+from xml.parsers.expat import errors as expat_errors
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import DefusedXMLParser
+
+from gatetui.gate.junit_ids import IdRule, id_rule
+from gatetui.stacks.results import ReportError
+from gatetui.gate.junit_report import (
+    COLLECTION_FAILURE,
+    DODGED,
+    SEVERITY,
+    Outcome,
+    Report,
+    TestResult,
+    flaky,
+    missing,
+    newly_skipped,
+    uncollected,
+)
 
 __all__ = [
+    "DODGED",
     "Outcome",
     "Report",
     "ReportError",
@@ -39,6 +58,7 @@ __all__ = [
     "missing",
     "newly_skipped",
     "parse_junit",
+    "uncollected",
 ]
 
 DEFAULT_MAX_BYTES = 64 * 2**20
@@ -48,140 +68,6 @@ MESSAGE_LIMIT = 500
 _CHUNK = 1 << 16
 
 
-class Outcome(str, Enum):
-    """What happened to one test in one run."""
-
-    PASSED = "passed"
-    FAILED = "failed"
-    ERROR = "error"
-    SKIPPED = "skipped"
-    XFAILED = "xfailed"
-    XPASSED = "xpassed"
-
-
-# When one id appears more than once (pytest writes a second <testcase> for a
-# teardown error; node 20 cannot tell two files' same-named tests apart), the
-# gate must not hide trouble, so the entry that is least evidence the test is
-# fine wins: errors and failures first, then tests that never really passed.
-_SEVERITY = {
-    Outcome.PASSED: 0,
-    Outcome.XPASSED: 1,
-    Outcome.XFAILED: 2,
-    Outcome.SKIPPED: 3,
-    Outcome.FAILED: 4,
-    Outcome.ERROR: 5,
-}
-
-# The three classes that flakiness is judged on: an xpass is a pass and an
-# xfail is a skip as far as "did this test behave the same way" goes.
-_VERDICT = {
-    Outcome.PASSED: "pass",
-    Outcome.XPASSED: "pass",
-    Outcome.FAILED: "fail",
-    Outcome.ERROR: "fail",
-    Outcome.SKIPPED: "skip",
-    Outcome.XFAILED: "skip",
-}
-
-
-COLLECTION_FAILURE = "collection failure"  # pytest's message for a file it could not collect
-
-
-class ReportError(Exception):
-    """The report cannot be read; the message is one line, fit for a user."""
-
-
-@dataclass(frozen=True)
-class TestResult:
-    """One test's outcome in one run."""
-
-    __test__ = False  # not a pytest test class, despite the name
-
-    id: str
-    outcome: Outcome
-    message: str = ""
-    file: str | None = None
-    seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class Report:
-    """All tests of one run, by id; read-only so runs can be shared freely."""
-
-    tests: Mapping[str, TestResult] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "tests", MappingProxyType(dict(self.tests)))
-
-    @classmethod
-    def from_results(cls, results: Iterable[TestResult]) -> Report:
-        """Build a report, keeping the worst result of any repeated id."""
-        merged: dict[str, TestResult] = {}
-        for result in results:
-            kept = merged.get(result.id)
-            if kept is None or _SEVERITY[result.outcome] > _SEVERITY[kept.outcome]:
-                merged[result.id] = result
-        return cls(merged)
-
-    def count(self, outcome: Outcome) -> int:
-        """How many tests ended with `outcome`."""
-        return sum(1 for result in self.tests.values() if result.outcome == outcome)
-
-    def failed(self) -> list[TestResult]:
-        """Failed and errored tests, in report order."""
-        bad = (Outcome.FAILED, Outcome.ERROR)
-        return [result for result in self.tests.values() if result.outcome in bad]
-
-    @property
-    def passed_all(self) -> bool:
-        """True when something really passed and nothing failed.
-
-        A run where every test was skipped or xfailed proves nothing, so it
-        does not count as passing.
-        """
-        if self.failed():
-            return False
-        return any(_VERDICT[r.outcome] == "pass" for r in self.tests.values())
-
-
-# ---------------------------------------------------------------- comparisons
-
-
-def flaky(runs: Sequence[Report]) -> list[str]:
-    """Ids that passed, failed or skipped differently across the runs they ran in."""
-    seen: dict[str, set[str]] = {}
-    for run in runs:
-        for test_id, result in run.tests.items():
-            seen.setdefault(test_id, set()).add(_VERDICT[result.outcome])
-    return sorted(test_id for test_id, verdicts in seen.items() if len(verdicts) > 1)
-
-
-def missing(base: Report, heads: Sequence[Report]) -> list[str]:
-    """Ids that base ran and no head run reported at all (deleted or renamed tests)."""
-    present: set[str] = set()
-    for head in heads:
-        present.update(head.tests)
-    return sorted(test_id for test_id in base.tests if test_id not in present)
-
-
-DODGED = (Outcome.SKIPPED, Outcome.XFAILED)  # how a test that would fail can avoid failing
-
-
-def newly_skipped(base: Report, heads: Sequence[Report]) -> list[str]:
-    """Ids that passed on base but were skipped or xfailed in some head run.
-
-    Skipping a test is the cheapest way to make a red suite green, so the gate
-    flags it even when it happens in only one of several head runs.
-    """
-    found: set[str] = set()
-    for head in heads:
-        for test_id, result in head.tests.items():
-            was = base.tests.get(test_id)
-            if result.outcome in DODGED and was is not None and was.outcome == Outcome.PASSED:
-                found.add(test_id)
-    return sorted(found)
-
-
 # -------------------------------------------------------------------- parsing
 
 
@@ -189,31 +75,57 @@ def parse_junit(
     data: bytes | str,
     max_bytes: int = DEFAULT_MAX_BYTES,
     *,
+    ids: str,
     root: str | None = None,
 ) -> Report:
-    """Read one JUnit XML report.
+    """Read one JUnit XML report whose test ids follow the rule `ids` (a
+    `Profile.report_ids`: its runner's).
 
-    `root` is the absolute path of the project the suite ran in; absolute
-    paths under it (node >= 24 writes them) become relative, so that ids
-    match between checkouts in different directories.  A report without
-    testcases is an empty `Report`, not an error.
+    The id rule comes from the profile alone, never from the document (see
+    junit_ids.py).  `root` is
+    the absolute path of the project the suite ran in; absolute paths under
+    it (node >= 24 writes them) become relative, so that ids match between
+    checkouts in different directories.  A report without testcases is an
+    empty `Report`, not an error.
     """
+    rule = id_rule(ids)
     text = _as_text(data, max_bytes)
-    if _DTD.search(text):
-        raise ReportError("report declares entities (DOCTYPE/ENTITY), refused")
-    target = _Target(root)
-    parser = ET.XMLParser(target=target)
+    target = _Target(rule, root)
+    # defusedxml hooks expat's declaration handlers, which only the pure-Python
+    # XMLParser exposes: about a third slower per element than the C one.
+    parser = DefusedXMLParser(target=target, forbid_dtd=True)
     try:
         _feed(parser, text, target)
         parser.close()
+    except DefusedXmlException:
+        raise ReportError(REFUSED) from None
     except ET.ParseError as exc:
-        raise ReportError(f"JUnit report is not XML: {_one_line(str(exc))}") from None
+        raise ReportError(_not_xml(exc, text)) from None
     except UnicodeError as exc:
         raise ReportError(f"JUnit report is not valid text: {_one_line(str(exc))}") from None
     return Report.from_results(target.results)
 
 
-_DTD = re.compile(r"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
+REFUSED = "report declares entities (DOCTYPE/ENTITY), refused"
+_DECLARATION = re.compile(r"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
+_MALFORMED = {
+    expat_errors.codes[expat_errors.XML_ERROR_SYNTAX],
+    expat_errors.codes[expat_errors.XML_ERROR_INVALID_TOKEN],
+}
+
+
+def _not_xml(exc: ET.ParseError, text: str) -> str:
+    """The message for XML that expat could not read.
+
+    A declaration too malformed for expat to see as one (`<!doctype`: XML
+    is case-sensitive; `<!ENTITY` outside a DTD) is still named as the
+    refusal a well-formed one would meet, rather than as a bare syntax error.
+    """
+    if exc.code in _MALFORMED and _DECLARATION.search(text):
+        return REFUSED
+    return f"JUnit report is not XML: {_one_line(str(exc))}"
+
+
 _DECLARED = re.compile(rb"""^<\?xml[^>]{0,200}?encoding\s*=\s*["']([A-Za-z][\w.:-]{0,39})["']""")
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16 LE, whose BOM is its prefix
@@ -233,10 +145,11 @@ _ALLOWED_CODECS = ("utf-8", "utf-16", "utf-32", "ascii", "latin-1", "iso8859-", 
 
 
 def _as_text(data: bytes | str, max_bytes: int) -> str:
-    """The report as text, so the DTD check sees exactly what the parser will.
+    """The report as text: the encoding XML's rules find, decoded by Python.
 
-    Searching raw bytes for "<!DOCTYPE" would miss a UTF-16 document; decoding
-    first (and handing the parser the same str) closes that gap.
+    Done here rather than by expat for the messages: a byte the encoding
+    cannot decode, or an encoding no codec has, is named (expat says only
+    "not well-formed"); and bytes and the same document as str read alike.
     """
     if isinstance(data, str):
         if len(data) > max_bytes:  # each char is at least one UTF-8 byte
@@ -279,7 +192,7 @@ def _encoding_of(raw: bytes) -> str:
     return "utf-8-sig" if name == "utf-8" else name
 
 
-def _feed(parser: ET.XMLParser, text: str, target: _Target) -> None:
+def _feed(parser: DefusedXMLParser, text: str, target: _Target) -> None:
     """Feed `text` in chunks, so a limit hit early stops the parse early.
 
     expat re-reads an unfinished token on every feed, so a token longer than
@@ -342,13 +255,13 @@ class _Target:
     the document is chosen by whoever wrote it.
     """
 
-    def __init__(self, root: str | None) -> None:
+    def __init__(self, rule: IdRule, root: str | None) -> None:
+        self.rule = rule
         self.root = root
         self.results: list[TestResult] = []
         self.frames: list[_Frame] = []
         self.callbacks = 0
         self.elements = 0
-        self.flavour = ""
 
     def start(self, tag: str, attrib: dict[str, str]) -> None:
         self.callbacks += 1
@@ -359,15 +272,13 @@ class _Target:
             raise ReportError(f"JUnit report nests deeper than {MAX_DEPTH} elements")
         name = _local(tag)
         if not self.frames:
-            self._check_root(name, attrib)
+            self._check_root(name)
         self.frames.append(self._frame(name, attrib))
 
-    def _check_root(self, tag: str, attrib: dict[str, str]) -> None:
-        """Refuse documents that are XML but not JUnit, and note the runner."""
+    def _check_root(self, tag: str) -> None:
+        """Refuse documents that are XML but not JUnit."""
         if tag not in ("testsuites", "testsuite"):
             raise ReportError(f"JUnit report root is <{tag[:40]}>, not <testsuites> or <testsuite>")
-        name = attrib.get("name", "")
-        self.flavour = "pytest" if name.startswith("pytest") else "vitest" if name.startswith("vitest") else ""
 
     def _frame(self, tag: str, attrib: dict[str, str]) -> _Frame:
         """What an opening tag means here; the root itself is no suite."""
@@ -401,19 +312,8 @@ class _Target:
         """Required by XMLParser; the results are read from `self.results`."""
 
     def _result(self, case: _Case) -> TestResult:
-        test_id, file = self._identify(case.attrib, case.suites)
+        test_id, file = self.rule(case.attrib, case.suites, self.root)
         return TestResult(test_id, case.outcome, _message(case.message), file, _seconds(case.attrib.get("time")))
-
-    def _identify(self, attrib: dict[str, str], suites: list[str]) -> tuple[str, str | None]:
-        """Pick the id rule for the runner that wrote this testcase."""
-        name = attrib.get("name", "")
-        classname = attrib.get("classname", "")
-        file = _relative(attrib.get("file"), self.root)
-        if self.flavour == "pytest" or "line" in attrib or (file or "").endswith(".py"):
-            return _pytest_id(classname, name, file)
-        if self.flavour == "vitest":
-            return _vitest_id(_relative(classname, self.root) or "", name)
-        return _node_id(suites, name, file, self.root)
 
 
 def _child_outcome(tag: str, attrib: dict[str, str]) -> Outcome | None:
@@ -429,24 +329,12 @@ def _child_outcome(tag: str, attrib: dict[str, str]) -> Outcome | None:
 
 def _fold(case: _Case, detail: _Detail) -> None:
     """Let a closed child outcome replace the case's outcome if it is worse."""
-    if _SEVERITY[detail.outcome] > _SEVERITY[case.outcome]:
+    if SEVERITY[detail.outcome] > SEVERITY[case.outcome]:
         case.outcome = detail.outcome
         case.message = detail.message or "".join(detail.text).strip()
         if detail.message == COLLECTION_FAILURE:  # pytest: say what failed, the traceback's last `E` line
             said = [line[1:].strip() for line in "".join(detail.text).splitlines() if line.startswith("E ")]
             case.message = f"{COLLECTION_FAILURE}: {said[-1]}" if said else COLLECTION_FAILURE
-
-
-def uncollected(reports: Iterable[Report]) -> dict[str, str]:
-    """Files that failed to collect in any of the runs, with what failed
-    (pytest reports such a file as an errored entry whose id is the file)."""
-    found: dict[str, str] = {}
-    for report in reports:
-        for test_id, result in report.tests.items():
-            if result.outcome is Outcome.ERROR and result.message.startswith(COLLECTION_FAILURE):
-                found.setdefault(test_id, result.message.removeprefix(COLLECTION_FAILURE).lstrip(": ")
-                                 or "no reason given")
-    return found
 
 
 def _message(text: str) -> str:
@@ -467,77 +355,3 @@ def _seconds(value: str | None) -> float:
     except ValueError:
         return 0.0
     return seconds if math.isfinite(seconds) and seconds >= 0 else 0.0
-
-
-def _relative(path: str | None, root: str | None) -> str | None:
-    """`path` relative to `root` when it lies under it, else unchanged."""
-    if not path:
-        return None
-    path = path.replace("\\", "/")
-    if root:
-        prefix = root.replace("\\", "/").rstrip("/") + "/"
-        if path.startswith(prefix) and len(path) > len(prefix):
-            return path[len(prefix) :]
-    return path
-
-
-def _pytest_id(classname: str, name: str, file: str | None) -> tuple[str, str | None]:
-    """pytest's node id, rebuilt from xunit1's file + classname + name.
-
-    pytest derives classname from the node id (path with "/" -> "." and
-    ".py" dropped, then the class chain), so stripping that module prefix
-    leaves the classes.  Without a file (xunit2) the dotted classname is kept.
-    """
-    if not file:
-        return (f"{classname}::{name}" if classname else name), None
-    module = re.sub(r"\.py$", "", file.replace("/", "."))
-    if not classname and name == module:  # collection error or module-level skip
-        return file, file
-    if classname == module:
-        return f"{file}::{name}", file
-    if classname.startswith(module + "."):
-        classes = classname[len(module) + 1 :].split(".")
-        return "::".join([file, *classes, name]), file
-    # `file` is where the function is defined, which differs from the module
-    # for a test inherited from a base class in another module.
-    return _guess_pytest_id(classname, name), file
-
-
-def _guess_pytest_id(classname: str, name: str) -> str:
-    """Node id from classname alone: trailing Capitalised parts are classes."""
-    parts = classname.split(".")
-    first_class = len(parts)
-    while first_class > 0 and parts[first_class - 1][:1].isupper():
-        first_class -= 1
-    if 0 < first_class < len(parts):
-        module_path = "/".join(parts[:first_class]) + ".py"
-        return "::".join([module_path, *parts[first_class:], name])
-    return f"{classname}::{name}" if classname else name
-
-
-def _vitest_id(classname: str, name: str) -> tuple[str, str | None]:
-    """vitest: classname is the test file, name is "describe > ... > title"."""
-    if not classname:
-        return name, None
-    if name == classname:  # the file itself failed to load
-        return classname, classname
-    return f"{classname}::{name}", classname
-
-
-_SCRIPT = re.compile(r"\.[cm]?[jt]sx?$")
-
-
-def _node_id(suites: list[str], name: str, file: str | None, root: str | None) -> tuple[str, str | None]:
-    """node: nested <testsuite> per describe, the file only on node >= 24.
-
-    A file that fails to load shows as a top-level testcase named by its
-    path (absolute on node 20, relative to the cwd on later versions).
-    """
-    if not suites:
-        if file and (name == file or file.endswith("/" + name)):
-            return file, file
-        if not file and name.startswith("/") and _SCRIPT.search(name):
-            path = _relative(name, root) or name
-            return path, path
-    path = " > ".join([*suites, name])
-    return (f"{file}::{path}" if file else path), file

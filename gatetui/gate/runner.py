@@ -506,7 +506,8 @@ class _Gate:
     def _read_report(self, raw: bytes, root: str, ran: RunTree) -> Report:
         """The run's report, read the way the profile's runner writes it."""
         reader = self.plan.profile.read_report
-        return parse_junit(raw, root=root) if reader is None else reader(raw, root, ran)
+        return parse_junit(raw, root=root, ids=self.plan.profile.report_ids) if reader is None \
+            else reader(raw, root, ran)
 
     async def _run(self, workspace: Workspace, check: CheckId, stream: str, command: str,
                    env: dict[str, str], network: bool = True) -> CommandResult:

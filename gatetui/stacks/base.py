@@ -247,6 +247,7 @@ class Profile:
     # How a run's report is read: None is JUnit XML, read by the gate by the
     # profile's runner; a stack with another format reads it itself.
     read_report: Callable[[bytes, str, RunTree], Report] | None = None
+    report_ids: str = "junit"  # for JUnit: the id rule of the runner that writes it (gate/junit_ids.py)
     shuffle: RunPlugin | None = None  # how the random-order run shuffles; None: this runner cannot
     rerun: RunPlugin | None = None  # how head's changed tests rerun in one process; None: not here
 

@@ -33,6 +33,7 @@ def node_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
     return Profile(
         stack=stack,
         runner=runner,
+        report_ids="node-or-vitest" if runner == "custom" else runner,
         install=settings.install or ("npm ci --no-audit --no-fund",),
         tools=() if settings.install else (("npm", "--version"), ("node", "--version")),
         environment=settings.environment if settings.environment is not None else ("node_modules",),

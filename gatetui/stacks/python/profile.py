@@ -61,6 +61,7 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
     return Profile(
         stack=stack,
         runner="custom" if custom else "pytest",
+        report_ids="pytest",  # a custom command's pytest still writes the report (PYTEST_ADDOPTS)
         install=settings.install or python_install(base),
         dependencies=None if settings.install else python_dependencies(base),
         tools=() if settings.install else (("python3", "-m", "pip", "--version"),),
