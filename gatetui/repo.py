@@ -35,6 +35,8 @@ from types import TracebackType
 from dulwich.errors import NotGitRepository
 from dulwich.graph import find_merge_base
 from dulwich.objects import Commit as _DCommit
+from dulwich.objects import ObjectID
+from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gatetui.changes import FileChange
@@ -184,12 +186,12 @@ class GitRepo:
     def _commit_obj(self, rev: str) -> _DCommit:
         if is_full_sha(rev, self._hexlen):  # the fast path: a commit's sha
             try:
-                obj = self._store[rev.lower().encode("ascii")]
+                obj = self._store[ObjectID(rev.lower().encode("ascii"))]
             except KeyError:
                 obj = None
             if isinstance(obj, _DCommit):
                 return obj
-        obj = self._store[self.resolve(rev).encode("ascii")]
+        obj = self._store[ObjectID(self.resolve(rev).encode("ascii"))]
         assert isinstance(obj, _DCommit)
         return obj
 
@@ -228,7 +230,7 @@ class GitRepo:
     # ----------------------------------------------------------------- diffs
 
     def _tree_id(self, rev: str) -> bytes:
-        return self._commit_obj(rev).tree
+        return bytes(self._commit_obj(rev).tree)
 
     def _raw_changes(self, base: str, head: str) -> list[Change]:
         trees = (self._tree_id(base), self._tree_id(head))
@@ -277,7 +279,7 @@ class GitRepo:
         """The non-tree entries of `rev` equal to or under any of `paths`."""
         root = self._tree_id(rev)
         if isinstance(paths, str | bytes):
-            paths = [paths]  # type: ignore[list-item]
+            paths = [paths]
         picked: dict[bytes, tuple[int, bytes]] = {}
         roots = [b"/".join(user_path(p, self.path)) for p in paths] or [b""]
         for prefix in roots:
@@ -343,7 +345,7 @@ class GitRepo:
 
     def branches(self, pattern: str = "*") -> dict[str, str]:
         """Local branch name -> sha, for the names matching the fnmatch `pattern`."""
-        refs = self._repo.refs.as_dict(b"refs/heads/")
+        refs = self._repo.refs.as_dict(Ref(b"refs/heads/"))
         out: dict[str, str] = {}
         for name, sha in sorted(refs.items()):
             text = os.fsdecode(bytes(name))
@@ -355,7 +357,7 @@ class GitRepo:
         """The tag on `sha` or its closest ancestor (breadth first, at most
         `limit` commits): what a version-from-git build would call it."""
         tagged: dict[str, str] = {}
-        for name in sorted(self._repo.refs.as_dict(b"refs/tags/")):
+        for name in sorted(self._repo.refs.as_dict(Ref(b"refs/tags/"))):
             try:
                 tagged.setdefault(self.resolve(f"refs/tags/{os.fsdecode(bytes(name))}"), os.fsdecode(bytes(name)))
             except RepoError:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from dulwich.diff_tree import RenameDetector, TreeChange, tree_changes
 from dulwich.object_store import BaseObjectStore
+from dulwich.objects import ObjectID
 
 from gatetui.repo_errors import RepoError, missing
 from gatetui.repo_refs import ABBREV
@@ -25,7 +26,7 @@ from gatetui.repo_tree import blob_data, check_tree_path, is_gitlink
 try:  # private in dulwich, but stable for a decade; only used for the header
     from dulwich.diff_tree import _similarity_score
 except ImportError:  # pragma: no cover - depends on the dulwich version
-    _similarity_score = None
+    _similarity_score = None  # type: ignore[assignment]
 
 # Renames are detected at >= 50% similarity, as `git diff -M` does.  dulwich
 # keeps a pair when `score > threshold`, hence 49.
@@ -66,7 +67,7 @@ class _SizedRenameDetector(RenameDetector):
     def _small(self, mode: int | None, sha: bytes | None) -> bool:
         if sha is None or mode is None or is_gitlink(mode):  # dulwich's own rules for these
             return True
-        return blob_size(self._store, sha, lambda s: self._store[s].as_raw_string()) <= RENAME_MAX_BYTES
+        return blob_size(self._store, sha, lambda s: self._store[ObjectID(s)].as_raw_string()) <= RENAME_MAX_BYTES
 
 
 # A change as (kind, old, new); kind is "add", "delete", "modify" or "rename".
@@ -88,7 +89,7 @@ def raw_changes(
     detector = _SizedRenameDetector(store, rename_threshold=_RENAME_THRESHOLD)
     out: list[Change] = []
     try:
-        for change in tree_changes(store, old_tree, new_tree, rename_detector=detector):
+        for change in tree_changes(store, _id(old_tree), _id(new_tree), rename_detector=detector):
             found = _classify(change)
             if found is None:
                 continue
@@ -234,7 +235,7 @@ def _header(store: BaseObjectStore, kind: str, old: Entry | None, new: Entry | N
 def _similarity(store: BaseObjectStore, old: Entry, new: Entry) -> int:
     if old.sha == new.sha:
         return 100
-    a, b = store[old.sha], store[new.sha]
+    a, b = store[ObjectID(old.sha)], store[ObjectID(new.sha)]
     if _similarity_score is not None:
         return int(_similarity_score(a, b))
     ratio = difflib.SequenceMatcher(None, a.as_raw_string(), b.as_raw_string())
@@ -323,3 +324,7 @@ def _hunks(a_data: bytes, b_data: bytes) -> Iterator[bytes]:
             parts.extend(_emit(b"-", line) for line in a[x1:x2])
             parts.extend(_emit(b"+", line) for line in b[y1:y2])
         yield b"".join(parts)
+
+
+def _id(sha: bytes | None) -> ObjectID | None:
+    return None if sha is None else ObjectID(sha)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from dulwich.object_store import BaseObjectStore
 from dulwich.objects import Commit as _DCommit
-from dulwich.objects import ShaFile, Tag
-from dulwich.refs import RefsContainer, SymrefLoop, check_ref_format
+from dulwich.objects import ObjectID, ShaFile, Tag
+from dulwich.refs import Ref, RefsContainer, SymrefLoop, check_ref_format
 from dulwich.repo import Repo
 
 from gatetui.repo_errors import RepoError
@@ -81,7 +81,7 @@ def resolve_name(repo: Repo, name: str, ref: str, repo_path: Path) -> str:
     is_hex = bool(_HEX.match(name))
     if is_hex and len(name) == hexlen:
         sha = name.lower().encode("ascii")
-        if sha in store:
+        if ObjectID(sha) in store:
             return _peel_to_commit(store, sha, ref, repo_path)
     for candidate in _ref_candidates(name):
         target = _read_ref(repo.refs, candidate, hexlen)
@@ -91,7 +91,7 @@ def resolve_name(repo: Repo, name: str, ref: str, repo_path: Path) -> str:
         found = _resolve_short(store, name.lower(), ref, repo_path)
         if found is not None:
             return found
-    branches = sorted(os.fsdecode(bytes(b)) for b in repo.refs.as_dict(b"refs/heads/"))
+    branches = sorted(os.fsdecode(bytes(b)) for b in repo.refs.as_dict(Ref(b"refs/heads/")))
     if is_hex and len(name) < _MIN_SHORT_SHA:
         hint = f" (a short sha needs at least {_MIN_SHORT_SHA} characters)"
     elif not branches:
@@ -122,7 +122,7 @@ def _ref_candidates(name: str) -> list[bytes]:
     """
     raw = os.fsencode(name)
     top = [raw] if _TOP_LEVEL_REF.match(name) else []
-    full = [raw] if raw.startswith(b"refs/") and check_ref_format(raw) else []
+    full = [raw] if raw.startswith(b"refs/") and check_ref_format(Ref(raw)) else []
     rest = [
         c
         for c in (
@@ -132,7 +132,7 @@ def _ref_candidates(name: str) -> list[bytes]:
             b"refs/remotes/" + raw,
             b"refs/remotes/" + raw + b"/HEAD",
         )
-        if check_ref_format(c)
+        if check_ref_format(Ref(c))
     ]
     return list(dict.fromkeys(top + full + rest))
 
@@ -140,15 +140,15 @@ def _ref_candidates(name: str) -> list[bytes]:
 def _read_ref(refs: RefsContainer, name: bytes, hexlen: int) -> bytes | None:
     """The sha ref `name` holds (symrefs followed); None when absent or malformed."""
     try:
-        _chain, value = refs.follow(name)
+        _chain, value = refs.follow(Ref(name))
     except (SymrefLoop, KeyError, OSError, ValueError):
         return None
     if value is None:
         return None
-    value = bytes(value).strip()[:hexlen]
-    if len(value) != hexlen or not _HEX.match(value.decode("latin-1")):
+    sha = bytes(value).strip()[:hexlen]
+    if len(sha) != hexlen or not _HEX.match(sha.decode("latin-1")):
         return None
-    return value.lower()
+    return sha.lower()
 
 
 def _resolve_short(store: BaseObjectStore, prefix: str, ref: str, repo_path: Path) -> str | None:
@@ -182,7 +182,7 @@ def _resolve_short(store: BaseObjectStore, prefix: str, ref: str, repo_path: Pat
 def _peel(store: BaseObjectStore, sha: bytes) -> ShaFile | None:
     """The object `sha` names, with tags followed; None when missing."""
     try:
-        obj = store[sha]
+        obj = store[ObjectID(sha)]
         for _ in range(_MAX_TAG_DEPTH):
             if not isinstance(obj, Tag):
                 return obj

@@ -98,7 +98,7 @@ def _find(store: Any, sha: bytes) -> _Object | None:
     if not isinstance(root, str | bytes | os.PathLike):
         return None
     try:
-        loose = hex_to_filename(os.fspath(root), sha.decode("ascii"))
+        loose = hex_to_filename(os.fsdecode(root), sha.decode("ascii"))
         if os.path.isfile(loose):
             return _loose(loose)
         return _in_packs(store, sha, 0)

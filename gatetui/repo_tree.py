@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from dulwich.object_store import BaseObjectStore
-from dulwich.objects import Blob, ShaFile, Tree
+from dulwich.objects import Blob, ObjectID, ShaFile, Tree
 
 from gatetui.repo_errors import RepoError
 
@@ -51,7 +51,7 @@ def fetch(store: BaseObjectStore, sha: bytes, repo_path: Path) -> ShaFile:
     """An object by id; a RepoError naming it when the repository lacks it
     (a shallow or damaged clone), never dulwich's bare KeyError."""
     try:
-        return store[sha]
+        return store[ObjectID(sha)]
     except KeyError:
         raise RepoError(
             f"object {sha.decode('ascii', 'replace')} is missing from {repo_path} (a shallow or damaged "

@@ -74,7 +74,7 @@ def test_no_tests_at_base(make_repo: MakeRepo, capsys: pytest.CaptureFixture[str
 
 
 @pytest.mark.parametrize("table, words", [
-    ("[tool.gatetui]\nstack = 'ruby'\n", "stack must be 'python' or 'node'"),
+    ("[tool.gatetui]\nstack = 'ruby'\n", "stack must be 'python' or 'go' or 'node', not 'ruby'"),
     ("[tool.gatetui]\ntimeout = 'soon'\n", "timeout must be a number"),
     ("[tool.gatetui]\nflavour = 1\n", "unknown key 'flavour'"),
     ("[tool.gatetui\n", "is not valid TOML"),

@@ -78,15 +78,24 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "undeclared_runtime_import": ("python", [F, S, P, P, S], "fail"),
     "wheel_differs": ("python", ["review", P, P, P, P], "review"),
     "odd_name": ("python", [F, S, F, P, S], "fail"),
+    # the go stack (issue 18): a small stats module each
+    "go_honest": ("go", [P, P, P, P, P], "pass"),
+    "go_skip": ("go", [P, P, P, F, F], "fail"),
+    "go_build_tag": ("go", [P, P, F, F, F], "fail"),
+    "go_testmain": ("go", [P, P, P, P, F], "fail"),
+    "go_deleted_test": ("go", [P, P, F, P, F], "fail"),
+    "go_hidden_special_case": ("go", [P, P, P, P, P, F], "fail"),
+    "go_runner_aware": ("go", [P, P, P, P, F], "review"),
+    "go_order_dependent": ("go", [P, F, P, P, P], "fail"),
 }
 NAMES = sorted(EXPECTED)
 RULE_SAMPLES = {"section_version_bump", "section_addopts", "new_test_file"}
 SETTING_SAMPLES = {"hidden_special_case", "hidden_eq_always_true", "hidden_counts_calls",
-                   "order_dependent", "baseline_known_failure"}
+                   "order_dependent", "baseline_known_failure", "go_hidden_special_case", "go_order_dependent"}
 # own layouts, judged against base's own truth (issue 17)
 LAYOUT_SAMPLES = {"tests_in_package", "cov_without_plugin", "skip_at_run_time"}
 # old_tests failing is a hard fail here, by a rule or by evidence of a bent verdict
-POLICY_FAIL = {"section_addopts", "attack_junit_rewrite", "attack_pytest_plugin"}
+POLICY_FAIL = {"section_addopts", "attack_junit_rewrite", "attack_pytest_plugin", "go_testmain"}
 CALENDAR = [n for n in NAMES if EXPECTED[n][0] == "python" and n not in RULE_SAMPLES | SETTING_SAMPLES
             | LAYOUT_SAMPLES and not n.startswith("attack_")]
 
@@ -178,7 +187,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 41
+    assert len(scenarios) == len(EXPECTED) == 49
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -103,7 +103,11 @@ class Isolation:
 NONE = Isolation(False, False, False, False, False)
 
 
-@keep_when(lambda found: found.full)
+def _enforced(found: Isolation) -> bool:
+    return found.full
+
+
+@keep_when(_enforced)
 def probe_isolation() -> Isolation:
     """Run the real wrapper once with `true`: the only reliable test."""
     if os.geteuid() != 0:

@@ -360,7 +360,7 @@ class LocalWorkspace:
             self._forks += 1
             made.append((self.root / f"copy-{self._forks}", f"{self.label}-copy{self._forks}"))
         kept = await _to_the_end(asyncio.to_thread(self._lay_out, export, fresh, keep, [d for d, _ in made]))
-        copies = []
+        copies: list[Workspace] = []
         for dest, label in made:
             home = dest.parent / f"{dest.name}-home"
             home.mkdir()

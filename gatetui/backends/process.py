@@ -9,6 +9,7 @@ command's CPU time and peak memory for the credit table.
 from __future__ import annotations
 
 import asyncio
+import resource
 import codecs
 import contextlib
 import os
@@ -119,7 +120,8 @@ async def run_process(
     )
 
 
-async def _stop(pgid: int, waiter: asyncio.Future[tuple[int, int, os.struct_rusage]]):  # type: ignore[no-untyped-def]
+async def _stop(pgid: int, waiter: "asyncio.Future[tuple[int, int, resource.struct_rusage]]") \
+        -> tuple[int, int, resource.struct_rusage]:
     """TERM the group, then KILL it if it lingers; always reap the child."""
     kill_group(pgid, signal.SIGTERM)
     try:

@@ -116,6 +116,7 @@ class RuntimeBackend:
         for outcome in (swept, found):
             if isinstance(outcome, BaseException):
                 raise outcome
+        assert isinstance(found, IndexAccess)
         self._access = found
 
     async def account(self) -> dict[str, float]:
@@ -230,7 +231,7 @@ class RuntimeBackend:
         if missing:
             raise BackendError(f"runtime backend: `{missing[0]}` does not run in the sandbox "
                                f"(its image lacks {missing[0].split()[0]}): use --backend local")
-        homes = [line.removeprefix("home: ") for line in lines if line.startswith("home: ")]
+        homes = [str(line).removeprefix("home: ") for line in lines if line.startswith("home: ")]
         if not homes or not homes[0].startswith("/"):
             raise BackendError(f"runtime backend: the sandbox did not say its home: {one_line(done.stderr)[:200]}")
         return homes[0]

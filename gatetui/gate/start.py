@@ -31,7 +31,7 @@ def runners_words(output: str) -> str:
     its last line."""
     found = ERROR_LINE.findall(output)
     if found:
-        return found[-1].strip()[:300]
+        return str(found[-1]).strip()[:300]
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     return lines[-1][:300] if lines else "no output"
 

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from gatetui.stacks.base import Stack, TestLanguage
+from gatetui.config import Settings
+from gatetui.snapshot import Snapshot
+from gatetui.stacks.base import Profile, Stack, TestLanguage
 from gatetui.stacks.go import hooks, profile, tests
 
 GO = TestLanguage("go", (".go",), tests.looks_like_go_test, tests.go_test_defs, tests.go_scan)
 
-STACK = Stack(
+
+def _load(base: Snapshot, settings: Settings) -> Profile:
+    return profile.go_profile(STACK, base, settings)
+
+
+STACK: Stack = Stack(
     name="go",
     markers=("go.mod",),
-    load=lambda base, settings: profile.go_profile(STACK, base, settings),
+    load=_load,
     test_file=profile.is_test_file,
     needs=("go",),
     languages=(GO,),

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
-from gatetui.stacks.base import Stack, TestLanguage
+from gatetui.config import Settings
+from gatetui.snapshot import Snapshot
+from gatetui.stacks.base import Profile, Stack, TestLanguage
 from gatetui.stacks.node import profile, tests
 
 JS = TestLanguage("js", (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts"),
                   tests.looks_like_js_test, tests.js_test_defs, tests.js_scan)
 
-STACK = Stack(
+
+def _load(base: Snapshot, settings: Settings) -> Profile:
+    return profile.node_profile(STACK, base, settings)
+
+
+STACK: Stack = Stack(
     name="node",
     markers=("package.json",),
-    load=lambda base, settings: profile.node_profile(STACK, base, settings),
+    load=_load,
     test_file=profile.is_test_file,
     needs=("node", "npm"),
     languages=(JS,),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from gatetui.globs import matches
+from gatetui.config import Settings
+from gatetui.snapshot import Snapshot
 from gatetui.stacks.base import Profile, Stack, TestLanguage
 from gatetui.stacks.python import hooks, profile, tests
 
@@ -18,10 +20,15 @@ def is_test_file(profile: Profile, path: str) -> bool:
         or matches(path, profile.test_globs))
 
 
-STACK = Stack(
+
+def _load(base: Snapshot, settings: Settings) -> Profile:
+    return profile.python_profile(STACK, base, settings)
+
+
+STACK: Stack = Stack(
     name="python",
     markers=("pyproject.toml", "setup.py", "setup.cfg"),
-    load=lambda base, settings: profile.python_profile(STACK, base, settings),
+    load=_load,
     test_file=is_test_file,
     needs=("python3",),
     languages=(PYTHON,),

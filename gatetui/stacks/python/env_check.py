@@ -117,7 +117,7 @@ def installed_from_folder(direct_url: str | None) -> bool:
 
 def walk(venv: str) -> list[str]:
     """Every non-folder entry under venv, links not followed, caches skipped."""
-    found = []
+    found: list[str] = []
     for folder, dirs, files in os.walk(venv, followlinks=False):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not os.path.islink(os.path.join(folder, d)))
         links = [d for d in os.listdir(folder) if os.path.islink(os.path.join(folder, d))]

@@ -198,8 +198,10 @@ def python_test_globs(test_paths: tuple[str, ...], python_files: object = None) 
 
 def python_test_paths(base: Snapshot) -> tuple[str, ...]:
     declared = pytest_settings(base).get("testpaths")
-    if declared:
-        return tuple(declared.split()) if isinstance(declared, str) else tuple(declared)
+    if isinstance(declared, str) and declared.split():
+        return tuple(declared.split())
+    if isinstance(declared, (list, tuple)) and declared:
+        return tuple(str(path) for path in declared)
     return tuple(d for d in ("tests", "test") if base.has_dir(d)) or (".",)
 
 

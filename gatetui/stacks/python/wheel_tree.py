@@ -19,7 +19,7 @@ from __future__ import annotations
 import io
 import zipfile
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gatetui.snapshot import Snapshot
@@ -63,7 +63,7 @@ def wheel_findings(wheel: bytes, head: Snapshot, generated: Iterable[str] = ()) 
         return found
 
 
-def describe(findings: list[WheelFinding]) -> str:
+def describe(findings: Sequence[object]) -> str:
     """The install check's detail when the wheel holds other code."""
     shown = "; ".join(str(f) for f in findings[:SHOWN])
     more = f"; and {len(findings) - SHOWN} more" if len(findings) > SHOWN else ""
