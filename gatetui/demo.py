@@ -20,7 +20,7 @@ from dulwich.objects import Blob, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from gatetui.backends.local import LocalBackend
+from gatetui.backends.choose import choose_backend
 from gatetui.errors import BadInput, ExitCode, GateError
 from gatetui.gate.plan import GateRequest
 from gatetui.render import verdict_block
@@ -44,7 +44,7 @@ def run_demo(dest: Path, out: TextIO, err: TextIO) -> int:
         request = GateRequest(path, "main", f"agent/{scenario.name}", hidden=scenario.hidden_tests(),
                               random_seed=scenario.random_seed)
         try:
-            _, finished = asyncio.run(gate_once(request, LocalBackend(), io.StringIO()))
+            _, finished = asyncio.run(gate_once(request, choose_backend("local"), io.StringIO()))
         except GateError as error:
             print(f"   gatetui: {error}", file=out)
             mismatches += 1

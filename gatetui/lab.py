@@ -132,12 +132,12 @@ async def _gate_all(plans: Sequence[tuple[Scenario, Plan]], say: Callable[[str],
 async def gate_one(scenario: Scenario, plan: Plan, work_root: Path | None = None) -> Outcome:
     """The same path as `gatetui check` and the sample tests: run_gate on the
     local backend; a gate that cannot run is an `error` in every column."""
-    from gatetui.backends.local import LocalBackend
+    from gatetui.backends.choose import choose_backend
     from gatetui.gate.runner import run_gate
 
     rules = plan.digests.rules
     try:
-        async for event in run_gate(plan, LocalBackend(work_root=work_root)):
+        async for event in run_gate(plan, choose_backend("local", work_root=work_root)):
             if isinstance(event, RunFinished):
                 actual = {r.id.value: r.status.value for r in event.results}
                 return Outcome(scenario, {**actual, "verdict": event.verdict.value}, rules)

@@ -269,7 +269,8 @@ def standalone(repo: Path, message: str, base: str | None) -> Outcome:
     """Gate in this process: the cap and log hiding are not enforced."""
     import asyncio
 
-    from gatetui.cli import VERDICT_EXIT, gate_once, make_backend
+    from gatetui.backends.choose import choose_backend
+    from gatetui.cli import VERDICT_EXIT, gate_once
     from gatetui.gate.plan import GateRequest
     from gatetui.render import verdict_block
     from gatetui.repo import GitRepo
@@ -284,7 +285,7 @@ def standalone(repo: Path, message: str, base: str | None) -> Outcome:
             except BadInput:
                 base = "main"
     request = GateRequest(top, base, head)
-    _, finished = asyncio.run(gate_once(request, make_backend("local"), sys.stderr))
+    _, finished = asyncio.run(gate_once(request, choose_backend("local"), sys.stderr))
     note = (f"standalone: gated in your own process against {base}; the submit cap and log hiding are not "
             "enforced (run a supervisor: `gatetui serve REPO`)")
     return Outcome(verdict_block(finished), int(VERDICT_EXIT[finished.verdict]), note)

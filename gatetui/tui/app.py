@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from gatetui.backends.base import Backend
+from gatetui.backends.choose import BACKEND_NAMES
 from gatetui.errors import GateError
 from gatetui.serve import SubmitServer
 from gatetui.gate.events import OutputChunk
@@ -26,8 +27,6 @@ from gatetui.tui.messages import BranchesChanged, EscalationRaised, GateFailed, 
 from gatetui.tui.screens.dialogs import ErrorScreen, HelpScreen
 from gatetui.tui.screens.lab import LabScreen, LabSource
 from gatetui.tui.screens.main import MainScreen
-
-BACKENDS = ("local", "runtime")
 
 
 class GatetuiApp(App[None]):
@@ -109,7 +108,8 @@ class GatetuiApp(App[None]):
 
     def action_switch_backend(self) -> None:
         current = self.supervisor.backend.name
-        name = BACKENDS[(BACKENDS.index(current) + 1) % len(BACKENDS)] if current in BACKENDS else "local"
+        names = BACKEND_NAMES
+        name = names[(names.index(current) + 1) % len(names)] if current in names else "local"
         try:
             backend = self.backend_factory(name) if self.backend_factory else None
         except GateError as err:
