@@ -8,33 +8,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import difflib
 import functools
 import importlib.metadata
 import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from gatetui.backends.base import Backend
 from gatetui.backends.choose import BACKEND_NAMES, choose_backend
 from gatetui.backends.runtime_admission import CAP_VARIABLE
-from gatetui.errors import BackendError, BadInput, ExitCode, GateError
-from gatetui.gate.checks import Verdict
-from gatetui.gate.events import RunFinished, RunStarted
+from gatetui.errors import BadInput, ExitCode, GateError
+from gatetui.gate.api import VERDICT_EXIT, gate_once
 from gatetui.gate.junit_out import gate_junit
-from gatetui.gate.plan import GateRequest, make_plan
-from gatetui.gate.runner import run_gate
-from gatetui.render import Progress, verdict_block, verdict_json
-
-VERDICT_EXIT = {
-    Verdict.PASS: ExitCode.PASS,
-    Verdict.FAIL: ExitCode.FAIL,
-    Verdict.REVIEW: ExitCode.FAIL,
-    Verdict.ERROR: ExitCode.GATE_ERROR,
-}
+from gatetui.gate.plan import GateRequest
+from gatetui.render import verdict_block, verdict_json
 
 
 class _Parser(argparse.ArgumentParser):
@@ -185,22 +174,6 @@ def _at_least_one(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be 1 or more")
     return value
-
-
-async def gate_once(request: GateRequest, backend: Backend, progress: TextIO,
-                    verbose: bool = False) -> tuple[RunStarted, RunFinished]:
-    plan = await asyncio.to_thread(make_plan, request)
-    started: RunStarted | None = None
-    show = Progress(progress, verbose)
-    async with contextlib.aclosing(run_gate(plan, backend)) as events:
-        async for event in events:
-            show(event)
-            if isinstance(event, RunStarted):
-                started = event
-            if isinstance(event, RunFinished):
-                assert started is not None
-                return started, event
-    raise BackendError("the gate ended without a verdict")
 
 
 def cmd_check(args: argparse.Namespace) -> int:

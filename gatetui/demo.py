@@ -22,6 +22,7 @@ from dulwich.repo import Repo
 
 from gatetui.backends.choose import choose_backend
 from gatetui.errors import BadInput, ExitCode, GateError
+from gatetui.gate.api import gate_once
 from gatetui.gate.plan import GateRequest
 from gatetui.render import verdict_block
 from gatetui.samples import (
@@ -36,8 +37,6 @@ def run_demo(dest: Path, out: TextIO, err: TextIO) -> int:
         written = write_all(dest)
     except SampleError as error:
         raise BadInput(str(error)) from None
-    from gatetui.cli import gate_once
-
     mismatches = 0
     for scenario, path in written:
         print(f"\n== {scenario.name}: {scenario.title}\n   {scenario.story}", file=out, flush=True)

@@ -270,7 +270,7 @@ def standalone(repo: Path, message: str, base: str | None) -> Outcome:
     import asyncio
 
     from gatetui.backends.choose import choose_backend
-    from gatetui.cli import VERDICT_EXIT, gate_once
+    from gatetui.gate.api import VERDICT_EXIT, gate_once
     from gatetui.gate.plan import GateRequest
     from gatetui.render import verdict_block
     from gatetui.repo import GitRepo
