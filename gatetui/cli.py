@@ -20,9 +20,8 @@ from gatetui.backends.base import Backend
 from gatetui.backends.choose import BACKEND_NAMES, choose_backend
 from gatetui.backends.runtime_admission import CAP_VARIABLE
 from gatetui.errors import BadInput, ExitCode, GateError
-from gatetui.gate.api import VERDICT_EXIT, gate_once
+from gatetui.gate.api import VERDICT_EXIT, gate_once, gate_request
 from gatetui.gate.junit_out import gate_junit
-from gatetui.gate.plan import GateRequest
 from gatetui.render import verdict_block, verdict_json
 
 
@@ -177,18 +176,10 @@ def _at_least_one(text: str) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from gatetui.state_inputs import StateCache, hidden_folder, hidden_tests, private_state
+    from gatetui.state_inputs import headless_inputs
 
-    try:
-        opened = private_state(args.state_dir)
-        if opened:
-            print(f"gatetui: {opened}", file=sys.stderr)
-        hidden = hidden_tests(args.state_dir, args.repo)
-    except (OSError, ValueError) as err:
-        raise BadInput(f"cannot read the hidden tests in the state directory: {err}") from None
-    request = GateRequest(args.repo, args.base, args.head, args.timeout, hidden=hidden,
-                          hidden_from=str(hidden_folder(args.state_dir, args.repo)),
-                          baseline_cache=StateCache(args.state_dir, args.repo))
+    inputs = headless_inputs(args.state_dir, args.repo, sys.stderr)
+    request = gate_request(args.repo, args.base, args.head, inputs, timeout=args.timeout)
     backend = choose_backend(args.backend, max_sandboxes=args.max_sandboxes)
     started, finished = asyncio.run(gate_once(request, backend, sys.stderr, args.verbose))
     print(verdict_json(started, finished) if args.json else verdict_block(finished))

@@ -270,8 +270,7 @@ def standalone(repo: Path, message: str, base: str | None) -> Outcome:
     import asyncio
 
     from gatetui.backends.choose import choose_backend
-    from gatetui.gate.api import VERDICT_EXIT, gate_once
-    from gatetui.gate.plan import GateRequest
+    from gatetui.gate.api import VERDICT_EXIT, gate_once, gate_request
     from gatetui.render import verdict_block
     from gatetui.repo import GitRepo
 
@@ -284,7 +283,7 @@ def standalone(repo: Path, message: str, base: str | None) -> Outcome:
                 base = "origin/main"
             except BadInput:
                 base = "main"
-    request = GateRequest(top, base, head)
+    request = gate_request(top, base, head)
     _, finished = asyncio.run(gate_once(request, choose_backend("local"), sys.stderr))
     note = (f"standalone: gated in your own process against {base}; the submit cap and log hiding are not "
             "enforced (run a supervisor: `gatetui serve REPO`)")

@@ -51,14 +51,15 @@ from gatetui.errors import BadInput, GateError
 from gatetui.gate.checks import CheckId
 from gatetui.gate.cost import Usage
 from gatetui.gate.events import GateEvent, RunFinished, RunStarted
-from gatetui.gate.plan import GateRequest, make_plan
+from gatetui.gate.api import gate_request
+from gatetui.gate.plan import make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.history import Recorder
 from gatetui.mirror import fetch_commit
 from gatetui.repo import GitRepo
 from gatetui.runs import Branch, ReviewFile, Run
 from gatetui.snapshot import Snapshot
-from gatetui.state_inputs import StateCache, hidden_tests
+from gatetui.state_inputs import gate_inputs
 from gatetui.store import Store
 from gatetui.watch import Moves, RefWatcher
 
@@ -430,11 +431,9 @@ class Supervisor:
                 run.status = "running"
                 self._emit(BranchesChanged())
                 base = self.base if source is None else await asyncio.to_thread(self.check)
-                request = GateRequest(
-                    source or self.repo, base, run.head, self.timeout, run_id=run.run_id,
-                    hidden=await asyncio.to_thread(hidden_tests, self.store.root, self.repo),
-                    hidden_from=str(self.store.hidden_dir(self.repo)),
-                    baseline_cache=StateCache(self.store.root, self.repo, self.store))
+                inputs = await asyncio.to_thread(gate_inputs, self.store.root, self.repo, self.store)
+                request = gate_request(source or self.repo, base, run.head, inputs, timeout=self.timeout,
+                                       run_id=run.run_id)
                 plan = await asyncio.to_thread(make_plan, request)
                 async for event in run_gate(plan, backend):  # type: ignore[arg-type]
                     if source is not None and isinstance(event, RunStarted):  # recorded as the supervised repo's
