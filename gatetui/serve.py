@@ -46,7 +46,7 @@ from typing import Any
 from gatetui.errors import BadInput, BackendError, ExitCode, GateError
 from gatetui.gate.events import RunFinished
 from gatetui.store import repo_key
-from gatetui.runs import Run
+from gatetui.supervise.runs import Run
 from gatetui.supervisor import EscalationRaised, RunFailed, RunUpdated, Supervisor, SupervisorEvent
 
 SOCKET_ROOT = Path("/tmp")

@@ -57,7 +57,8 @@ from gatetui.gate.runner import run_gate
 from gatetui.history import Recorder
 from gatetui.mirror import fetch_commit
 from gatetui.repo import GitRepo
-from gatetui.runs import Branch, ReviewFile, Run
+from gatetui.supervise.runs import Branch, ReviewFile, Run
+from gatetui.supervise.states import RunState
 from gatetui.snapshot import Snapshot
 from gatetui.state_inputs import gate_inputs
 from gatetui.store import Store
@@ -255,7 +256,7 @@ class Supervisor:
             branch.head, branch.at_base = sha, sha in at_base
             if branch.at_base:
                 self.cancel(name)
-            elif not self._has_run(branch, sha):  # a submit may have gated it already
+            elif not branch.has_run(sha):  # a submit may have gated it already
                 self.gate(name)
         self._emit(BranchesChanged())
 
@@ -284,7 +285,7 @@ class Supervisor:
         run = branch.latest if branch else None
         if run is None or not run.in_progress:
             return False
-        run.status = "cancelled"
+        run.move_to(RunState.CANCELLED)
         handle = self._handles.pop(run.run_id, None)
         if handle is not None:
             handle.cancel()
@@ -356,11 +357,6 @@ class Supervisor:
     def _source_of(self, sha: str) -> Path | None:
         return self.mirror if sha in self._submitted else None
 
-    @staticmethod
-    def _has_run(branch: Branch, sha: str) -> bool:
-        latest = branch.latest
-        return latest is not None and latest.head == sha and latest.status not in ("cancelled", "error")
-
     async def gate_commit(self, name: str, sha: str, source: Path, as_uid: int | None = None) -> Run:
         """Gate commit `sha` of branch `name`, read from the agent's repo at
         `source` (a clone or worktree), with `as_uid`'s rights when given. A run of that very commit already
@@ -373,7 +369,7 @@ class Supervisor:
         await asyncio.to_thread(self._fetch, Path(source), sha, as_uid)
         branch = self.branches.setdefault(name, Branch(name, sha))
         branch.head, branch.at_base = sha, False
-        if self._has_run(branch, sha):
+        if branch.has_run(sha):
             self._emit(BranchesChanged())
             return branch.runs[-1]
         run = self.gate(name)
@@ -424,11 +420,11 @@ class Supervisor:
         self._active.add(run.run_id)
         try:
             async with self._slots:
-                if run.status == "cancelled":
+                if run.status == RunState.CANCELLED:
                     return
                 backend.backend = self.backend  # the one chosen when the run starts: `b` reaches queued runs
                 run.backend = self.backend.name
-                run.status = "running"
+                run.move_to(RunState.RUNNING)
                 self._emit(BranchesChanged())
                 base = self.base if source is None else await asyncio.to_thread(self.check)
                 inputs = await asyncio.to_thread(gate_inputs, self.store.root, self.repo, self.store)
@@ -444,18 +440,20 @@ class Supervisor:
                 run.record = recorder.record
                 run.seal = str((recorder.record or {}).get("seal", ""))
         except GateError as err:
-            run.status, run.message, run.finished_at = "error", str(err), self.clock()
+            run.move_to(RunState.ERROR)
+            run.message, run.finished_at = str(err), self.clock()
             self._emit(RunFailed(run.branch, run.run_id, str(err)))
         except asyncio.CancelledError:
-            run.status = "cancelled"
+            run.move_to(RunState.CANCELLED)
             raise
         except Exception as err:  # a bug, not the agent's fault: the consumer shows it
-            run.status, run.message, run.finished_at = "error", f"{type(err).__name__}: {err}", self.clock()
+            run.move_to(RunState.ERROR)
+            run.message, run.finished_at = f"{type(err).__name__}: {err}", self.clock()
             raise
         finally:
             await backend.close_all()  # waits for every close, cancelled or not
             recorder.close_logs()
-            if recorder.record is None and run.status in ("error", "cancelled"):  # no verdict: kept too,
+            if recorder.record is None and RunState(run.status).stopped:  # no verdict: kept too,
                 self._keep_stopped(run)  # every run is shown after a restart
             if self._handles.get(run.run_id) is not None and not run.in_progress:
                 self._handles.pop(run.run_id, None)
@@ -466,7 +464,7 @@ class Supervisor:
     def _keep_stopped(self, run: Run) -> None:
         """A run that ended without a verdict: its rows say why, and its
         record is kept (unsealed verdicts are never read as ones)."""
-        run.stop(run.status, run.message, self.clock())
+        run.stop(RunState(run.status), run.message, self.clock())
         try:
             self.store.save_run(self.repo, run.stopped_record(str(self.repo)))
         except OSError as err:

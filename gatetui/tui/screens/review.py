@@ -15,7 +15,7 @@ from textual.widgets import Footer, Header, Static
 from rich.text import Text
 
 from gatetui.gate.checks import CheckId
-from gatetui.runs import ReviewFile, Run
+from gatetui.supervise.runs import ReviewFile, Run
 from gatetui.supervisor import NAMED_FILE, Supervisor
 from gatetui.tui.format import short
 

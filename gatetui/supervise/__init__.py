@@ -1,0 +1,2 @@
+"""The supervisor's records: branches and runs (`runs`), a run's states and
+the moves between them (`states`). No Textual here."""
