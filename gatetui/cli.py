@@ -281,7 +281,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from gatetui.serve import SubmitServer, run_serve
     from gatetui.store import Store
-    from gatetui.supervisor import Supervisor
+    from gatetui.supervise.supervisor import Supervisor
 
     store = Store.open(args.state_dir)
     if store.note:

@@ -23,9 +23,9 @@ from typing import Any, TextIO
 
 from gatetui.config import SealSettings, load_seal_file
 from gatetui.errors import BadInput, ExitCode, GateError
+from gatetui.gate.api import GateInputs, gate_request
 from gatetui.gate.digests import RuleDigest
 from gatetui.gate.events import RunFinished
-from gatetui.gate.api import GateInputs, gate_request
 from gatetui.gate.plan import Plan, make_plan
 from gatetui.samples import CHECK_IDS, SAMPLES_DIR, SampleError, Scenario, load_scenarios, materialize
 

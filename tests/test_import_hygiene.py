@@ -16,7 +16,7 @@ HEADLESS = [
     "gatetui.repo", "gatetui.config", "gatetui.profiles", "gatetui.samples",
     "gatetui.gate.runner", "gatetui.gate.plan", "gatetui.gate.diffscan", "gatetui.gate.junit",
     "gatetui.backends.local", "gatetui.backends.isolation", "gatetui.backends.runtime_admission", "gatetui.cli", "gatetui.store",
-    "gatetui.history", "gatetui.watch", "gatetui.supervisor", "gatetui.demo", "gatetui.lab",
+    "gatetui.history", "gatetui.watch", "gatetui.supervise.supervisor", "gatetui.demo", "gatetui.lab",
     "gatetui.verify", "gatetui.gate.hooks", "gatetui.serve", "gatetui.submit", "gatetui.mirror",
     "gatetui.mcp_server", "gatetui.gate.api", "gatetui.backends.choose",
 ]

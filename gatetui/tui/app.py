@@ -22,7 +22,8 @@ from gatetui.backends.choose import BACKEND_NAMES
 from gatetui.errors import GateError
 from gatetui.serve import SubmitServer
 from gatetui.gate.events import OutputChunk
-from gatetui import supervisor as sv
+from gatetui.supervise import events as sv
+from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.messages import BranchesChanged, EscalationRaised, GateFailed, OutputArrived, RunChanged
 from gatetui.tui.screens.dialogs import ErrorScreen, HelpScreen
 from gatetui.tui.screens.lab import LabScreen, LabSource
@@ -38,7 +39,7 @@ class GatetuiApp(App[None]):
         Binding("q", "quit", "quit"),
     ]
 
-    def __init__(self, supervisor: sv.Supervisor, backend_factory: Callable[[str], Backend] | None = None,
+    def __init__(self, supervisor: Supervisor, backend_factory: Callable[[str], Backend] | None = None,
                  clock: Callable[[], float] = time.time,
                  after_start: Callable[[], Coroutine[Any, Any, None]] | None = None,
                  submit_server: SubmitServer | None = None, lab_scenarios: Path | None = None,
