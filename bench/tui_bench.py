@@ -33,7 +33,7 @@ from gatetui.gate.checks import CheckId  # noqa: E402
 from gatetui.backends.base import CommandResult  # noqa: E402
 from gatetui.backends.local import LocalBackend  # noqa: E402
 from gatetui.store import Store  # noqa: E402
-from gatetui.supervisor import Supervisor  # noqa: E402
+from gatetui.supervise.supervisor import Supervisor  # noqa: E402
 from gatetui.tui.app import GatetuiApp  # noqa: E402
 from gatetui.watch import RefWatcher  # noqa: E402
 

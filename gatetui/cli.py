@@ -8,32 +8,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import difflib
 import functools
 import importlib.metadata
 import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from gatetui.backends.base import Backend
+from gatetui.backends.choose import BACKEND_NAMES, choose_backend
 from gatetui.backends.runtime_admission import CAP_VARIABLE
-from gatetui.errors import BackendError, BadInput, ExitCode, GateError
-from gatetui.gate.checks import Verdict
-from gatetui.gate.events import RunFinished, RunStarted
+from gatetui.errors import BadInput, ExitCode, GateError
+from gatetui.gate.api import VERDICT_EXIT, gate_once, gate_request
 from gatetui.gate.junit_out import gate_junit
-from gatetui.gate.plan import GateRequest, make_plan
-from gatetui.gate.runner import run_gate
-from gatetui.render import Progress, verdict_block, verdict_json
-
-VERDICT_EXIT = {
-    Verdict.PASS: ExitCode.PASS,
-    Verdict.FAIL: ExitCode.FAIL,
-    Verdict.REVIEW: ExitCode.FAIL,
-    Verdict.ERROR: ExitCode.GATE_ERROR,
-}
+from gatetui.render import verdict_block, verdict_json
 
 
 class _Parser(argparse.ArgumentParser):
@@ -151,7 +140,7 @@ def build_tui_parser() -> argparse.ArgumentParser:
 
 
 def _add_backend_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", choices=("local", "runtime"), default="local",
+    parser.add_argument("--backend", choices=BACKEND_NAMES, default="local",
                         help="where the gate runs: here (local) or in Runtime's sandboxes (runtime)")
     # 1 or more: a cap of 0 from the environment means "not a whole number" there
     parser.add_argument("--max-sandboxes", type=_at_least_one, metavar="N", help="runtime backend: Runtime sandboxes "
@@ -186,54 +175,12 @@ def _at_least_one(text: str) -> int:
     return value
 
 
-def make_backend(name: str, on_progress: Callable[[str], None] | None = None,
-                 max_sandboxes: int | None = None) -> Backend:
-    """`on_progress` hears the backend's own news (a capacity countdown); by
-    default it goes to stderr, where `check` prints its progress.
-    `max_sandboxes` overrides the environment's cap; the local backend has none."""
-    if name == "local":
-        from gatetui.backends.local import LocalBackend
-
-        return LocalBackend()
-    if name == "runtime":
-        from gatetui.backends.runtime import RuntimeBackend, RuntimeSettings
-
-        settings = RuntimeSettings() if max_sandboxes is None else RuntimeSettings(max_sandboxes=max_sandboxes)
-        return RuntimeBackend(settings=settings,
-                              on_progress=on_progress or (lambda line: print(line, file=sys.stderr, flush=True)))
-    raise BackendError(f"unknown backend {name!r}: use --backend local (it needs nothing) or runtime")
-
-
-async def gate_once(request: GateRequest, backend: Backend, progress: TextIO,
-                    verbose: bool = False) -> tuple[RunStarted, RunFinished]:
-    plan = await asyncio.to_thread(make_plan, request)
-    started: RunStarted | None = None
-    show = Progress(progress, verbose)
-    async with contextlib.aclosing(run_gate(plan, backend)) as events:
-        async for event in events:
-            show(event)
-            if isinstance(event, RunStarted):
-                started = event
-            if isinstance(event, RunFinished):
-                assert started is not None
-                return started, event
-    raise BackendError("the gate ended without a verdict")
-
-
 def cmd_check(args: argparse.Namespace) -> int:
-    from gatetui.state_inputs import StateCache, hidden_folder, hidden_tests, private_state
+    from gatetui.state_inputs import headless_inputs
 
-    try:
-        opened = private_state(args.state_dir)
-        if opened:
-            print(f"gatetui: {opened}", file=sys.stderr)
-        hidden = hidden_tests(args.state_dir, args.repo)
-    except (OSError, ValueError) as err:
-        raise BadInput(f"cannot read the hidden tests in the state directory: {err}") from None
-    request = GateRequest(args.repo, args.base, args.head, args.timeout, hidden=hidden,
-                          hidden_from=str(hidden_folder(args.state_dir, args.repo)),
-                          baseline_cache=StateCache(args.state_dir, args.repo))
-    backend = make_backend(args.backend, max_sandboxes=args.max_sandboxes)
+    inputs = headless_inputs(args.state_dir, args.repo, sys.stderr)
+    request = gate_request(args.repo, args.base, args.head, inputs, timeout=args.timeout)
+    backend = choose_backend(args.backend, max_sandboxes=args.max_sandboxes)
     started, finished = asyncio.run(gate_once(request, backend, sys.stderr, args.verbose))
     print(verdict_json(started, finished) if args.json else verdict_block(finished))
     if args.junit:
@@ -287,7 +234,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
 def _tui_backends(name: str, max_sandboxes: int | None = None) -> Backend:
     """Backends for the TUI: nothing may print over the screen; the app
     turns the backend's own news into notifications."""
-    return make_backend(name, on_progress=lambda line: None, max_sandboxes=max_sandboxes)
+    return choose_backend(name, on_progress=lambda line: None, max_sandboxes=max_sandboxes)
 
 
 def _wants_tui(argv: list[str]) -> bool:
@@ -334,12 +281,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from gatetui.serve import SubmitServer, run_serve
     from gatetui.store import Store
-    from gatetui.supervisor import Supervisor
+    from gatetui.supervise.supervisor import Supervisor
 
     store = Store.open(args.state_dir)
     if store.note:
         print(f"gatetui serve: {store.note}", file=sys.stderr, flush=True)
-    backend = make_backend(args.backend, max_sandboxes=args.max_sandboxes)
+    backend = choose_backend(args.backend, max_sandboxes=args.max_sandboxes)
     supervisor = Supervisor(args.repo, backend, store, base=args.base, pattern=args.branch,
                             submit_cap=args.cap)
     return run_serve(supervisor, SubmitServer(supervisor, args.socket, group=args.group))

@@ -20,9 +20,10 @@ from dulwich.objects import Blob, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from gatetui.backends.local import LocalBackend
+from gatetui.backends.choose import choose_backend
 from gatetui.errors import BadInput, ExitCode, GateError
-from gatetui.gate.plan import GateRequest
+from gatetui.gate.api import gate_once, gate_request
+from gatetui.lab import scenario_inputs
 from gatetui.render import verdict_block
 from gatetui.samples import (
     BASE_TIME, HEAD_TIME, IDENTITY, MAIN_REF, SAMPLES_DIR, SampleError, _commit, _set_ref, _store_tree,
@@ -36,15 +37,12 @@ def run_demo(dest: Path, out: TextIO, err: TextIO) -> int:
         written = write_all(dest)
     except SampleError as error:
         raise BadInput(str(error)) from None
-    from gatetui.cli import gate_once
-
     mismatches = 0
     for scenario, path in written:
         print(f"\n== {scenario.name}: {scenario.title}\n   {scenario.story}", file=out, flush=True)
-        request = GateRequest(path, "main", f"agent/{scenario.name}", hidden=scenario.hidden_tests(),
-                              random_seed=scenario.random_seed)
+        request = gate_request(path, "main", scenario.branch, scenario_inputs(scenario))
         try:
-            _, finished = asyncio.run(gate_once(request, LocalBackend(), io.StringIO()))
+            _, finished = asyncio.run(gate_once(request, choose_backend("local"), io.StringIO()))
         except GateError as error:
             print(f"   gatetui: {error}", file=out)
             mismatches += 1

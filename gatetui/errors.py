@@ -29,3 +29,8 @@ class BadInput(GateError):
 
 class BackendError(GateError):
     exit_code = ExitCode.GATE_ERROR
+
+
+class IllegalTransition(RuntimeError):
+    """A run asked to move between states no path allows: a bug in the
+    supervisor, never the user's doing, so never reported as a GateError."""

@@ -23,9 +23,10 @@ from typing import Any, TextIO
 
 from gatetui.config import SealSettings, load_seal_file
 from gatetui.errors import BadInput, ExitCode, GateError
+from gatetui.gate.api import GateInputs, gate_request
 from gatetui.gate.digests import RuleDigest
 from gatetui.gate.events import RunFinished
-from gatetui.gate.plan import GateRequest, Plan, make_plan
+from gatetui.gate.plan import Plan, make_plan
 from gatetui.samples import CHECK_IDS, SAMPLES_DIR, SampleError, Scenario, load_scenarios, materialize
 
 SIDE_BY_SIDE = 2  # the machine is shared: two gates at a time at most
@@ -104,12 +105,16 @@ def run_lab(folder: Path, seal: SealSettings | None, progress: TextIO | None = N
         return asyncio.run(_gate_all(plans, say, work_root))
 
 
+def scenario_inputs(scenario: Scenario, seal: SealSettings | None = None) -> GateInputs:
+    """A scenario carries its own hidden tests and random-order seed, so its
+    gate judges the same wherever it runs (the lab, the demo, the sample tests)."""
+    return GateInputs(hidden=scenario.hidden_tests(), seal=seal, random_seed=scenario.random_seed)
+
+
 def _plan(scenario: Scenario, root: Path, seal: SealSettings | None) -> tuple[Scenario, Plan]:
     repo = materialize(scenario, root / scenario.name)
     try:
-        return scenario, make_plan(GateRequest(repo, "main", scenario.branch, seal=seal,
-                                                  hidden=scenario.hidden_tests(),
-                                                  random_seed=scenario.random_seed))
+        return scenario, make_plan(gate_request(repo, "main", scenario.branch, scenario_inputs(scenario, seal)))
     except BadInput as err:
         raise BadInput(f"scenario {scenario.name}: {err}") from None
 
@@ -132,12 +137,12 @@ async def _gate_all(plans: Sequence[tuple[Scenario, Plan]], say: Callable[[str],
 async def gate_one(scenario: Scenario, plan: Plan, work_root: Path | None = None) -> Outcome:
     """The same path as `gatetui check` and the sample tests: run_gate on the
     local backend; a gate that cannot run is an `error` in every column."""
-    from gatetui.backends.local import LocalBackend
+    from gatetui.backends.choose import choose_backend
     from gatetui.gate.runner import run_gate
 
     rules = plan.digests.rules
     try:
-        async for event in run_gate(plan, LocalBackend(work_root=work_root)):
+        async for event in run_gate(plan, choose_backend("local", work_root=work_root)):
             if isinstance(event, RunFinished):
                 actual = {r.id.value: r.status.value for r in event.results}
                 return Outcome(scenario, {**actual, "verdict": event.verdict.value}, rules)

@@ -46,8 +46,9 @@ from typing import Any
 from gatetui.errors import BadInput, BackendError, ExitCode, GateError
 from gatetui.gate.events import RunFinished
 from gatetui.store import repo_key
-from gatetui.runs import Run
-from gatetui.supervisor import EscalationRaised, RunFailed, RunUpdated, Supervisor, SupervisorEvent
+from gatetui.supervise.events import EscalationRaised, RunFailed, RunUpdated, SupervisorEvent
+from gatetui.supervise.runs import Run
+from gatetui.supervise.supervisor import Supervisor
 
 SOCKET_ROOT = Path("/tmp")
 SOCKET_NAME = "submit.sock"

@@ -18,8 +18,10 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+from gatetui.errors import BadInput
+from gatetui.gate.api import GateInputs
 from gatetui.gate.hidden import read_hidden
 from gatetui.store import Store, default_state_dir, repo_key
 
@@ -54,6 +56,29 @@ def private_state(state_dir: Path | None) -> str:
     root.chmod(0o700)
     return (f"the state directory {root} was open to others (mode {mode:o}): made it 700; hidden tests kept "
             "there may have been read, so consider replacing them")
+
+
+def gate_inputs(state_dir: Path | None, repo: Path, store: Store | None = None) -> GateInputs:
+    """What a gate of `repo` takes from the state directory: its hidden
+    tests, where they were looked for, and the cache of base's runs. The
+    same for `check`, standalone `submit` and the supervisor (which passes
+    its open `store`), so a hidden test configured for one judges in all."""
+    folder = store.hidden_dir(repo) if store is not None else hidden_folder(state_dir, repo)
+    return GateInputs(hidden=hidden_tests(state_dir, repo), hidden_from=str(folder),
+                      baseline_cache=StateCache(state_dir, repo, store))
+
+
+def headless_inputs(state_dir: Path | None, repo: Path, err: TextIO) -> GateInputs:
+    """`gate_inputs` for a command run by hand: a state directory left open
+    to others is made private again and said so on `err`, and one that
+    cannot be read is bad input (exit 2), not a gate error."""
+    try:
+        opened = private_state(state_dir)
+        if opened:
+            print(f"gatetui: {opened}", file=err)
+        return gate_inputs(state_dir, repo)
+    except (OSError, ValueError) as error:
+        raise BadInput(f"cannot read the hidden tests in the state directory: {error}") from None
 
 
 class StateCache:

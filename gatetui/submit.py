@@ -266,28 +266,36 @@ def status_text(reply: dict[str, Any]) -> str:
 
 
 def standalone(repo: Path, message: str, base: str | None) -> Outcome:
-    """Gate in this process: the cap and log hiding are not enforced."""
+    """Gate in this process: the cap and log hiding are not enforced, but
+    the gate is `check`'s, hidden tests from the state directory included."""
     import asyncio
 
-    from gatetui.cli import VERDICT_EXIT, gate_once, make_backend
-    from gatetui.gate.plan import GateRequest
+    from gatetui.backends.choose import choose_backend
+    from gatetui.gate.api import VERDICT_EXIT, gate_once, gate_request
     from gatetui.render import verdict_block
-    from gatetui.repo import GitRepo
+    from gatetui.state_inputs import headless_inputs
 
     top = working_copy(repo)
+    inputs = headless_inputs(None, top, sys.stderr)  # before the commit: a state directory unread commits nothing
     head = commit_work(top, message).branch  # named by its branch: the progress line shows the sha beside it
-    if base is None:
-        with GitRepo.open(top) as git:
-            try:
-                git.resolve("origin/main")
-                base = "origin/main"
-            except BadInput:
-                base = "main"
-    request = GateRequest(top, base, head)
-    _, finished = asyncio.run(gate_once(request, make_backend("local"), sys.stderr))
+    base = base if base is not None else standalone_base(top)
+    request = gate_request(top, base, head, inputs)
+    _, finished = asyncio.run(gate_once(request, choose_backend("local"), sys.stderr))
     note = (f"standalone: gated in your own process against {base}; the submit cap and log hiding are not "
             "enforced (run a supervisor: `gatetui serve REPO`)")
     return Outcome(verdict_block(finished), int(VERDICT_EXIT[finished.verdict]), note)
+
+
+def standalone_base(top: Path) -> str:
+    """origin/main in a clone, else main: what the agent most likely started from."""
+    from gatetui.repo import GitRepo
+
+    with GitRepo.open(top) as git:
+        try:
+            git.resolve("origin/main")
+            return "origin/main"
+        except BadInput:
+            return "main"
 
 
 def cmd_submit(args: Any) -> int:

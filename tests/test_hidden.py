@@ -11,13 +11,16 @@ import pytest
 
 from gatetui.backends.base import CommandResult
 from gatetui.cli import main
+from gatetui.errors import BackendError
+from gatetui.gate import api
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.hidden import HiddenTests, judge_hidden, read_hidden, select_hidden
 from gatetui.gate.judge import SuiteRun
 from gatetui.gate.junit import Outcome, Report, TestResult
+from gatetui.gate.plan import GateRequest, Plan, make_plan
 from gatetui.state_inputs import repo_state
 from gatetui.store import repo_key
-from tests.conftest import MakeRepo
+from tests.conftest import MakeRepo, git
 
 OK = CommandResult(exit_code=0, wall_seconds=1.0)
 FAILED = CommandResult(exit_code=1, wall_seconds=1.0)
@@ -136,3 +139,54 @@ def test_check_reads_hidden_tests_from_the_state_dir(
     assert (data["verdict"], checks["runs"]["status"]) == ("fail", "pass")
     assert (checks["hidden"]["status"], checks["hidden"]["detail"]) == ("fail", "2 of 2 hidden tests failed")
     assert data["digests"]["hidden"]["files"] == 1  # type: ignore[index]
+
+
+def clone_at_agent_branch(repo: Path, clone: Path) -> Path:
+    """The agent's working copy: a clone of `repo`, on agent/x, with nothing left to commit."""
+    git(repo.parent, "clone", "-q", str(repo), str(clone))
+    git(clone, "checkout", "-q", "agent/x")
+    return clone
+
+
+def plant_hidden(state_home: Path, repo: Path) -> None:
+    folder = repo_state(state_home / "gatetui", repo) / "hidden" / "math" / "tests"
+    folder.mkdir(parents=True)
+    (folder / "test_hidden_math.py").write_bytes(HIDDEN_SOURCE)
+
+
+def test_standalone_submit_plans_with_the_hidden_tests_check_plans_with(
+        make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both read the default state directory's hidden folder of the working copy:
+    the same tests, the same digest, no "nothing was passed" (stopped before any sandbox)."""
+    clone = clone_at_agent_branch(make_repo(BASE, HEAD), tmp_path / "agent")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    plant_hidden(tmp_path / "xdg", clone)
+    plans: list[Plan] = []
+
+    def plan_then_stop(request: GateRequest) -> Plan:
+        plans.append(make_plan(request))
+        raise BackendError("stopped before any sandbox")
+
+    monkeypatch.setattr(api, "make_plan", plan_then_stop)
+    assert main(["check", str(clone), "--base", "origin/main", "--head", "agent/x"]) == 3
+    assert main(["submit", "--repo", str(clone), "--standalone"]) == 3
+    seen = [(p.request.base, p.hidden_problem, p.hidden.files if p.hidden else None,
+             p.hidden.digest if p.hidden else "") for p in plans]
+    assert seen[0][:3] == ("origin/main", "", {"tests/test_hidden_math.py": HIDDEN_SOURCE})
+    assert (seen[1], len(seen[0][3])) == (seen[0], 64)
+
+
+@pytest.mark.sandbox
+@pytest.mark.install
+def test_standalone_submit_runs_the_hidden_tests_as_check_does(
+        make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    clone = clone_at_agent_branch(make_repo(BASE, HEAD), tmp_path / "agent")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    plant_hidden(tmp_path / "xdg", clone)
+    assert main(["check", str(clone), "--base", "origin/main", "--head", "agent/x"]) == 1
+    checked = capsys.readouterr().out.splitlines()
+    assert main(["submit", "--repo", str(clone), "--standalone"]) == 1
+    submitted = capsys.readouterr().out.splitlines()
+    line = "FAIL hidden tests pass: 2 of 2 hidden tests failed"
+    assert (line in checked, line in submitted, submitted[-1]) == (True, True, "verdict: fail")

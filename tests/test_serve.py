@@ -17,7 +17,8 @@ from gatetui.backends.local import LocalBackend
 from gatetui.errors import BackendError, BadInput
 from gatetui.serve import SubmitServer, default_socket
 from gatetui.store import Store
-from gatetui.supervisor import BranchesChanged, EscalationRaised, Supervisor, SupervisorEvent
+from gatetui.supervise.events import BranchesChanged, EscalationRaised, SupervisorEvent
+from gatetui.supervise.supervisor import Supervisor
 from gatetui.watch import RefWatcher
 from tests.conftest import MakeRepo, git
 
@@ -108,14 +109,14 @@ async def test_a_commit_is_read_from_the_clone_into_the_private_mirror(
     git(clone, "commit", "-qm", "notes")
     head = git(clone, "rev-parse", "HEAD")
     before = git(sup.repo, "count-objects", "-v")
-    await asyncio.to_thread(sup._fetch, clone, head)
+    await asyncio.to_thread(sup.submits.fetch, clone, head)
     assert git(sup.mirror, "cat-file", "-p", f"{head}:NOTES.md") == "only in the clone"
     assert git(sup.repo, "count-objects", "-v") == before  # nothing written into the supervised repo
     assert oct(sup.mirror.stat().st_mode & 0o777) == "0o700" and sup.store.root in sup.mirror.parents
     with pytest.raises(BadInput, match="is already part of main: nothing new to judge"):
-        await asyncio.to_thread(sup._fetch, clone, git(clone, "rev-parse", "main"))
+        await asyncio.to_thread(sup.submits.fetch, clone, git(clone, "rev-parse", "main"))
     with pytest.raises(BadInput, match="cannot read commit 0000000 from the working copy"):
-        await asyncio.to_thread(sup._fetch, clone, "0" * 40)
+        await asyncio.to_thread(sup.submits.fetch, clone, "0" * 40)
 
 
 async def test_where_the_socket_may_live(server: tuple[SubmitServer, list[SupervisorEvent]], tmp_path: Path) -> None:

@@ -16,8 +16,9 @@ from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.events import CheckFinished, OutputChunk
 from gatetui.gate.checks import CheckResult
 from gatetui.store import Store
-from gatetui.runs import LogBuffer, Run
-from gatetui.supervisor import BranchesChanged, RunFailed, RunUpdated, Supervisor, SupervisorEvent
+from gatetui.supervise.runs import LogBuffer, Run
+from gatetui.supervise.events import BranchesChanged, RunFailed, RunUpdated, SupervisorEvent
+from gatetui.supervise.supervisor import Supervisor
 from gatetui.watch import RefWatcher
 from tests.conftest import MakeRepo, git, write_tree
 from tests.test_watch import watching
@@ -336,7 +337,7 @@ async def test_a_cancelled_run_is_kept_and_its_head_is_gated_again_after_a_resta
 
 
 def test_a_decided_review_shows_the_decision_in_the_branch_list() -> None:
-    from gatetui.runs import Branch, Run
+    from gatetui.supervise.runs import Branch, Run
 
     run = Run("r1", "agent/x", "h" * 40, status="review")
     branch = Branch("agent/x", "h" * 40, runs=[run])

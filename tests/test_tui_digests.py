@@ -13,8 +13,8 @@ from gatetui.demo import move_branch
 from gatetui.gate.cost import Cost, Usage
 from gatetui.gate.digests import Digests, RuleDigest
 from gatetui.store import Store
-from gatetui.runs import Run, digests_from_json
-from gatetui.supervisor import Supervisor
+from gatetui.supervise.runs import Run, digests_from_json
+from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.widgets.credit import DAY, month_projection, projection_note
 from gatetui.watch import RefWatcher

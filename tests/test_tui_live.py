@@ -163,7 +163,7 @@ async def test_the_demo_replays_each_agent_commit_live(tmp_path: Path) -> None:
 async def test_the_log_keeps_the_last_lines_and_says_how_many_went(tmp_path: Path) -> None:
     from gatetui.gate.checks import CheckId
     from gatetui.gate.events import OutputChunk
-    from gatetui.runs import LOG_LINES, Run
+    from gatetui.supervise.runs import LOG_LINES, Run
 
     repo, _, _ = sample_at_base("honest_fix", tmp_path / "repo")
     app = make_app(repo, tmp_path)

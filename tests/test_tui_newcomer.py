@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Static
 
 from gatetui.store import Store
-from gatetui.supervisor import Supervisor
+from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.format import VERDICT_WORD
 from gatetui.tui.widgets.branches import RunsTable

@@ -21,8 +21,8 @@ from gatetui.gate.events import (
 from gatetui.demo import move_branch
 from gatetui.lab import LabEvent, LabPlanned, Outcome, ScenarioStarted
 from gatetui.store import Store
-from gatetui.runs import Run
-from gatetui.supervisor import Supervisor
+from gatetui.supervise.runs import Run
+from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.widgets.labmatrix import LabState
 from gatetui.watch import RefWatcher

@@ -17,7 +17,7 @@ from gatetui.backends.local import LocalBackend
 from gatetui.demo import move_branch
 from gatetui.samples import IDENTITY, load_scenarios, materialize
 from gatetui.store import Store
-from gatetui.supervisor import Supervisor
+from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.app import GatetuiApp
 from gatetui.watch import RefWatcher
 

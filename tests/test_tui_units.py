@@ -12,7 +12,7 @@ from gatetui.cli import main
 from gatetui.demo import Workshop, replay, write_workshop
 from gatetui.errors import BadInput
 from gatetui.repo import GitRepo
-from gatetui.runs import ReviewFile
+from gatetui.supervise.runs import ReviewFile
 from gatetui.tui.format import ago
 from gatetui.tui.screens.review import ADDED, REMOVED, side_by_side
 from tests.test_tui_support import SCENARIOS

@@ -17,7 +17,7 @@ import os
 import secrets
 import shlex
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ RUNS = 3
 Emit = Callable[[GateEvent], None]
 
 
-async def run_gate(plan: Plan, backend: Backend) -> AsyncIterator[GateEvent]:
+async def run_gate(plan: Plan, backend: Backend) -> AsyncGenerator[GateEvent, None]:
     """Yield the gate's events; the last one is RunFinished.
 
     Queued events are handed over without a wait each, so a flood of output

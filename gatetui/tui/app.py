@@ -18,16 +18,16 @@ from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from gatetui.backends.base import Backend
+from gatetui.backends.choose import BACKEND_NAMES
 from gatetui.errors import GateError
 from gatetui.serve import SubmitServer
 from gatetui.gate.events import OutputChunk
-from gatetui import supervisor as sv
+from gatetui.supervise import events as sv
+from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.messages import BranchesChanged, EscalationRaised, GateFailed, OutputArrived, RunChanged
 from gatetui.tui.screens.dialogs import ErrorScreen, HelpScreen
 from gatetui.tui.screens.lab import LabScreen, LabSource
 from gatetui.tui.screens.main import MainScreen
-
-BACKENDS = ("local", "runtime")
 
 
 class GatetuiApp(App[None]):
@@ -39,7 +39,7 @@ class GatetuiApp(App[None]):
         Binding("q", "quit", "quit"),
     ]
 
-    def __init__(self, supervisor: sv.Supervisor, backend_factory: Callable[[str], Backend] | None = None,
+    def __init__(self, supervisor: Supervisor, backend_factory: Callable[[str], Backend] | None = None,
                  clock: Callable[[], float] = time.time,
                  after_start: Callable[[], Coroutine[Any, Any, None]] | None = None,
                  submit_server: SubmitServer | None = None, lab_scenarios: Path | None = None,
@@ -109,7 +109,8 @@ class GatetuiApp(App[None]):
 
     def action_switch_backend(self) -> None:
         current = self.supervisor.backend.name
-        name = BACKENDS[(BACKENDS.index(current) + 1) % len(BACKENDS)] if current in BACKENDS else "local"
+        names = BACKEND_NAMES
+        name = names[(names.index(current) + 1) % len(names)] if current in names else "local"
         try:
             backend = self.backend_factory(name) if self.backend_factory else None
         except GateError as err:

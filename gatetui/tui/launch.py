@@ -10,7 +10,7 @@ from pathlib import Path
 from gatetui.backends.base import Backend
 from gatetui.errors import ExitCode
 from gatetui.store import Store
-from gatetui.supervisor import Supervisor
+from gatetui.supervise.supervisor import Supervisor
 
 
 def run_tui(repo: Path, base: str, pattern: str, backend: str, state_dir: Path | None,

@@ -15,8 +15,8 @@ from textual.widgets import DataTable, Footer, Header, Static
 from textual.widgets.data_table import RowDoesNotExist
 
 from gatetui.gate.checks import CheckId, Status
-from gatetui.runs import Branch, Run
-from gatetui.supervisor import Supervisor
+from gatetui.supervise.runs import Branch, Run
+from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.format import VERDICT_WORD, seconds, short
 from gatetui.tui.messages import BranchesChanged, EscalationRaised, OutputArrived, RunChanged
 from gatetui.tui.widgets.branches import BranchTable, RunsTable

@@ -15,8 +15,9 @@ from textual.widgets import Footer, Header, Static
 from rich.text import Text
 
 from gatetui.gate.checks import CheckId
-from gatetui.runs import ReviewFile, Run
-from gatetui.supervisor import NAMED_FILE, Supervisor
+from gatetui.supervise.reviews import NAMED_FILE
+from gatetui.supervise.runs import ReviewFile, Run
+from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.format import short
 
 REMOVED, ADDED = "on #5f1f1f", "on #1f4f1f"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gatetui.runs import Branch
+from gatetui.supervise.runs import Branch
 from gatetui.tui.format import VERDICT_WORD, ago, short
 from gatetui.tui.widgets.tables import KeyedTable, status_text
 

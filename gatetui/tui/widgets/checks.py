@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gatetui.gate.checks import CheckId, Status
-from gatetui.runs import Run
+from gatetui.supervise.runs import Run
 from gatetui.tui.format import STATUS_WORD, one_line, seconds
 from gatetui.tui.widgets.tables import KeyedTable, status_text
 

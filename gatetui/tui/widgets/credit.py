@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 from gatetui.gate.checks import CHECK_ORDER
 from gatetui.gate.cost import Usage
-from gatetui.runs import Run
+from gatetui.supervise.runs import Run
 from gatetui.tui.format import dollars
 from gatetui.tui.widgets.tables import KeyedTable
 

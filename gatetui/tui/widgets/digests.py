@@ -7,7 +7,7 @@ from typing import Any
 from textual.widgets import Static
 
 from gatetui.gate.digests import Digests
-from gatetui.runs import Branch, Run
+from gatetui.supervise.runs import Branch, Run
 from gatetui.tui.format import one_line, short
 
 

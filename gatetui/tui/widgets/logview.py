@@ -7,7 +7,7 @@ from textual.containers import Vertical
 from textual.widgets import Log, Static
 
 from gatetui.gate.checks import CheckId
-from gatetui.runs import LOG_LINES, Run
+from gatetui.supervise.runs import LOG_LINES, Run
 
 
 class LogView(Vertical):

@@ -3,7 +3,8 @@
 
 A `Run` folds the gate's events (`apply`) into check rows, capped logs,
 digests and cost; `Run.from_record` rebuilds one from the store's history,
-so a restart shows what was there. No Textual here.
+so a restart shows what was there. Its state moves only through `move_to`,
+by the table in `states`. No Textual here.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,9 +23,9 @@ from gatetui.gate.events import (
     CheckFinished, CheckProgress, CheckStarted, CostUpdated, DigestsComputed, GateEvent,
     OutputChunk, RunFinished, RunStarted,
 )
+from gatetui.supervise.states import RunState
 
 LOG_LINES = 10_000  # lines kept per check in memory; the store keeps the full log (capped)
-IN_PROGRESS = ("queued", "running")
 
 
 # --- state -------------------------------------------------------------------
@@ -83,7 +85,7 @@ class Run:
     run_id: str
     branch: str
     head: str
-    status: str = "queued"  # queued, running, pass, fail, review, error, cancelled
+    status: RunState = RunState.QUEUED
     base: str = ""
     backend: str = ""
     started_at: float = 0.0
@@ -100,9 +102,17 @@ class Run:
     record: dict[str, Any] | None = None
     stopped: bool = False  # ended without a verdict (an error before one, a cancel)
 
+    def __post_init__(self) -> None:
+        self.status = RunState(self.status)  # a state given by its text (a test, a replay) is the state
+
     @property
     def in_progress(self) -> bool:
-        return self.status in IN_PROGRESS
+        return RunState(self.status).in_progress
+
+    def move_to(self, state: RunState) -> None:
+        """How the supervisor changes a run's state: a move `states.TRANSITIONS` does
+        not allow raises IllegalTransition (a bug, never the agent's)."""
+        self.status = RunState(self.status).to(state)
 
     def log(self, check: CheckId) -> LogBuffer:
         return self.logs.setdefault(check, LogBuffer())
@@ -111,7 +121,8 @@ class Run:
         """Fold one gate event into the run."""
         match event:
             case RunStarted():
-                self.status, self.base, self.backend, self.notes = "running", event.base, event.backend, event.notes
+                self.move_to(RunState.RUNNING)
+                self.base, self.backend, self.notes = event.base, event.backend, event.notes
             case CheckStarted():
                 row = self.checks[event.check]
                 row.status, row.started = Status.RUNNING, now
@@ -128,18 +139,20 @@ class Run:
             case CostUpdated():
                 self.cost = event.cost
             case RunFinished():
-                self.status, self.cost, self.digests = event.verdict.value, event.cost, event.digests
+                self.move_to(RunState.of_verdict(event.verdict))
+                self.cost, self.digests = event.cost, event.digests
                 self.seconds, self.finished_at = event.seconds, now
 
-    def stop(self, status: str, message: str, now: float) -> None:
+    def stop(self, status: RunState, message: str, now: float) -> None:
         """The run ended without a verdict. After an error no check is left
         waiting or running: each says it was not judged, and why. After a
         cancel the rows keep where they were (what the diff checks had said
         so far), and every unfinished one reads `cancelled`."""
-        self.status, self.message, self.stopped = status, message or self.message, True
+        self.move_to(status)
+        self.message, self.stopped = message or self.message, True
         self.finished_at = self.finished_at or now
         self.seconds = self.seconds if self.seconds is not None else max(0.0, now - (self.started_at or now))
-        if status == "cancelled":
+        if status == RunState.CANCELLED:
             return
         for row in self.checks.values():
             if not row.status.final:
@@ -169,7 +182,7 @@ class Run:
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Run:
         run = cls(run_id=str(record["run_id"]), branch=str(record.get("branch", "")),
-                  head=str(record.get("head", "")), status=str(record.get("verdict", "error")),
+                  head=str(record.get("head", "")), status=RunState.of_record(record.get("verdict", "error")),
                   base=str(record.get("base", "")), backend=str(record.get("backend", "")),
                   finished_at=record.get("finished_at"), seconds=record.get("seconds"),
                   notes=tuple(record.get("notes", ())), seal=str(record.get("seal", "")),
@@ -198,11 +211,20 @@ class Branch:
     def latest(self) -> Run | None:
         return self.runs[-1] if self.runs else None
 
+    def find(self, run_id: str) -> Run | None:
+        return next((r for r in self.runs if r.run_id == run_id), None)
+
+    def has_run(self, sha: str) -> bool:
+        """Whether the latest run answers for `sha` (under way, or judged
+        other than an error): a move or a submit of it is not gated again."""
+        latest = self.latest
+        return latest is not None and latest.head == sha and RunState(latest.status).answers_for_head
+
     @property
     def judged(self) -> Run | None:
         """The latest run that ended with a verdict."""
         for run in reversed(self.runs):
-            if not run.in_progress and run.status != "cancelled":
+            if RunState(run.status).judged:
                 return run
         return None
 
@@ -222,7 +244,7 @@ class Branch:
         if judged is not None:
             if self.stale:
                 return "stale"
-            return judged.review if judged.status == "review" and judged.review else judged.status
+            return judged.review if judged.status == RunState.REVIEW and judged.review else judged.status
         return "at base" if self.at_base else "no run"
 
 
@@ -238,6 +260,16 @@ class ReviewFile:
         a = (self.base or "").splitlines()
         b = (self.head or "").splitlines()
         return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+
+
+def cost_since(branches: Iterable[Branch], since: float) -> Usage:
+    """What the runs started since `since` cost, together (the credit table's total)."""
+    total = Usage()
+    for branch in branches:
+        for run in branch.runs:
+            if run.started_at >= since:
+                total = total + run.cost.total
+    return total
 
 
 def digests_from_json(data: dict[str, Any]) -> Digests | None:

@@ -1,0 +1,87 @@
+"""What every job of the supervisor shares, held once.
+
+The jobs (queue, gating, submits, reviews, watching) each take the one
+`Scope` and read it as they act, never a copy: a backend switched with `b`,
+a clock a test sets, a pattern changed before start reach them all at once.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar, cast, overload
+
+from gatetui.backends.base import Backend
+from gatetui.gate.events import GateEvent, RunFinished, RunStarted
+from gatetui.repo import GitRepo
+from gatetui.store import Store
+from gatetui.supervise.events import BranchesChanged, Listeners, RunUpdated, SupervisorEvent
+from gatetui.supervise.runs import Branch, Run
+from gatetui.watch import RefWatcher
+
+T = TypeVar("T")
+
+
+@dataclass
+class Scope:
+    repo: Path  # resolved: the store keys the repo by its real path
+    store: Store
+    backend: Backend  # the one runs started from now on use
+    watcher: RefWatcher
+    base: str = "main"
+    pattern: str = "agent/*"
+    timeout: float | None = None  # per command; None: the profile's
+    clock: Callable[[], float] = time.time
+    branches: dict[str, Branch] = field(default_factory=dict)
+    listeners: Listeners = field(default_factory=Listeners)
+    started_at: float = 0.0  # what "cost since start" counts from
+
+    def emit(self, event: SupervisorEvent) -> None:
+        self.listeners.emit(event)
+
+    def branches_changed(self) -> None:
+        self.emit(BranchesChanged())
+
+    def base_sha(self) -> str:
+        """Raise BadInput when the repo or base cannot be read; base's sha."""
+        with GitRepo.open(self.repo) as git:
+            return git.resolve(self.base)
+
+    def supervises(self, name: str) -> bool:
+        return fnmatch.fnmatchcase(name, self.pattern)
+
+    @property
+    def mirror(self) -> Path:
+        """Where submitted commits' objects are kept: in the 0700 state directory."""
+        return self.store.repo_dir(self.repo) / "mirror.git"
+
+    def apply(self, run: Run, event: GateEvent) -> None:
+        """Fold a gate event into `run` and tell the listeners (live runs
+        call this; a replay or a test can feed recorded events the same way)."""
+        run.apply(event, self.clock())
+        self.emit(RunUpdated(run.branch, run.run_id, event))
+        if isinstance(event, (RunStarted, RunFinished)):
+            self.branches_changed()
+
+
+class Shared(Generic[T]):
+    """An attribute of the supervisor that lives in its scope: reading or
+    setting it on the supervisor reads or sets what every job sees."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, holder: None, owner: type) -> Shared[T]: ...
+
+    @overload
+    def __get__(self, holder: Any, owner: type) -> T: ...
+
+    def __get__(self, holder: Any, owner: type) -> Shared[T] | T:
+        return self if holder is None else cast(T, getattr(holder.scope, self.name))
+
+    def __set__(self, holder: Any, value: T) -> None:
+        setattr(holder.scope, self.name, value)
