@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   ?= demo
 
-.PHONY: test test-fast test-runtime-all demo bench venv clean tools
+.PHONY: test test-fast test-runtime-all demo bench venv clean tools check
 
 venv: $(STAMP)
 
@@ -24,10 +24,19 @@ tools:
 		{ apt-get update -qq && apt-get install -y -qq golang-go; } >/dev/null 2>&1; } || \
 		echo "go is not installed: the go stack's gates are skipped (apt-get install golang-go)"
 
+# The import contract (pyproject.toml's [tool.importlinter]) and the types:
+# the whole package, and the domain strictly.
+STRICT := gatetui/gate gatetui/stacks gatetui/backends gatetui/git gatetui/config.py gatetui/errors.py \
+          gatetui/globs.py gatetui/pyparse.py
+check: $(STAMP)
+	$(BIN)/lint-imports --no-cache >/dev/null || $(BIN)/lint-imports --no-cache
+	$(BIN)/mypy gatetui
+	$(BIN)/mypy --strict $(STRICT)
+
 # One pytest-xdist worker per core (at most 4); tests sharing an expensive
 # fixture (every sample gated once per backend) stay on one worker. The order
 # is random: pytest-randomly prints its seed, and `--randomly-seed=N` replays it.
-test: $(STAMP) tools
+test: $(STAMP) tools check
 	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup
 
 # What needs no sandbox and no install (tests/tiers.py checks the marks):

@@ -183,7 +183,7 @@ def bench_diff() -> None:
 MEMORY_PROBE = """
 import sys
 from pathlib import Path
-from gatetui.cli import main
+from gatetui.cli.main import main
 try:
     main(["check", sys.argv[1], "--base", "main", "--head", "agent/bench", "--backend", "local", "--json"])
 finally:

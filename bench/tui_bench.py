@@ -32,10 +32,10 @@ from gatetui.gate.checks import CheckId  # noqa: E402
 
 from gatetui.backends.base import CommandResult  # noqa: E402
 from gatetui.backends.local import LocalBackend  # noqa: E402
-from gatetui.store import Store  # noqa: E402
+from gatetui.supervise.store import Store  # noqa: E402
 from gatetui.supervise.supervisor import Supervisor  # noqa: E402
 from gatetui.tui.app import GatetuiApp  # noqa: E402
-from gatetui.watch import RefWatcher  # noqa: E402
+from gatetui.supervise.watch import RefWatcher  # noqa: E402
 
 LINES = 100_000
 ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid", "GIT_COMMITTER_NAME": "b",

@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.test_tui_support import SIZE, cell, make_app, sample_at_base, wait_for  # noqa: E402
-from gatetui.demo import move_branch  # noqa: E402
+from gatetui.lab.demo import move_branch  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent
 

@@ -1,3 +1,3 @@
-from gatetui.cli import entry
+from gatetui.cli.main import entry
 
 entry()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gatetui.errors import BadInput
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 
 DEFAULT_TIMEOUT = 900.0
 ON_CHANGE = ("review", "fail", "allow")

@@ -4,7 +4,7 @@ The suite runs from clones in 0700 folders (as `mktemp -d` makes them, as
 many home folders are), so an agent's uid cannot start this checkout's
 interpreter or import gatetui from it. A real agent has gatetui installed in
 its own environment; here the same code is loaded as root and then gives up
-root for good (`gatetui.packer.become`) before it does anything, so what it
+root for good (`gatetui.supervise.packer.become`) before it does anything, so what it
 does afterwards has exactly the agent's rights.
 
 `locked_install` goes further: the interpreter, its site-packages and gatetui
@@ -42,7 +42,7 @@ LOAD_ALL = ("import importlib, pkgutil, dulwich, gatetui\n"
 def as_user_code(uid: int, code: str, imports: Sequence[str]) -> str:
     """`code`, preceded by loading gatetui, dulwich and `imports`, and becoming `uid`."""
     loads = "".join(f"import {name}\n" for name in imports)
-    return f"{LOAD_ALL}{loads}from gatetui.packer import become\nbecome({uid}, {uid})\n{code}"
+    return f"{LOAD_ALL}{loads}from gatetui.supervise.packer import become\nbecome({uid}, {uid})\n{code}"
 
 
 def run_as(uid: int, code: str, *, imports: Sequence[str] = (), env: Mapping[str, str] | None = None,

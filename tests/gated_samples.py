@@ -25,9 +25,9 @@ from gatetui.backends.local import LocalBackend
 from gatetui.gate.events import GateEvent, OutputChunk
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from gatetui.samples import Scenario, load_scenarios, materialize
+from gatetui.lab.samples import Scenario, load_scenarios, materialize
 from gatetui.stacks.registry import STACKS
-from gatetui.store import Store
+from gatetui.supervise.store import Store
 
 ALL_SCENARIOS = {s.name: s for s in load_scenarios()}
 # A sample whose stack's programs this machine lacks (go, before `make tools`) is

@@ -22,7 +22,7 @@ import pytest
 from gatetui.backends.isolation import probe_isolation
 from gatetui.gate.checks import CheckId, Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
-from gatetui.samples import materialize
+from gatetui.lab.samples import materialize
 from tests.gated_samples import CANARY, SCENARIOS, Gated, state_files
 
 pytestmark = [

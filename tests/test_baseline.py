@@ -19,7 +19,7 @@ from gatetui.gate.judge import SuiteRun
 from gatetui.gate.junit import Outcome, Report, TestResult
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from gatetui.state_inputs import StateCache
+from gatetui.supervise.state_inputs import StateCache
 from tests.conftest import MakeRepo
 
 OK = CommandResult(exit_code=0, wall_seconds=1.0)

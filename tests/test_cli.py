@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.cli import main
-from gatetui.samples import load_scenarios, materialize
+from gatetui.cli.main import main
+from gatetui.lab.samples import load_scenarios, materialize
 from tests.conftest import MakeRepo, git
 
 pytestmark = pytest.mark.xdist_group("test_cli")  # one xdist worker builds its module-scoped repos
@@ -190,7 +190,7 @@ def test_verbose_progress_shows_each_streams_output() -> None:
 
     from gatetui.gate.checks import CheckId
     from gatetui.gate.events import OutputChunk
-    from gatetui.render import Progress
+    from gatetui.gate.render import Progress
 
     quiet, loud = io.StringIO(), io.StringIO()
     chunk = OutputChunk(CheckId.RUNS, "run 2", "collected 3 items\nFAILED t.py::a\n")
@@ -206,7 +206,7 @@ def test_verbose_progress_joins_a_line_read_in_pieces_per_stream() -> None:
 
     from gatetui.gate.checks import CheckId
     from gatetui.gate.events import OutputChunk
-    from gatetui.render import Progress
+    from gatetui.gate.render import Progress
 
     out = io.StringIO()
     progress = Progress(out, verbose=True)

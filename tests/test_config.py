@@ -11,7 +11,7 @@ from gatetui.config import (
     ConfigError, SealRule, SealSettings, load_seal_file, load_settings, section_keys,
 )
 from gatetui.stacks.registry import load_profile
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 
 TESTS = {"tests/test_a.py": "def test_a():\n    pass\n"}
 

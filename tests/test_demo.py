@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gatetui.demo import install_hidden, write_workshop
-from gatetui.samples import load_scenarios
-from gatetui.state_inputs import hidden_tests
-from gatetui.store import Store
+from gatetui.lab.demo import install_hidden, write_workshop
+from gatetui.lab.samples import load_scenarios
+from gatetui.supervise.state_inputs import hidden_tests
+from gatetui.supervise.store import Store
 
 
 def test_every_samples_hidden_tests_reach_the_workshops_state(tmp_path: Path) -> None:
@@ -23,7 +23,7 @@ def test_the_replay_says_each_move_with_its_scenarios_story(tmp_path: Path) -> N
     """The TUI follows each moved branch and shows what its scenario does."""
     import asyncio
 
-    from gatetui.demo import Workshop, replay
+    from gatetui.lab.demo import Workshop, replay
     from tests.conftest import git
 
     workshop = write_workshop(tmp_path / "workshop")

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gatetui.changes import FileChange
+from gatetui.git.changes import FileChange
 from gatetui.stacks import codeview
 from gatetui.stacks.node import jsview
 from gatetui.stacks.node import tests as js_tests

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from gatetui.config import SealSettings
 from gatetui.gate.api import NO_INPUTS, GateInputs, gate_request
-from gatetui.lab import scenario_inputs
-from gatetui.samples import load_scenarios
-from gatetui.state_inputs import StateCache, gate_inputs, headless_inputs, repo_state
-from gatetui.store import Store
+from gatetui.lab.rules import scenario_inputs
+from gatetui.lab.samples import load_scenarios
+from gatetui.supervise.state_inputs import StateCache, gate_inputs, headless_inputs, repo_state
+from gatetui.supervise.store import Store
 
 HIDDEN = b"def test_hidden():\n    assert True\n"
 

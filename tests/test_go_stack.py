@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gatetui.config import Settings
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 from gatetui.stacks import registry
 from gatetui.stacks.base import RunTree
 from gatetui.stacks.go import STACK

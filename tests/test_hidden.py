@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gatetui.backends.base import CommandResult
-from gatetui.cli import main
+from gatetui.cli.main import main
 from gatetui.errors import BackendError
 from gatetui.gate import api
 from gatetui.gate.checks import CheckId, Status
@@ -18,8 +18,8 @@ from gatetui.gate.hidden import HiddenTests, judge_hidden, read_hidden, select_h
 from gatetui.gate.judge import SuiteRun
 from gatetui.gate.junit import Outcome, Report, TestResult
 from gatetui.gate.plan import GateRequest, Plan, make_plan
-from gatetui.state_inputs import repo_state
-from gatetui.store import repo_key
+from gatetui.supervise.state_inputs import repo_state
+from gatetui.supervise.store import repo_key
 from tests.conftest import MakeRepo, git
 
 OK = CommandResult(exit_code=0, wall_seconds=1.0)

@@ -7,7 +7,7 @@ from hypothesis import given, strategies as st
 
 from gatetui.stacks.python import hooks
 from gatetui.stacks.python.hooks import scan_hooks
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 
 PYPROJECT = '[project]\nname = "p"\nversion = "1"\n'
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import gatetui.lab as lab
+import gatetui.lab.rules as lab
 from gatetui.config import load_seal_file
-from gatetui.lab import LabRow, Outcome, add_lab_parser, cmd_lab, matrix, run_lab, summary
-from gatetui.samples import SAMPLES_DIR, load_scenarios
+from gatetui.lab.rules import LabRow, Outcome, add_lab_parser, cmd_lab, matrix, run_lab, summary
+from gatetui.lab.samples import SAMPLES_DIR, load_scenarios
 
 pytestmark = pytest.mark.xdist_group("test_lab")  # one xdist worker builds its module-scoped lab run
 

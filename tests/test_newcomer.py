@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.cli import main
+from gatetui.cli.main import main
 from gatetui.gate.hidden import select_hidden
-from gatetui.samples import load_scenarios
-from gatetui.state_inputs import hidden_tests
+from gatetui.lab.samples import load_scenarios
+from gatetui.supervise.state_inputs import hidden_tests
 
 SCENARIOS = {s.name: s for s in load_scenarios()}
 

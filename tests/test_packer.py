@@ -24,8 +24,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gatetui.errors import BadInput
-from gatetui.mirror import fetch_commit
-from gatetui.packer import END, read_objects
+from gatetui.supervise.mirror import fetch_commit
+from gatetui.supervise.packer import END, read_objects
 from tests.as_user import locked_install, python_in_lock, run_as
 from tests.conftest import git, write_tree
 
@@ -185,7 +185,7 @@ def test_the_reader_needs_nothing_the_agent_can_read(scene: Scene, plant, said: 
     (root's 0700 home): the commit is still read, and read as the agent."""
     sha = plant(scene)
     hand_to_agent(scene)
-    code = ("from pathlib import Path\nfrom gatetui.errors import BadInput\nfrom gatetui.mirror import fetch_commit\n"
+    code = ("from pathlib import Path\nfrom gatetui.errors import BadInput\nfrom gatetui.supervise.mirror import fetch_commit\n"
             "from dulwich.repo import Repo\n"
             f"mirror = Path({str(scene.mirror('locked'))!r})\n"
             "try:\n"
@@ -206,7 +206,7 @@ def test_a_supervisor_that_is_not_root_refuses_another_users_copy() -> None:
     """Run as a plain user, it cannot take the submitter's rights: it says so."""
     code = ("try:\n    _submit_fields({'branch': 'b', 'head': 'a' * 40, 'repo': '/var/tmp'}, 4242)\n"
             "except Exception as err:\n    print(err)\n")
-    done = run_as(AGENT_UID, "from gatetui.serve import _submit_fields\n" + code, imports=["gatetui.serve"])
+    done = run_as(AGENT_UID, "from gatetui.supervise.serve import _submit_fields\n" + code, imports=["gatetui.supervise.serve"])
     assert (done.returncode, done.stdout, done.stderr) == (
         0, "this supervisor cannot read another user's working copy with that user's rights: "
            "run `gatetui serve` as root, or submit as the user who runs it\n", "")

@@ -13,7 +13,7 @@ from gatetui.gate.seal import is_sealed
 from gatetui.stacks.node.profile import node_test_command
 from gatetui.stacks.python.profile import importable_packages, pytest_ini_text, pytest_settings, scm_version
 from gatetui.stacks.registry import load_profile
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 
 TESTS = {"tests/test_a.py": "def test_a():\n    pass\n"}
 

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.refusals import escaped, odd_name, refusal
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 from tests.conftest import MakeRepo
 from tests.test_phases import BASE, BROKEN, gate, statuses
 

@@ -1,4 +1,4 @@
-"""gatetui.repo against real git repositories built in tmp_path.
+"""gatetui.git.repo against real git repositories built in tmp_path.
 
 Repositories are made with the git CLI (and, for trees git would refuse to
 build, with dulwich directly); git is also the oracle for refs, trees and
@@ -24,9 +24,9 @@ from dulwich.objects import Blob, Tree
 from dulwich.objects import Commit as DCommit
 from dulwich.repo import Repo
 
-from gatetui.changes import FileChange
+from gatetui.git.changes import FileChange
 from gatetui.errors import BadInput, ExitCode
-from gatetui.repo import Commit, GitRepo, RepoError, digest_files
+from gatetui.git.repo import Commit, GitRepo, RepoError, digest_files
 
 pytestmark = pytest.mark.xdist_group("test_repo")  # one xdist worker builds its module-scoped big repo
 
@@ -941,9 +941,9 @@ def test_big_files_are_paired_when_moved_unchanged_and_not_compared_when_edited(
     """Rename detection reads no blob over the size limit (one 200 MB file
     took 14 s and 600 MB): moved unchanged it is still a rename (ids
     match); moved and edited it is a delete and an add."""
-    import gatetui.repo_diff
+    import gatetui.git.diff
 
-    monkeypatch.setattr(gatetui.repo_diff, "RENAME_MAX_BYTES", 1000)
+    monkeypatch.setattr(gatetui.git.diff, "RENAME_MAX_BYTES", 1000)
     root = tmp_path / "r"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")

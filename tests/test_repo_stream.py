@@ -11,7 +11,7 @@ from dulwich.repo import Repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gatetui.repo_stream import blob_chunks, blob_size
+from gatetui.git.stream import blob_chunks, blob_size
 from tests.conftest import git
 
 

@@ -25,13 +25,13 @@ import withruntime
 from gatetui.backends.runtime import APP, RuntimeBackend, RuntimeSettings, RuntimeWorkspace
 from gatetui.backends.runtime_admission import CAP_VARIABLE
 from gatetui.backends.runtime_network import npm_access, pip_access
-from gatetui.cli import main
+from gatetui.cli.main import main
 from gatetui.errors import BackendError, ExitCode
 from gatetui.gate.checks import CheckId
 from gatetui.gate.events import CheckStarted, GateEvent, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from gatetui.samples import load_scenarios, materialize
+from gatetui.lab.samples import load_scenarios, materialize
 from tests.conftest import MakeRepo
 from tests.runtime_emulator import Emulator
 from tests.runtime_emulator.fixtures import KEY, emulator, running_emulator  # noqa: F401 - a fixture
@@ -58,7 +58,7 @@ async def opened(backend: RuntimeBackend, files: dict[str, str] | None = None) -
 
 def test_importing_the_backend_does_not_import_the_sdk() -> None:
     """The local backend must never need withruntime: it is loaded on first use."""
-    code = "import sys, gatetui.backends.runtime, gatetui.cli; print('withruntime' in sys.modules)"
+    code = "import sys, gatetui.backends.runtime, gatetui.cli.main; print('withruntime' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.samples import (
+from gatetui.lab.samples import (
     BASE_TIME,
     CHECK_IDS,
     HEAD_TIME,

@@ -14,7 +14,7 @@ from gatetui.gate.digests import RuleDigest
 from gatetui.gate.seal import (
     changed_sealed, compute_digests, is_sealed, judge_changes, overlay, rule_digest, section_digest, section_value,
 )
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 
 GLOBS = ("tests/**", "**/conftest.py", "pytest.ini")
 

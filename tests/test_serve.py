@@ -15,11 +15,11 @@ import pytest_asyncio
 
 from gatetui.backends.local import LocalBackend
 from gatetui.errors import BackendError, BadInput
-from gatetui.serve import SubmitServer, default_socket
-from gatetui.store import Store
+from gatetui.supervise.serve import SubmitServer, default_socket
+from gatetui.supervise.store import Store
 from gatetui.supervise.events import BranchesChanged, EscalationRaised, SupervisorEvent
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.watch import RefWatcher
+from gatetui.supervise.watch import RefWatcher
 from tests.conftest import MakeRepo, git
 
 pytestmark = pytest.mark.asyncio
@@ -133,7 +133,7 @@ async def test_where_the_socket_may_live(server: tuple[SubmitServer, list[Superv
     await second.close()
     assert not stale.exists()
     assert default_socket(served.supervisor.repo) == Path(
-        f"/tmp/gatetui-{__import__('gatetui.store').store.repo_key(served.supervisor.repo)}/submit.sock")
+        f"/tmp/gatetui-{__import__('gatetui.supervise.store').supervise.store.repo_key(served.supervisor.repo)}/submit.sock")
 
 
 async def test_a_second_supervisor_leaves_the_first_ones_socket_alone(

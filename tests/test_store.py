@@ -13,8 +13,8 @@ from gatetui.gate.checks import CheckId, CheckResult, Status, Verdict
 from gatetui.gate.cost import Cost
 from gatetui.gate.digests import Digests
 from gatetui.gate.events import OutputChunk, RunFinished, RunStarted
-from gatetui.history import Recorder
-from gatetui.store import LOG_CAP, CappedLog, Store, StoreError, seal_of
+from gatetui.supervise.history import Recorder
+from gatetui.supervise.store import LOG_CAP, CappedLog, Store, StoreError, seal_of
 
 
 def _record(run_id: str = "r1") -> dict:

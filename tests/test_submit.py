@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.cli import main
-from gatetui.serve import default_socket
-from gatetui.submit import Outcome, status_once, submit_once
+from gatetui.cli.main import main
+from gatetui.supervise.serve import default_socket
+from gatetui.agent.submit import Outcome, status_once, submit_once
 from tests.as_user import run_as
 from tests.conftest import git, write_tree
 from tests.test_packer import AGENT_UID, SECRET
@@ -275,10 +275,10 @@ def test_another_users_submit_is_read_with_that_users_rights(served: Served) -> 
         sha = git(agent, "rev-parse", "HEAD")
         subprocess.run(["chown", "-R", f"{AGENT_UID}:{AGENT_UID}", str(agent)], check=True)
         request = {"op": "submit", "branch": "agent/uid", "head": sha, "repo": str(agent)}
-        ask = ("from pathlib import Path\nfrom gatetui.submit import ask\n"
+        ask = ("from pathlib import Path\nfrom gatetui.agent.submit import ask\n"
                f"for event in ask(Path({str(default_socket(served.repo))!r}), {request!r}):\n"
                "    print(json.dumps(event))\n")
-        done = run_as(AGENT_UID, ask, imports=["json", "gatetui.submit"])
+        done = run_as(AGENT_UID, ask, imports=["json", "gatetui.agent.submit"])
         assert [json.loads(line) for line in done.stdout.splitlines()] == [{
             "event": "error", "code": 2, "message": "cannot read the commit from the working copy as its owner: "
                                                     f"{secret}/.git/objects/pack is not readable by the submitting user"}]
@@ -304,7 +304,7 @@ def test_a_git_config_the_agent_cannot_read_is_one_line(served: Served) -> None:
         git(agent, "init", "-q", "-b", "agent/x")
         subprocess.run(["chown", "-R", f"{AGENT_UID}:{AGENT_UID}", str(agent)], check=True)
         argv = ["submit", "--repo", str(agent), "--socket", str(default_socket(served.repo))]
-        done = run_as(AGENT_UID, f"sys.exit(gatetui.cli.main({argv!r}))", timeout=60,
+        done = run_as(AGENT_UID, f"sys.exit(gatetui.cli.main.main({argv!r}))", timeout=60,
                       imports=["sys"],
                       env={**os.environ, "HOME": str(home)})
         assert (done.returncode, done.stdout, done.stderr) == (

@@ -15,11 +15,11 @@ from gatetui.errors import BackendError
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.events import CheckFinished, OutputChunk
 from gatetui.gate.checks import CheckResult
-from gatetui.store import Store
+from gatetui.supervise.store import Store
 from gatetui.supervise.runs import LogBuffer, Run
 from gatetui.supervise.events import BranchesChanged, RunFailed, RunUpdated, SupervisorEvent
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.watch import RefWatcher
+from gatetui.supervise.watch import RefWatcher
 from tests.conftest import MakeRepo, git, write_tree
 from tests.test_watch import watching
 

@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 from textual.widgets import Static
 
-from gatetui.demo import move_branch
+from gatetui.lab.demo import move_branch
 from gatetui.gate.cost import Cost, Usage
 from gatetui.gate.digests import Digests, RuleDigest
-from gatetui.store import Store
+from gatetui.supervise.store import Store
 from gatetui.supervise.runs import Run, digests_from_json
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.widgets.credit import DAY, month_projection, projection_note
-from gatetui.watch import RefWatcher
+from gatetui.supervise.watch import RefWatcher
 from tests.test_supervisor import FakeBackend
 from tests.test_tui_snapshots import NOW, record
 from tests.test_tui_support import SIZE, cell, sample_at_base, wait_for

@@ -12,8 +12,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from gatetui.lab import stream_lab
-from gatetui.samples import SAMPLES_DIR
+from gatetui.lab.rules import stream_lab
+from gatetui.lab.samples import SAMPLES_DIR
 from gatetui.tui.screens.lab import LabScreen
 from gatetui.tui.widgets.labmatrix import DIFFERS_STYLE, EXPECTED_STYLE, LabState, row_cells
 from tests.test_lab import STRICT

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from gatetui.demo import move_branch
+from gatetui.lab.demo import move_branch
 from gatetui.errors import BackendError
 from gatetui.backends.base import Backend
 from gatetui.tui.screens.dialogs import ErrorScreen, HelpScreen
@@ -143,7 +143,7 @@ async def test_keys_do_what_the_footer_says(tmp_path: Path) -> None:
 async def test_the_demo_replays_each_agent_commit_live(tmp_path: Path) -> None:
     import functools
 
-    from gatetui.demo import Workshop, replay, write_workshop
+    from gatetui.lab.demo import Workshop, replay, write_workshop
     from gatetui.tui.app import GatetuiApp
 
     workshop = write_workshop(tmp_path / "workshop")
@@ -187,8 +187,8 @@ async def test_the_log_keeps_the_last_lines_and_says_how_many_went(tmp_path: Pat
 async def test_the_submit_after_the_cap_raises_the_escalation_on_screen(tmp_path: Path) -> None:
     import asyncio
 
-    from gatetui.serve import SubmitServer
-    from gatetui.submit import submit_once
+    from gatetui.supervise.serve import SubmitServer
+    from gatetui.agent.submit import submit_once
     from tests.conftest import git
 
     repo, _, _ = sample_at_base("honest_fix", tmp_path / "repo")

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from gatetui.store import Store
+from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.format import VERDICT_WORD
 from gatetui.tui.widgets.branches import RunsTable
-from gatetui.watch import RefWatcher
+from gatetui.supervise.watch import RefWatcher
 from tests.conftest import git
 from tests.test_supervisor import FakeBackend
 from tests.test_tui_snapshots import NOW, record
@@ -63,8 +63,8 @@ async def test_a_branch_that_arrived_only_through_submit_is_listed_and_kept(tmp_
     """The agent's branch lives in its clone, never in the supervised repo."""
     import asyncio
 
-    from gatetui.serve import SubmitServer
-    from gatetui.submit import submit_once
+    from gatetui.supervise.serve import SubmitServer
+    from gatetui.agent.submit import submit_once
     from tests.test_tui_support import cell
 
     repo, _, _ = sample_at_base("honest_fix", tmp_path / "repo")

@@ -18,14 +18,14 @@ from gatetui.gate.digests import Digests, RuleDigest
 from gatetui.gate.events import (
     CheckFinished, CheckProgress, CheckStarted, CostUpdated, DigestsComputed, OutputChunk, RunStarted,
 )
-from gatetui.demo import move_branch
-from gatetui.lab import LabEvent, LabPlanned, Outcome, ScenarioStarted
-from gatetui.store import Store
+from gatetui.lab.demo import move_branch
+from gatetui.lab.rules import LabEvent, LabPlanned, Outcome, ScenarioStarted
+from gatetui.supervise.store import Store
 from gatetui.supervise.runs import Run
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.widgets.labmatrix import LabState
-from gatetui.watch import RefWatcher
+from gatetui.supervise.watch import RefWatcher
 from tests.test_supervisor import FakeBackend, until
 from tests.test_tui_support import SCENARIOS, SIZE, commit_on_top, sample_at_base
 

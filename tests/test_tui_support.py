@@ -14,12 +14,12 @@ from textual.widgets import DataTable
 
 from gatetui.backends.base import Backend
 from gatetui.backends.local import LocalBackend
-from gatetui.demo import move_branch
-from gatetui.samples import IDENTITY, load_scenarios, materialize
-from gatetui.store import Store
+from gatetui.lab.demo import move_branch
+from gatetui.lab.samples import IDENTITY, load_scenarios, materialize
+from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.app import GatetuiApp
-from gatetui.watch import RefWatcher
+from gatetui.supervise.watch import RefWatcher
 
 SCENARIOS = {s.name: s for s in load_scenarios()}
 SIZE = (150, 46)

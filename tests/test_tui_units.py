@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.cli import main
-from gatetui.demo import Workshop, replay, write_workshop
+from gatetui.cli.main import main
+from gatetui.lab.demo import Workshop, replay, write_workshop
 from gatetui.errors import BadInput
-from gatetui.repo import GitRepo
+from gatetui.git.repo import GitRepo
 from gatetui.supervise.runs import ReviewFile
 from gatetui.tui.format import ago
 from gatetui.tui.screens.review import ADDED, REMOVED, side_by_side

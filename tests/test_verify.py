@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.store import Store
-from gatetui.verify import add_verify_parser, cmd_verify
+from gatetui.supervise.store import Store
+from gatetui.supervise.verify import add_verify_parser, cmd_verify
 
 RECORD = {"run_id": "r1", "verdict": "review", "head": "h" * 40, "checks": []}
 

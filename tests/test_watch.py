@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from watchfiles import Change
 
-from gatetui.watch import Moves, RefFilter, RefWatcher, git_dir_of, moved
+from gatetui.supervise.watch import Moves, RefFilter, RefWatcher, git_dir_of, moved
 from tests.conftest import GIT_ENV, MakeRepo, git
 
 BASE = {"a.txt": "a\n"}

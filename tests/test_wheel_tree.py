@@ -25,7 +25,7 @@ from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.stacks.python.wheel_tree import describe, wheel_findings
 from gatetui.stacks.python.profile import build_generated
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 from tests.conftest import MakeRepo
 
 CORE = b"def add(a, b):\n    return a + b\n"

@@ -26,7 +26,7 @@ from gatetui.gate.checks import Verdict
 from gatetui.gate.events import RunFinished, RunStarted
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from gatetui.render import Progress
+from gatetui.gate.render import Progress
 
 VERDICT_EXIT = {
     Verdict.PASS: ExitCode.PASS,

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import NamedTuple
 
-from gatetui.changes import FileChange
+from gatetui.git.changes import FileChange
 from gatetui.stacks.codeview import normalize
 from gatetui.stacks.base import TestLanguage
 from gatetui.stacks.registry import language_of, looks_like_test_file

@@ -22,8 +22,8 @@ from gatetui.gate.hidden import HiddenTests, select_hidden
 from gatetui.gate.seal import compute_digests, overlay
 from gatetui.stacks.base import Profile
 from gatetui.stacks.registry import language_of, load_profile
-from gatetui.repo import GitRepo
-from gatetui.snapshot import Snapshot
+from gatetui.git.repo import GitRepo
+from gatetui.git.snapshot import Snapshot
 
 @dataclass(frozen=True)
 class GateRequest:

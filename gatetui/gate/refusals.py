@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 
 # Control, format (bidi overrides, zero-width), undecodable bytes (fsdecode's
 # surrogates), line and paragraph separators.

@@ -20,8 +20,8 @@ from pathlib import PurePosixPath
 from gatetui.config import SECTION_FORMATS, SealRule, section_keys
 from gatetui.globs import matches
 from gatetui.gate.digests import Digests, RuleDigest
-from gatetui.repo import digest_files
-from gatetui.snapshot import Snapshot
+from gatetui.git.repo import digest_files
+from gatetui.git.snapshot import Snapshot
 
 MANIFESTS = re.compile(
     r"^(pyproject\.toml|setup\.py|setup\.cfg|requirements[^/]*\.txt|requirements/[^/]+\.txt"

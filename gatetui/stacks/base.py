@@ -22,7 +22,7 @@ from gatetui.stacks.testdefs import MarkerHit, TestDef
 
 if TYPE_CHECKING:
     from gatetui.config import Settings
-    from gatetui.snapshot import Snapshot
+    from gatetui.git.snapshot import Snapshot
     from gatetui.stacks.results import Report
 
 

@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 from gatetui.config import DEFAULT_RULE, ConfigError, SealRule, SealSettings, Settings, load_settings
 from gatetui.errors import BadInput
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 from gatetui.stacks import go, node, python
 from gatetui.stacks.base import Profile, Stack, TestLanguage
 

@@ -12,7 +12,7 @@ import contextlib
 import re
 
 from gatetui.gate.checks import CheckId
-from gatetui.repo import GitRepo
+from gatetui.git.repo import GitRepo
 from gatetui.supervise.events import RunFailed, RunUpdated
 from gatetui.supervise.runs import ReviewFile, Run
 from gatetui.supervise.scope import Scope

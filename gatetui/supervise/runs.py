@@ -259,7 +259,8 @@ class ReviewFile:
     def opcodes(self) -> list[tuple[str, int, int, int, int]]:
         a = (self.base or "").splitlines()
         b = (self.head or "").splitlines()
-        return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+        return [(str(tag), i1, i2, j1, j2)
+                for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()]
 
 
 def cost_since(branches: Iterable[Branch], since: float) -> Usage:

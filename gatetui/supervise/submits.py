@@ -18,9 +18,9 @@ from pathlib import Path
 
 from gatetui.config import load_settings
 from gatetui.errors import BadInput, GateError
-from gatetui.mirror import fetch_commit
-from gatetui.repo import GitRepo
-from gatetui.snapshot import Snapshot
+from gatetui.supervise.mirror import fetch_commit
+from gatetui.git.repo import GitRepo
+from gatetui.git.snapshot import Snapshot
 from gatetui.supervise.events import EscalationRaised
 from gatetui.supervise.runs import Branch, Run
 from gatetui.supervise.scope import Scope

@@ -27,7 +27,7 @@ from pathlib import Path
 from gatetui.backends.base import Backend
 from gatetui.gate.cost import Usage
 from gatetui.gate.events import GateEvent
-from gatetui.store import Store
+from gatetui.supervise.store import Store
 from gatetui.supervise.events import Listener, SupervisorEvent
 from gatetui.supervise.gating import GateJob
 from gatetui.supervise.queue import Launcher, RunQueue, task_launcher
@@ -36,7 +36,7 @@ from gatetui.supervise.runs import Branch, ReviewFile, Run, cost_since
 from gatetui.supervise.scope import Scope, Shared
 from gatetui.supervise.submits import Submits
 from gatetui.supervise.watching import BranchWatch
-from gatetui.watch import Moves, RefWatcher
+from gatetui.supervise.watch import Moves, RefWatcher
 
 
 class Supervisor:

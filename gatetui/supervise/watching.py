@@ -12,11 +12,11 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from gatetui.repo import GitRepo
+from gatetui.git.repo import GitRepo
 from gatetui.supervise.queue import Cancellable, Launcher
 from gatetui.supervise.runs import Branch, Run
 from gatetui.supervise.scope import Scope
-from gatetui.watch import Moves
+from gatetui.supervise.watch import Moves
 
 
 class BranchWatch:

@@ -20,7 +20,7 @@ from textual.worker import Worker, WorkerState
 from gatetui.backends.base import Backend
 from gatetui.backends.choose import BACKEND_NAMES
 from gatetui.errors import GateError
-from gatetui.serve import SubmitServer
+from gatetui.supervise.serve import SubmitServer
 from gatetui.gate.events import OutputChunk
 from gatetui.supervise import events as sv
 from gatetui.supervise.supervisor import Supervisor

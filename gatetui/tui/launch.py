@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gatetui.backends.base import Backend
 from gatetui.errors import ExitCode
-from gatetui.store import Store
+from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
 
 
@@ -18,7 +18,7 @@ def run_tui(repo: Path, base: str, pattern: str, backend: str, state_dir: Path |
             lab_scenarios: Path | None = None, lab_rules: Path | None = None) -> int:
     """Check the input (bad input exits 2 before any screen), then run the
     app, with the submit socket open while it runs."""
-    from gatetui.serve import SubmitServer
+    from gatetui.supervise.serve import SubmitServer
     from gatetui.tui.app import GatetuiApp
 
     store = Store.open(state_dir)
@@ -33,7 +33,7 @@ def run_tui(repo: Path, base: str, pattern: str, backend: str, state_dir: Path |
 
 def run_demo_tui(dest: Path, interval: float, make_backend: Callable[[str], Backend]) -> int:
     """The workshop: every sample in one repo, each agent commit replayed live."""
-    from gatetui.demo import install_hidden, replay, write_workshop
+    from gatetui.lab.demo import install_hidden, replay, write_workshop
     from gatetui.tui.app import GatetuiApp
 
     workshop = write_workshop(dest / "workshop")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gatetui.config import Settings
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Profile, Stack, TestLanguage
 from gatetui.stacks.go import hooks, profile, tests
 

@@ -15,7 +15,7 @@ import difflib
 import re
 from collections.abc import Callable
 
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Finding, HookScan
 from gatetui.stacks.go.tests import go_hooks
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from gatetui.config import Settings
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Profile, RunPlugin, Stack, under_any
 from gatetui.stacks.go.report import read_go_report
 

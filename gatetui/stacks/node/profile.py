@@ -9,7 +9,7 @@ import re
 import shlex
 
 from gatetui.config import ConfigError, Settings
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Profile, Stack, under_any
 
 NODE_TEST_DIRS = ("test", "tests", "__tests__")

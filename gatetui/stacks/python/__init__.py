@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gatetui.globs import matches
 from gatetui.config import Settings
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Profile, Stack, TestLanguage
 from gatetui.stacks.python import hooks, profile, tests
 

@@ -18,7 +18,7 @@ import configparser
 from typing import Any
 
 from gatetui.pyparse import parse_python
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 
 SETUP_PY_BYTES = 200_000  # a setup.py bigger than this is not read
 

@@ -28,7 +28,7 @@ import tomllib
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Finding, HookScan
 
 STARTUP_NAMES = ("sitecustomize.py", "usercustomize.py")

@@ -19,8 +19,10 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.metadata as metadata
+import types
 import re
 import sys
+from collections.abc import Sequence
 
 NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
@@ -55,7 +57,8 @@ class Hidden(importlib.abc.MetaPathFinder):
     def __init__(self, hidden: dict[str, list[str]]):
         self.hidden = hidden
 
-    def find_spec(self, fullname, path=None, target=None):  # type: ignore[no-untyped-def]
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> None:
         top = fullname.partition(".")[0]
         if top in self.hidden:
             raise ModuleNotFoundError(

@@ -5,6 +5,7 @@ safe path and bytecode settings, JUnit by pytest's own writer.
 
 from __future__ import annotations
 
+import configparser
 import re
 import shlex
 from collections.abc import Mapping
@@ -13,7 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gatetui.config import ConfigError, Settings, parse_toml
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, Profile, RunPlugin, Stack
 from gatetui.stacks.python import wheel_tree
 from gatetui.stacks.python import pip_report
@@ -303,9 +304,7 @@ def tox_deps(base: Snapshot) -> list[str]:
     return out
 
 
-def _ini(base: Snapshot, path: str):  # type: ignore[no-untyped-def]
-    import configparser
-
+def _ini(base: Snapshot, path: str) -> configparser.ConfigParser | None:
     text = base.text(path)
     if text is None:
         return None

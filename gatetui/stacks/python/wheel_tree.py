@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from gatetui.snapshot import Snapshot
+from gatetui.git.snapshot import Snapshot
 
 REPORT = "wheel.whl"  # the report the wheel is copied to
 CODE_SUFFIXES = (".py", ".pth", ".pyc")  # what runs when the wheel is installed and imported

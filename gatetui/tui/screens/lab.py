@@ -19,8 +19,8 @@ from textual.widgets import Footer, Header, Static
 
 from gatetui.config import SealSettings, load_seal_file
 from gatetui.errors import GateError
-from gatetui.lab import LabEvent, stream_lab
-from gatetui.samples import SAMPLES_DIR
+from gatetui.lab.rules import LabEvent, stream_lab
+from gatetui.lab.samples import SAMPLES_DIR
 from gatetui.tui.widgets.labmatrix import LEGEND, LabMatrix, LabState, status_line, summary_text
 
 LabSource = Callable[[Path, SealSettings | None], AsyncIterator[LabEvent]]

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
-from gatetui.lab import COLUMNS, LabEvent, LabPlanned, Outcome, ScenarioStarted, summary
-from gatetui.samples import Scenario
+from gatetui.lab.rules import COLUMNS, LabEvent, LabPlanned, Outcome, ScenarioStarted, summary
+from gatetui.lab.samples import Scenario
 from gatetui.tui.widgets.tables import KeyedTable
 
 EXPECTED_STYLE = "dim"  # not gated yet: what the scenario expects

@@ -11,16 +11,18 @@ from the supervised repository as it is, and nothing is ever written there.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from dulwich.errors import NotGitRepository
 from dulwich.object_store import MissingObjectFinder
+from dulwich.objects import ObjectID
+from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gatetui.errors import BadInput
-from gatetui.packer import fetch_as
-from gatetui.repo import GitRepo
+from gatetui.supervise.packer import fetch_as
+from gatetui.git.repo import GitRepo
 
 HAVES = 1000  # base's latest commits offered to the reader: it sends only what they lack
 
@@ -33,8 +35,8 @@ def fetch_commit(mirror: Path, repo: Path, base: str, source: Path, sha: str, as
         tip = git.resolve(base)
         target = open_mirror(mirror, git.path)
     try:
-        target.refs[b"refs/heads/base"] = tip.encode()  # what the object walk may skip
-        if sha.encode() not in target.object_store:
+        target.refs[Ref(b"refs/heads/base")] = ObjectID(tip.encode())  # what the object walk may skip
+        if ObjectID(sha.encode()) not in target.object_store:
             _copy(target, source, sha, tip, as_uid)
         _check_complete(target, sha, tip)
     except (KeyError, ValueError, OSError) as err:
@@ -51,9 +53,9 @@ def fetch_commit(mirror: Path, repo: Path, base: str, source: Path, sha: str, as
 def _copy(target: Repo, source: Path, sha: str, tip: str, as_uid: int | None) -> None:
     if as_uid is None:
         with agent_repo(source) as agent:
-            agent.fetch(target, determine_wants=lambda refs, depth=None: [sha.encode()])
+            agent.fetch(target, determine_wants=_only(ObjectID(sha.encode())))
         return
-    haves = [entry.commit.id.decode() for entry in target.get_walker(include=[tip.encode()], max_entries=HAVES)]
+    haves = [entry.commit.id.decode() for entry in target.get_walker(include=[ObjectID(tip.encode())], max_entries=HAVES)]
     fetch_as(as_uid, source, sha, haves, target.object_store)
 
 
@@ -61,7 +63,7 @@ def _check_complete(target: Repo, sha: str, tip: str) -> None:
     """Every object the commit needs is in the mirror (or base): a reader
     that left one out must not surface later, mid-gate, as the agent's fault."""
     store = target.object_store
-    missing = [oid for oid, _ in MissingObjectFinder(store, haves=[tip.encode()], wants=[sha.encode()])
+    missing = [oid for oid, _ in MissingObjectFinder(store, haves=[ObjectID(tip.encode())], wants=[ObjectID(sha.encode())])
                if oid not in store]
     if missing:
         raise BadInput(f"the working copy lacks {len(missing)} object(s) of commit {sha[:7]} "
@@ -90,3 +92,10 @@ def agent_repo(path: Path) -> Iterator[Repo]:
         yield repo
     finally:
         repo.close()
+
+
+def _only(sha: ObjectID) -> Callable[[Mapping[Ref, ObjectID], int | None], list[ObjectID]]:
+    """A fetch's `determine_wants` that wants one commit, whatever the refs say."""
+    def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
+        return [sha]
+    return wants

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from gatetui.gate.events import GateEvent, OutputChunk, RunFinished, RunStarted
-from gatetui.render import verdict_record
-from gatetui.store import CappedLog, Store
+from gatetui.gate.render import verdict_record
+from gatetui.supervise.store import CappedLog, Store
 
 
 class Recorder:

@@ -22,7 +22,7 @@ from gatetui.backends.runtime_admission import CAP_VARIABLE
 from gatetui.errors import BadInput, ExitCode, GateError
 from gatetui.gate.api import VERDICT_EXIT, gate_once, gate_request
 from gatetui.gate.junit_out import gate_junit
-from gatetui.render import verdict_block, verdict_json
+from gatetui.gate.render import verdict_block, verdict_json
 
 
 class _Parser(argparse.ArgumentParser):
@@ -72,8 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("-v", "--verbose", action="store_true", help="stream every command's output on stderr")
     check.add_argument("--state-dir", type=Path, metavar="DIR", help="where the hidden tests and the baseline "
                        "cache are kept (default: $XDG_STATE_HOME/gatetui); read only, unless a baseline is cached")
-    from gatetui.lab import add_lab_parser
-    from gatetui.verify import add_verify_parser
+    from gatetui.lab.rules import add_lab_parser
+    from gatetui.supervise.verify import add_verify_parser
 
     add_lab_parser(sub)
     add_verify_parser(sub)
@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_submit_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _add_submit_parsers(sub: argparse._SubParsersAction[_Parser]) -> None:
     submit = sub.add_parser("submit", help="from the agent's working copy: commit, have the supervisor gate it")
     submit.add_argument("--repo", type=Path, help="the working copy (default: the current folder)")
     submit.add_argument("--message", "-m", default="", help="the commit message")
@@ -176,7 +176,7 @@ def _at_least_one(text: str) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from gatetui.state_inputs import headless_inputs
+    from gatetui.supervise.state_inputs import headless_inputs
 
     inputs = headless_inputs(args.state_dir, args.repo, sys.stderr)
     request = gate_request(args.repo, args.base, args.head, inputs, timeout=args.timeout)
@@ -192,8 +192,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_samples(args: argparse.Namespace) -> int:
-    from gatetui.samples import SampleError, write_all
-    from gatetui.store import Store
+    from gatetui.lab.samples import SampleError, write_all
+    from gatetui.supervise.store import Store
 
     try:
         written = write_all(args.dir)
@@ -212,7 +212,7 @@ def cmd_samples(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from gatetui.demo import run_demo
+    from gatetui.lab.demo import run_demo
 
     if args.plain or not (sys.stdin.isatty() and sys.stdout.isatty()):
         return run_demo(args.dir, sys.stdout, sys.stderr)
@@ -261,26 +261,26 @@ def _version() -> str:
 
 
 def cmd_lab(args: argparse.Namespace) -> int:
-    from gatetui.lab import cmd_lab as run
+    from gatetui.lab.rules import cmd_lab as run
 
     return run(args)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from gatetui.verify import cmd_verify as run
+    from gatetui.supervise.verify import cmd_verify as run
 
     return run(args)
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from gatetui.submit import cmd_submit as run
+    from gatetui.agent.submit import cmd_submit as run
 
     return run(args)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from gatetui.serve import SubmitServer, run_serve
-    from gatetui.store import Store
+    from gatetui.supervise.serve import SubmitServer, run_serve
+    from gatetui.supervise.store import Store
     from gatetui.supervise.supervisor import Supervisor
 
     store = Store.open(args.state_dir)
@@ -293,7 +293,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from gatetui.mcp_server import run_mcp
+    from gatetui.agent.mcp import run_mcp
 
     return run_mcp(args.repo or Path.cwd(), args.socket)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from watchfiles import Change, awatch
 
 from gatetui.errors import GateError
-from gatetui.repo import GitRepo
+from gatetui.git.repo import GitRepo
 
 Heads = dict[str, str]  # branch name -> head sha
 Moves = dict[str, str | None]  # branch name -> new head sha, None when deleted
@@ -157,14 +157,15 @@ class RefWatcher:
         )
         # the first iteration runs as a task of its own: it installs the watch,
         # then waits in watchfiles' thread for events while the heads are re-read
-        first: asyncio.Future[set[tuple[Change, str]]] | None = asyncio.ensure_future(anext(batches))
+        installing: asyncio.Future[set[tuple[Change, str]]] = asyncio.ensure_future(anext(batches))
+        first: asyncio.Future[set[tuple[Change, str]]] | None = installing
         try:
             up = asyncio.ensure_future(started.wait())
             try:
-                await asyncio.wait((first, up), return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait((installing, up), return_when=asyncio.FIRST_COMPLETED)
             finally:
                 up.cancel()
-            if started.is_set() or first.done():  # a batch (or the end) can come before `started` is run
+            if started.is_set() or installing.done():  # a batch (or the end) can come before `started` is run
                 heads, change = await self._reread(heads)
                 if change:
                     yield change

@@ -5,7 +5,7 @@ follow whatever the agent planted there: an alternates file naming another
 user's repository, a loose object that is a symlink to a file only root can
 read. The commit would then be gated with content the agent could never see,
 and its tests could print it. So the objects are read by a child process
-running as the submitting uid (`python -m gatetui.packer`), which can open
+running as the submitting uid (`python -m gatetui.supervise.packer`), which can open
 only what that user can. Its output is untrusted (the agent may tamper with a
 process of its own uid): the supervisor bounds it, and every object's id is
 computed from its bytes as it is added to the mirror.
@@ -30,10 +30,10 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from dulwich.object_store import BaseObjectStore, MissingObjectFinder
-from dulwich.objects import ShaFile
+from dulwich.objects import ObjectID, ShaFile
 from dulwich.repo import Repo
 
 from gatetui.errors import BadInput
@@ -56,8 +56,8 @@ def write_objects(source: Path, sha: str, haves: Iterable[str], out: BinaryIO) -
     count = 0
     with Repo(str(source)) as repo:
         store = repo.object_store
-        known = [h.encode() for h in haves if h.encode() in store]
-        for object_id, _ in MissingObjectFinder(store, haves=known, wants=[sha.encode()]):
+        known = [ObjectID(h.encode()) for h in haves if ObjectID(h.encode()) in store]
+        for object_id, _ in MissingObjectFinder(store, haves=known, wants=[ObjectID(sha.encode())]):
             obj = store[object_id]
             raw = obj.as_raw_string()
             out.write(b"%d %d\n" % (obj.type_num, len(raw)))
@@ -106,7 +106,7 @@ def packer_argv(uid: int, source: Path, sha: str) -> list[str]:
         gid = pwd.getpwuid(uid).pw_gid
     except KeyError:
         gid = uid
-    return [sys.executable, "-I", "-m", "gatetui.packer", f"--as={uid}:{gid}", str(source), sha]
+    return [sys.executable, "-I", "-m", "gatetui.supervise.packer", f"--as={uid}:{gid}", str(source), sha]
 
 
 def become(uid: int, gid: int) -> None:
@@ -148,7 +148,7 @@ def _collect(proc: subprocess.Popen[bytes], haves: list[str], store: BaseObjectS
     except BrokenPipeError:
         pass
     try:
-        added = _add_all(read_objects(proc.stdout), store)
+        added = _add_all(read_objects(cast(BinaryIO, proc.stdout)), store)
     except BadInput as err:
         proc.kill()
         code = proc.wait()
@@ -187,13 +187,13 @@ def _identity(argv: list[str]) -> tuple[tuple[int, int] | None, list[str]]:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m gatetui.packer [--as=UID:GID] SOURCE SHA`, haves on stdin."""
+    """`python -m gatetui.supervise.packer [--as=UID:GID] SOURCE SHA`, haves on stdin."""
     try:
         identity, argv = _identity(argv)
     except ValueError:
         identity, argv = None, []
     if len(argv) != 2:
-        print("usage: python -m gatetui.packer [--as=UID:GID] SOURCE SHA (base's commit ids on stdin)",
+        print("usage: python -m gatetui.supervise.packer [--as=UID:GID] SOURCE SHA (base's commit ids on stdin)",
               file=sys.stderr)
         return 2
     haves = sys.stdin.read().split()

@@ -45,7 +45,7 @@ from typing import Any
 
 from gatetui.errors import BadInput, BackendError, ExitCode, GateError
 from gatetui.gate.events import RunFinished
-from gatetui.store import repo_key
+from gatetui.supervise.store import repo_key
 from gatetui.supervise.events import EscalationRaised, RunFailed, RunUpdated, SupervisorEvent
 from gatetui.supervise.runs import Run
 from gatetui.supervise.supervisor import Supervisor

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 from gatetui.errors import BadInput
 from gatetui.gate.api import GateInputs
 from gatetui.gate.hidden import read_hidden
-from gatetui.store import Store, default_state_dir, repo_key
+from gatetui.supervise.store import Store, default_state_dir, repo_key
 
 
 def repo_state(state_dir: Path | None, repo: Path) -> Path:

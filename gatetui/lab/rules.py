@@ -27,7 +27,7 @@ from gatetui.gate.api import GateInputs, gate_request
 from gatetui.gate.digests import RuleDigest
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import Plan, make_plan
-from gatetui.samples import CHECK_IDS, SAMPLES_DIR, SampleError, Scenario, load_scenarios, materialize
+from gatetui.lab.samples import CHECK_IDS, SAMPLES_DIR, SampleError, Scenario, load_scenarios, materialize
 
 SIDE_BY_SIDE = 2  # the machine is shared: two gates at a time at most
 COLUMNS = (*CHECK_IDS, "verdict")

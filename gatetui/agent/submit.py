@@ -26,10 +26,12 @@ from urllib.parse import urlparse
 
 from dulwich import porcelain
 from dulwich.errors import NotGitRepository
+from dulwich.objects import ObjectID
+from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gatetui.errors import BadInput, ExitCode
-from gatetui.serve import default_socket
+from gatetui.supervise.serve import default_socket
 
 DEFAULT_MESSAGE = "gatetui submit"
 # What the agent hears when no supervisor answers: nothing was submitted and a
@@ -86,7 +88,7 @@ def commit_work(top: Path, message: str) -> Committed:
     """Stage everything (new, changed and deleted files, minus ignored ones)
     and commit it on the current branch."""
     branch = current_branch(top)
-    ref = b"refs/heads/" + branch.encode()
+    ref = Ref(b"refs/heads/" + branch.encode())
     with Repo(str(top)) as repo:
         index = Path(repo.index_path())
         index_before = index.read_bytes() if index.exists() else None
@@ -105,12 +107,12 @@ def undo(top: Path, done: Committed) -> None:
     leaves no commit on the branch and the index as it was (the files on
     disk were never touched)."""
     with Repo(str(top)) as repo:
-        ref = b"refs/heads/" + done.branch.encode()
+        ref = Ref(b"refs/heads/" + done.branch.encode())
         if done.committed:
             if done.ref_before is None:
-                repo.refs.remove_if_equals(ref, done.head.encode())
+                repo.refs.remove_if_equals(ref, ObjectID(done.head.encode()))
             else:
-                repo.refs.set_if_equals(ref, done.head.encode(), done.ref_before)
+                repo.refs.set_if_equals(ref, ObjectID(done.head.encode()), ObjectID(done.ref_before))
         index = Path(repo.index_path())
         if done.index_before is None:
             index.unlink(missing_ok=True)
@@ -272,8 +274,8 @@ def standalone(repo: Path, message: str, base: str | None) -> Outcome:
 
     from gatetui.backends.choose import choose_backend
     from gatetui.gate.api import VERDICT_EXIT, gate_once, gate_request
-    from gatetui.render import verdict_block
-    from gatetui.state_inputs import headless_inputs
+    from gatetui.gate.render import verdict_block
+    from gatetui.supervise.state_inputs import headless_inputs
 
     top = working_copy(repo)
     inputs = headless_inputs(None, top, sys.stderr)  # before the commit: a state directory unread commits nothing
@@ -288,7 +290,7 @@ def standalone(repo: Path, message: str, base: str | None) -> Outcome:
 
 def standalone_base(top: Path) -> str:
     """origin/main in a clone, else main: what the agent most likely started from."""
-    from gatetui.repo import GitRepo
+    from gatetui.git.repo import GitRepo
 
     with GitRepo.open(top) as git:
         try:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gatetui.repo import GitRepo
+    from gatetui.git.repo import GitRepo
 
 
 class Snapshot:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gatetui.errors import ExitCode, GateError
-from gatetui.store import Store, default_state_dir
+from gatetui.supervise.store import Store, default_state_dir
 
 # What every verdict record holds: a sealed JSON object without these is not one.
 RECORD_KEYS = ("run_id", "verdict")

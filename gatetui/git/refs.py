@@ -25,7 +25,7 @@ from dulwich.objects import ObjectID, ShaFile, Tag
 from dulwich.refs import Ref, RefsContainer, SymrefLoop, check_ref_format
 from dulwich.repo import Repo
 
-from gatetui.repo_errors import RepoError
+from gatetui.git.errors import RepoError
 
 ABBREV = 7  # a short sha, as gatetui prints it
 _MIN_SHORT_SHA = 4

@@ -18,7 +18,7 @@ from pathlib import Path
 from dulwich.object_store import BaseObjectStore
 from dulwich.objects import Blob, ObjectID, ShaFile, Tree
 
-from gatetui.repo_errors import RepoError
+from gatetui.git.errors import RepoError
 
 _S_IFGITLINK = 0o160000
 

@@ -18,10 +18,10 @@ from dulwich.diff_tree import RenameDetector, TreeChange, tree_changes
 from dulwich.object_store import BaseObjectStore
 from dulwich.objects import ObjectID
 
-from gatetui.repo_errors import RepoError, missing
-from gatetui.repo_refs import ABBREV
-from gatetui.repo_stream import blob_size
-from gatetui.repo_tree import blob_data, check_tree_path, is_gitlink
+from gatetui.git.errors import RepoError, missing
+from gatetui.git.refs import ABBREV
+from gatetui.git.stream import blob_size
+from gatetui.git.tree import blob_data, check_tree_path, is_gitlink
 
 try:  # private in dulwich, but stable for a decade; only used for the header
     from dulwich.diff_tree import _similarity_score

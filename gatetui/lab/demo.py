@@ -16,20 +16,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from dulwich.objects import Blob, Tree
+from dulwich.objects import Blob, ObjectID, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gatetui.backends.choose import choose_backend
 from gatetui.errors import BadInput, ExitCode, GateError
 from gatetui.gate.api import gate_once, gate_request
-from gatetui.lab import scenario_inputs
-from gatetui.render import verdict_block
-from gatetui.samples import (
+from gatetui.lab.rules import scenario_inputs
+from gatetui.gate.render import verdict_block
+from gatetui.lab.samples import (
     BASE_TIME, HEAD_TIME, IDENTITY, MAIN_REF, SAMPLES_DIR, SampleError, _commit, _set_ref, _store_tree,
     load_scenarios, write_all,
 )
-from gatetui.store import Store
+from gatetui.supervise.store import Store
 
 
 def run_demo(dest: Path, out: TextIO, err: TextIO) -> int:
@@ -119,7 +119,7 @@ def install_hidden(workshop: Workshop, store: Store, root: Path = SAMPLES_DIR) -
 def move_branch(repo: Path, branch: str, sha: str) -> None:
     """Point `branch` at `sha` in a repo of ours (the workshop), with a reflog line."""
     with Repo(str(repo)) as git:
-        git.refs.set_if_equals(Ref(f"refs/heads/{branch}".encode()), None, sha.encode(),
+        git.refs.set_if_equals(Ref(f"refs/heads/{branch}".encode()), None, ObjectID(sha.encode()),
                                committer=IDENTITY, message=b"gatetui demo: the agent commits")
 
 

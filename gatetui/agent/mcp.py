@@ -15,7 +15,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from gatetui.errors import ExitCode, GateError
-from gatetui.submit import Outcome, status_once, submit_once
+from gatetui.agent.submit import Outcome, status_once, submit_once
 
 INSTRUCTIONS = (
     "Use `submit` as your finish tool: it commits your work to the current branch and has the supervisor "

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from dulwich.object_store import BaseObjectStore
 
-from gatetui.repo_errors import RepoError, one_line
-from gatetui.repo_stream import blob_chunks
-from gatetui.repo_tree import blob_data
+from gatetui.git.errors import RepoError, one_line
+from gatetui.git.stream import blob_chunks
+from gatetui.git.tree import blob_data
 
 
 def write_files(

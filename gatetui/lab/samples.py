@@ -33,7 +33,7 @@ from dulwich.repo import Repo
 
 from gatetui.stacks import registry
 
-SAMPLES_DIR: Path = Path(__file__).resolve().parent.parent / "sample_repos"
+SAMPLES_DIR: Path = Path(__file__).resolve().parents[2] / "sample_repos"
 
 STACKS: frozenset[str] = frozenset(registry.names())
 VERDICTS: frozenset[str] = frozenset({"pass", "fail", "review", "error"})  # error: a setup the gate cannot judge

@@ -1,0 +1,1 @@
+"""What runs in the agent's copy: the `submit` client and the MCP tool."""

@@ -1,0 +1,2 @@
+"""Reading the repository through dulwich: refs, trees, diffs, exports, blob
+streams. Knows nothing of the gate."""

@@ -1,0 +1,1 @@
+"""The samples, the rules lab and the demo: scenarios with known answers."""
