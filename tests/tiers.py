@@ -63,7 +63,8 @@ def _argv_needs(argv: Any) -> set[str]:
 
 
 def install_watches() -> None:
-    from gatetui.backends.local import LocalBackend, LocalWorkspace
+    from gatetui.backends.local import LocalBackend
+    from gatetui.backends.local_workspace import LocalWorkspace
     from gatetui.backends.runtime import RuntimeBackend, RuntimeWorkspace
     from tests.runtime_emulator.state import Box, Proc
 
