@@ -19,6 +19,9 @@ HEADLESS = [
     "gatetui.history", "gatetui.watch", "gatetui.supervise.supervisor", "gatetui.demo", "gatetui.lab",
     "gatetui.verify", "gatetui.stacks.python.hooks", "gatetui.serve", "gatetui.submit", "gatetui.mirror",
     "gatetui.mcp_server", "gatetui.gate.api", "gatetui.backends.choose",
+    "gatetui.backends.local_workspace", "gatetui.backends.local_layout", "gatetui.backends.local_files",
+    "gatetui.backends.runtime", "gatetui.backends.runtime_workspace", "gatetui.backends.runtime_forks",
+    "gatetui.backends.runtime_pack", "gatetui.backends.closing",
 ]
 
 
@@ -46,3 +49,26 @@ def test_only_the_entry_point_imports_the_cli() -> None:
     """Imports flow one way: the commands are built from the rest, never the rest from the commands
     (the console script names gatetui.cli:entry in pyproject.toml)."""
     assert sorted(set(cli_importers())) == ["gatetui/__main__.py"]
+
+
+def imported_by(path: Path) -> set[str]:
+    """The top-level packages a module's code imports, at any depth of the file."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_only_the_runtime_modules_import_the_sdk_and_no_backend_imports_textual() -> None:
+    """The local fallback never needs `withruntime`; a lazy import inside a
+    function counts as well, since it runs when the function does."""
+    folder = Path(gatetui.__file__).parent / "backends"
+    seen = {path.name: imported_by(path) for path in sorted(folder.glob("*.py"))}
+    assert {"local.py", "local_workspace.py", "runtime.py", "runtime_family.py"} <= set(seen)
+    importers = sorted(name for name, packages in seen.items() if "withruntime" in packages)
+    assert "runtime_family.py" in importers  # its sdk(): the one way in today
+    assert [name for name in importers if not name.startswith("runtime")] == []
+    assert sorted(name for name, packages in seen.items() if "textual" in packages) == []
