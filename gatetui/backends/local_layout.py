@@ -1,4 +1,4 @@
-"""How a local run's trees lie on disk, and how each command is shown them.
+"""How a local run's trees lie on disk, and how each command sees them.
 
 A venv and an editable install hold absolute paths, so every copy of an
 installed workspace must run at the original's path `ws`: as an overlay

@@ -42,7 +42,9 @@ def scrubbed_env(home: Path, tmp: Path, extra: Mapping[str, str] | None = None) 
 
 
 class LocalWorkspace(Layout):
-    """A Layout that runs commands: the original, or one of its copies."""
+    """The install's workspace or one of its copies: a Layout with its
+    commands. Copies share the run's uid, lock and drawn paths: one run is
+    one uid, killed and released when the original closes."""
 
     def __init__(self, root: Path, source: Path, label: str, mode: str, lock: asyncio.Lock,
                  uid: int | None = None, pool: UidPool | None = None, copy: Copy | None = None,
