@@ -13,6 +13,9 @@ import asyncio
 import pytest
 
 from gatetui.backends.base import close_all
+from gatetui.backends.closing import ClosingBackend
+from gatetui.backends.isolation import Isolation
+from gatetui.gate.runner import account_of, isolation_of
 
 
 class SlowToClose:
@@ -85,3 +88,95 @@ def test_asyncio_run_ending_mid_close_still_closes_every_workspace() -> None:
 
     asyncio.run(scenario())
     assert sorted(closed) == ["copy0", "copy1", "copy2", "copy3"]
+
+
+class Opened:
+    """A workspace that counts its closes."""
+
+    def __init__(self, label: str):
+        self.label, self.closes = label, 0
+
+    async def close(self) -> None:
+        self.closes += 1
+
+
+class Bare:
+    """A backend with the Backend protocol's members and nothing the runner reads besides."""
+
+    name = "bare"
+
+    def __init__(self) -> None:
+        self.preflights: list[tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]] = []
+        self.work_root = "/not/forwarded"
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return (f"{self.name}: a note",)
+
+    async def preflight(self, tools: tuple[tuple[str, ...], ...], indexes: tuple[str, ...] = ()) -> None:
+        self.preflights.append((tools, indexes))
+
+    async def open(self, export: object, label: str) -> Opened:
+        return Opened(label)
+
+
+class Declaring(Bare):
+    """A backend with the three capabilities the runner reads where they are."""
+
+    name = "declaring"
+    measured = True
+    isolation = Isolation(True, True, True, True, True, fork_mode="overlay")
+
+    async def account(self) -> dict[str, float]:
+        return {"available": 4.5, "spent": 0.5}
+
+
+def test_the_protocols_members_reach_the_wrapped_backend() -> None:
+    backend = Bare()
+    closing = ClosingBackend(backend)
+
+    async def scenario() -> tuple[Opened, int]:
+        await closing.preflight((("python3", "--version"),), ("pip",))
+        await closing.preflight((("npm", "--version"),))
+        workspace = await closing.open(lambda path: None, "install")
+        await workspace.close()  # the runner's close, then the run's end: the workspace closes once
+        await closing.close_all()
+        return workspace.workspace, workspace.label
+
+    opened, label = asyncio.run(scenario())
+    assert (closing.name, closing.notes) == ("bare", ("bare: a note",))
+    assert backend.preflights == [((("python3", "--version"),), ("pip",)), ((("npm", "--version"),), ())]
+    assert (label, opened.closes, len(closing.opened)) == ("install", 1, 1)
+
+
+def test_nothing_else_of_the_backend_is_forwarded() -> None:
+    closing = ClosingBackend(Bare())
+    with pytest.raises(AttributeError):
+        closing.work_root  # type: ignore[attr-defined]  # noqa: B018
+    assert not hasattr(closing, "uids")
+
+
+def test_a_backend_put_in_place_is_the_one_read() -> None:
+    """The supervisor swaps in the backend chosen when a queued run starts."""
+    first, chosen = Bare(), Declaring()
+    closing = ClosingBackend(first)
+    closing.backend = chosen
+    asyncio.run(closing.preflight((("go", "version"),), ("go",)))
+    assert (closing.name, closing.notes, closing.measured) == ("declaring", ("declaring: a note",), True)
+    assert (first.preflights, chosen.preflights) == ([], [((("go", "version"),), ("go",))])
+
+
+@pytest.mark.parametrize("backend, measured, account, isolation", [
+    (Bare(), False, {}, {}),
+    (Declaring(), True, {"available": 4.5, "spent": 0.5},
+     {"separate_uid": True, "network_namespace": True, "pid_namespace": True, "private_tmp": True,
+      "limits": True, "enforced": True, "reason": "", "fork_mode": "overlay"}),
+])
+def test_the_runner_reads_the_same_capabilities_through_the_wrapper(
+        backend: Bare, measured: bool, account: dict[str, float], isolation: dict[str, object]) -> None:
+    """What the runner reads by name (the cost's `measured`, the account's
+    credit, the isolation for the JSON) is the same wrapped as bare."""
+    closing = ClosingBackend(backend)
+    seen = [(bool(getattr(b, "measured", False)), asyncio.run(account_of(b)), isolation_of(b))
+            for b in (backend, closing)]
+    assert seen == [(measured, account, isolation)] * 2

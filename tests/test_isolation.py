@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from gatetui.backends.isolation import UID_COUNT, UID_FIRST, Isolation, UidPool, probe_isolation, uid_processes
-from gatetui.backends.local import LocalBackend, LocalWorkspace
+from gatetui.backends.local import LocalBackend
+from gatetui.backends.local_workspace import LocalWorkspace
 from gatetui.errors import BadInput
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.events import RunFinished

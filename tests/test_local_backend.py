@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from gatetui.backends.isolation import keep_when, uid_processes
-from gatetui.backends.local import LocalBackend, LocalWorkspace, probe_fork_mode
+from gatetui.backends.local import LocalBackend, probe_fork_mode
+from gatetui.backends.local_workspace import LocalWorkspace
 from gatetui.errors import BadInput
 
 

@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 import withruntime
 
-from gatetui.backends.runtime import APP, RuntimeBackend, RuntimeSettings, RuntimeWorkspace
+from gatetui.backends.runtime import APP, RuntimeBackend, RuntimeSettings
 from gatetui.backends.runtime_admission import CAP_VARIABLE
 from gatetui.backends.runtime_network import npm_access, pip_access
+from gatetui.backends.runtime_workspace import RuntimeWorkspace
 from gatetui.cli.main import main
 from gatetui.errors import BackendError, ExitCode
 from gatetui.gate.checks import CheckId

@@ -63,8 +63,10 @@ def _argv_needs(argv: Any) -> set[str]:
 
 
 def install_watches() -> None:
-    from gatetui.backends.local import LocalBackend, LocalWorkspace
-    from gatetui.backends.runtime import RuntimeBackend, RuntimeWorkspace
+    from gatetui.backends.local import LocalBackend
+    from gatetui.backends.local_workspace import LocalWorkspace
+    from gatetui.backends.runtime import RuntimeBackend
+    from gatetui.backends.runtime_workspace import RuntimeWorkspace
     from tests.runtime_emulator.state import Box, Proc
 
     for backend in (LocalBackend, RuntimeBackend):

@@ -2,32 +2,72 @@
 
 The runner closes its workspaces however a run ends, except one cancelled
 during the install (the install workspace is not yet the runner's to close).
+
+The wrapper forwards what the gate reads of a backend, member by member:
+the Backend protocol's, and the capabilities the runner reads where a
+backend has them. Nothing else reaches the wrapped backend, so a member the
+gate starts to read is declared here, never guessed.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from gatetui.backends.base import Backend, close_all
+from gatetui.backends.base import Backend, TreeExporter, close_all
+from gatetui.backends.isolation import Isolation
 
 
 class ClosingBackend:
-    """The run's backend; `close_all` when the run ends, however it ends."""
+    """The run's backend; `close_all` when the run ends, however it ends.
+
+    Each member reads `self.backend` when it is used: the supervisor puts
+    the backend chosen when the run starts in place of the one it was made
+    with (the `b` key reaches queued runs)."""
+
+    name: str  # the protocol's is a plain attribute: kept in step with the backend's below
 
     def __init__(self, backend: Backend):
         self.backend = backend
         self.opened: list[OnceWorkspace] = []
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.backend, name)
+    @property
+    def backend(self) -> Backend:
+        return self._backend
 
-    async def open(self, export: Callable[[Path], None], label: str) -> Any:
+    @backend.setter
+    def backend(self, backend: Backend) -> None:
+        self._backend = backend
+        self.name = backend.name
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return self.backend.notes
+
+    async def preflight(self, tools: tuple[tuple[str, ...], ...], indexes: tuple[str, ...] = ()) -> None:
+        await self.backend.preflight(tools, indexes)
+
+    async def open(self, export: TreeExporter, label: str) -> Any:
         workspace = OnceWorkspace(await self.backend.open(export, label))
         self.opened.append(workspace)
         return workspace
+
+    # The runner reads these three where a backend has them (they are not in
+    # the Backend protocol): a backend without one reads here as it would
+    # bare (not measured, no account figures, no isolation to report).
+    @property
+    def measured(self) -> bool:
+        measured: bool = getattr(self.backend, "measured", False)
+        return measured
+
+    async def account(self) -> dict[str, float]:
+        account = getattr(self.backend, "account", None)
+        return {} if account is None else dict(await account())
+
+    @property
+    def isolation(self) -> Isolation | None:
+        isolation: Isolation | None = getattr(self.backend, "isolation", None)
+        return isolation
 
     async def close_all(self) -> None:
         with contextlib.suppress(Exception):  # each was closed or tried; the run is over either way

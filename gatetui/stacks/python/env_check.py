@@ -219,7 +219,7 @@ def digest_of(path: str, listed: str) -> str:
 
 def read_text(path: str) -> str | None:
     """A regular file's text, never through a link, never a fifo's wait
-    (backends/local.py reads reports the same way; this module runs alone in
+    (backends/local_files.py reads reports the same way; this module runs alone in
     the sandbox, stdlib only, so it cannot share that one)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)

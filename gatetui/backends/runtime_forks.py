@@ -1,0 +1,99 @@
+"""The runs' sandboxes on Runtime: the install's environment taken out once,
+and copies made fresh from the image, never forked from the install.
+
+Runtime forks a sandbox whole (what the install left in /tmp, its home,
+the image's own files, its processes), so the install's machine is never
+copied: its `keep` folders leave it once as an archive the gate rewrites
+(environment_archive), and the first run's sandbox, fresh and holding only
+a fresh export and those folders, is the one forked for the others. This
+is the trust rule of the runtime backend's test runs, kept in one place
+apart from the workspace's commands (runtime_workspace.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import tarfile
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from gatetui.backends.base import close_all
+from gatetui.backends.environment_archive import rewrite
+from gatetui.backends.runtime_pack import pack_files
+from gatetui.errors import BackendError
+
+if TYPE_CHECKING:
+    from gatetui.backends.runtime_workspace import RuntimeWorkspace
+
+
+async def take_environment(install: RuntimeWorkspace, keep: tuple[str, ...]) -> bytes:
+    """The kept folders as an archive made here and rewritten by the
+    gate: made where head's code ran, so trusted for nothing."""
+    if not keep:
+        return rewrite(pack_files({}), keep).archive
+    packed = f"{install.home}/environment-{os.urandom(6).hex()}.tar.gz"
+    names = " ".join(shlex.quote(name) for name in keep)
+    command = (f'set --; for n in {names}; do if [ -e "$n" ] || [ -L "$n" ]; then set -- "$@" "$n"; fi; '
+               f'done; if [ $# -eq 0 ]; then tar -czf {packed} --files-from /dev/null; '
+               f'else tar -czf {packed} -- "$@"; fi')
+    done = await install.run(command, timeout=600, on_output=lambda _: None)
+    raw = await install.read_report_at(packed) if done.ok else None
+    if raw is None:
+        raise BackendError(f"runtime backend: could not take the environment out of sandbox {install.sandbox.id} "
+                           f"({done.describe_end()}): {done.output_tail[-300:]}")
+    try:
+        rewritten = await asyncio.to_thread(rewrite, raw, keep)
+    except (tarfile.TarError, EOFError, OSError) as err:
+        raise BackendError(f"runtime backend: the environment sandbox {install.sandbox.id} gave is no "
+                           f"archive ({err})") from None
+    if rewritten.left_out:
+        install.family.progress(f"runtime: left out of the environment ({len(rewritten.left_out)}): "
+                                f"{'; '.join(rewritten.left_out[:5])}")
+    return rewritten.archive
+
+
+async def make_copies(install: RuntimeWorkspace, fresh: Callable[[], Awaitable[Any]], count: int, tree: bytes,
+                      environment: bytes) -> list[RuntimeWorkspace]:
+    """`count` workspaces for the runs: one fresh sandbox filled, then
+    forked for the rest, so every copy holds the same bytes."""
+    family = install.family
+    reserved, alive = family.reserved, len(family.live)
+    if reserved is not None and alive + count > reserved:
+        raise BackendError(f"runtime backend: {count} sandboxes for the runs would make {alive + count} at "
+                           f"once; the cap leaves this run {reserved}")
+    first = install.copy_of(await fresh())
+    made = [first]
+    try:
+        await fill(first, tree, environment)
+        if count > 1:
+            try:
+                forks = await first.sandbox.fork(count - 1, labels=family.run_labels)
+            except Exception as err:
+                raise first.error(err, f"forking {count - 1} copies") from None
+            for copy in forks:
+                family.live[copy.id] = copy
+                made.append(install.copy_of(copy))
+    except BaseException:  # the caller never gets them: they are closed here
+        with contextlib.suppress(Exception):  # the first error is the one to tell
+            await close_all(made)
+        raise
+    return made
+
+
+async def fill(copy: RuntimeWorkspace, tree: bytes, environment: bytes) -> None:
+    """A fresh sandbox's tree: the export, then the environment, unpacked
+    by the image's own tar (nothing of head's has run here)."""
+    name = f"environment-{os.urandom(6).hex()}.tar.gz"
+    try:
+        await copy.sandbox.files.unarchive(copy.path, tree, gzip=True)
+        await copy.sandbox.files.unarchive(copy.home, pack_files({name: environment}), gzip=True)
+    except Exception as err:
+        raise copy.error(err, "unpacking a fresh tree") from None
+    done = await copy.run(f"tar -xzf ../{name} --no-same-owner && rm -f ../{name}", timeout=600,
+                          on_output=lambda _: None)
+    if not done.ok:
+        raise BackendError(f"runtime backend: could not unpack the environment in sandbox {copy.sandbox.id} "
+                           f"({done.describe_end()}): {done.output_tail[-300:]}")

@@ -1,0 +1,55 @@
+"""What goes into a Runtime sandbox, packed here as tar.gz archives.
+
+Head's tree is exported on this machine and sent in whole, so a sandbox
+needs no clone host and never sees the repo's history; files the gate
+writes over a tree go in the same way. Packing is apart from the backend
+and its workspaces because it is plain local work on bytes (a thread's,
+no SDK call) that both of them need.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import shutil
+import tarfile
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gatetui.backends.base import TreeExporter
+
+
+def pack_tree(export: TreeExporter, drop: tuple[str, ...] = ()) -> bytes:
+    """Head's tree, exported here as one tar.gz: no clone host. The `drop`
+    names are left out (what git holds where the environment goes)."""
+    with tempfile.TemporaryDirectory(prefix="gatetui-export-") as tmp:
+        export(Path(tmp) / "tree")
+        for name in drop:
+            gone = Path(tmp) / "tree" / name
+            if gone.is_dir() and not gone.is_symlink():
+                shutil.rmtree(gone)
+            elif gone.is_symlink() or gone.exists():
+                gone.unlink()
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+            archive.add(Path(tmp) / "tree", arcname=".")
+        return buffer.getvalue()
+
+
+async def upload_tree(sandbox: Any, export: TreeExporter, remote: str) -> None:
+    await sandbox.files.unarchive(remote, await asyncio.to_thread(pack_tree, export), gzip=True)
+
+
+def pack_files(files: Mapping[str, bytes]) -> bytes:
+    """Any number of files in one call into a sandbox, each a plain 0644
+    file: never a link, a device or a setuid bit, whatever the caller meant."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for rel, data in files.items():
+            info = tarfile.TarInfo(f"./{rel}")
+            info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
