@@ -552,7 +552,7 @@ class _Gate:
                 self._finish(CheckResult(check, Status.ERROR, message))
 
     def _cost(self) -> Cost:
-        return Cost(per_check=dict(self.usage), measured=bool(getattr(self.backend, "measured", False)),
+        return Cost(per_check=dict(self.usage), measured=self.backend.measured,
                     account=self.account)
 
     def _done(self) -> None:
@@ -569,21 +569,18 @@ class _Gate:
 async def account_of(backend: Backend) -> dict[str, float]:
     """What the backend's account says of its credit after the run (Runtime:
     available and spent dollars); never a reason for the gate to fail."""
-    account = getattr(backend, "account", None)
-    if account is None:
-        return {}
     try:
-        return dict(await asyncio.wait_for(account(), 15))
+        credit = await asyncio.wait_for(backend.account(), 15)
     except Exception:  # noqa: BLE001 - a figure for the credit table, nothing more
         return {}
+    return {} if credit is None else dict(credit)
 
 
 def isolation_of(backend: Backend) -> dict[str, object]:
-    """What the backend enforces, for the JSON; a backend that runs on
-    machines the agent never touched (runtime) says so itself."""
-    isolation = getattr(backend, "isolation", None)
-    to_json = getattr(isolation, "to_json", None)
-    return dict(to_json()) if callable(to_json) else {}
+    """What the backend enforces, for the JSON ({} from one with nothing of
+    this machine's to report)."""
+    isolation = backend.isolation
+    return {} if isolation is None else dict(isolation.to_json())
 
 
 def _cache_get(cache: baseline.BaselineCache | None, key: str) -> Mapping[str, Any] | None:
