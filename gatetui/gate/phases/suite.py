@@ -38,19 +38,23 @@ class SuitePhase:
         copies = await workspace.fork(RUNS + 1 + hidden, ctx.export_head, ctx.plan.profile.environment,
                                       network=ctx.plan.profile.test_network)
         try:
-            await copies[RUNS].write_files(ctx.plan.old_tests_files)
-            self._announce()
-            jobs = [self._head_run(w, i) for i, w in enumerate(copies[:RUNS])]
-            jobs.append(self._old_tests_run(copies[RUNS]))
-            if hidden:
-                jobs.append(self._hidden_run(copies[RUNS + 1]))
-            done = await asyncio.gather(*jobs)
+            done = await self._side_by_side(copies, hidden)
         finally:
             await close_all(copies)
         if hidden:
             assert ctx.plan.hidden is not None  # needed only when configured and found (plan_phase.hidden)
             ctx.ledger.finish(judge_hidden(done[RUNS + 1], ctx.plan.hidden))
-        await judging.judge_suite(ctx, self.base, list(done[:RUNS]), done[RUNS])
+        await judging.judge_suite(ctx, self.base, done[:RUNS], done[RUNS])
+
+    async def _side_by_side(self, copies: list[Workspace], hidden: bool) -> list[SuiteRun]:
+        """Head's runs, then base's tests, then the hidden tests, one copy each."""
+        await copies[RUNS].write_files(self.ctx.plan.old_tests_files)
+        self._announce()
+        jobs = [self._head_run(w, i) for i, w in enumerate(copies[:RUNS])]
+        jobs.append(self._old_tests_run(copies[RUNS]))
+        if hidden:
+            jobs.append(self._hidden_run(copies[RUNS + 1]))
+        return list(await asyncio.gather(*jobs))
 
     def _announce(self) -> None:
         ctx = self.ctx
