@@ -13,6 +13,7 @@ from gatetui.gate.checks import (
     CHECK_ORDER, SPECS, TITLES, CheckId, CheckResult, Counts, Need, Phase, Status, Verdict, announced_at, decide,
     spec_of,
 )
+from gatetui.gate.phases import plan_phase
 
 
 def decide_by_name(results: list[CheckResult], old_tests_fail_is_fatal: bool = False) -> Verdict:
@@ -57,6 +58,10 @@ def test_what_each_check_declares() -> None:
     assert [s.id for s in SPECS if Need.OLD_TESTS_RUN in s.needs] == \
         [CheckId.TESTS_KEPT, CheckId.NO_NEW_SKIPS, CheckId.OLD_TESTS]
     assert [s.id for s in SPECS if Need.BASE_OWN in s.needs] == [CheckId.RUNS, CheckId.NO_NEW_SKIPS]
+
+
+def test_every_check_announced_with_the_plan_can_answer_there() -> None:
+    assert list(plan_phase.ANSWERS) == [s.id for s in announced_at(Phase.PLAN)]
 
 
 def test_how_one_result_weighs() -> None:
