@@ -56,8 +56,10 @@ class Ledger:
         return tuple(spec for spec in SPECS if spec.id not in self.results)
 
     def not_run(self, checks: Iterable[CheckId], why: str) -> None:
+        """Skipped, each announced first unless it was (with the plan)."""
         for check in (c for c in checks if c not in self.results):
-            self.start(check)
+            if check not in self.started:
+                self.start(check)
             self.finish(CheckResult(check, Status.SKIPPED, why))
 
     def error_open(self, message: str) -> None:
