@@ -33,6 +33,7 @@ from gatetui.gate.phases.suite import SuitePhase
 from gatetui.gate.phases.suite_run import SuiteRunner
 from gatetui.gate.plan import Plan
 
+
 async def run_gate(plan: Plan, backend: Backend) -> AsyncGenerator[GateEvent, None]:
     """Yield the gate's events; the last one is RunFinished.
 
