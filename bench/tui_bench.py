@@ -132,7 +132,10 @@ class StreamingWorkspace:
 
 
 class StreamingBackend:
-    name, notes = "bench", ()
+    name, notes, measured, isolation = "bench", (), False, None
+
+    async def account(self) -> None:
+        return None
 
     async def preflight(self, tools: object) -> None:
         return None

@@ -101,9 +101,15 @@ class Opened:
 
 
 class Bare:
-    """A backend with the Backend protocol's members and nothing the runner reads besides."""
+    """A backend with the Backend protocol's members and nothing else the runner could read:
+    not measured, no account figures, no isolation to report."""
 
     name = "bare"
+    measured = False
+    isolation = None
+
+    async def account(self) -> dict[str, float] | None:
+        return None
 
     def __init__(self) -> None:
         self.preflights: list[tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]] = []
@@ -121,7 +127,7 @@ class Bare:
 
 
 class Declaring(Bare):
-    """A backend with the three capabilities the runner reads where they are."""
+    """A backend that declares all three capabilities the runner reads."""
 
     name = "declaring"
     measured = True
@@ -177,6 +183,6 @@ def test_the_runner_reads_the_same_capabilities_through_the_wrapper(
     """What the runner reads by name (the cost's `measured`, the account's
     credit, the isolation for the JSON) is the same wrapped as bare."""
     closing = ClosingBackend(backend)
-    seen = [(bool(getattr(b, "measured", False)), asyncio.run(account_of(b)), isolation_of(b))
+    seen = [(b.measured, asyncio.run(account_of(b)), isolation_of(b))
             for b in (backend, closing)]
     assert seen == [(measured, account, isolation)] * 2

@@ -3,6 +3,7 @@ in a copy of their own, and told to the agent as a count only."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -14,13 +15,16 @@ from gatetui.cli.main import main
 from gatetui.errors import BackendError
 from gatetui.gate import api
 from gatetui.gate.checks import CheckId, Status
+from gatetui.gate.events import CheckFinished, CheckStarted, RunFinished
 from gatetui.gate.hidden import HiddenTests, judge_hidden, read_hidden, select_hidden
 from gatetui.gate.judge import SuiteRun
 from gatetui.gate.junit import Outcome, Report, TestResult
 from gatetui.gate.plan import GateRequest, Plan, make_plan
+from gatetui.gate.runner import run_gate
 from gatetui.supervise.state_inputs import repo_state
 from gatetui.supervise.store import repo_key
 from tests.conftest import MakeRepo, git
+from tests.test_supervisor import FakeBackend
 
 OK = CommandResult(exit_code=0, wall_seconds=1.0)
 FAILED = CommandResult(exit_code=1, wall_seconds=1.0)
@@ -190,3 +194,24 @@ def test_standalone_submit_runs_the_hidden_tests_as_check_does(
     submitted = capsys.readouterr().out.splitlines()
     line = "FAIL hidden tests pass: 2 of 2 hidden tests failed"
     assert (line in checked, line in submitted, submitted[-1]) == (True, True, "verdict: fail")
+
+
+def test_an_install_that_never_ran_leaves_the_hidden_tests_not_run_announced_once(make_repo: MakeRepo) -> None:
+    """Hidden is announced with the plan; a refused install settles it as
+    not run without announcing it a second time (a consumer folds each
+    CheckStarted into a row of its own)."""
+    repo = make_repo(BASE, {**HEAD, "mathlib/odd\x01name.py": "x = 1\n"})
+    plan = make_plan(GateRequest(repo, "main", "agent/x", hidden={"math/tests/test_h.py": HIDDEN_SOURCE}))
+
+    async def gate() -> list[object]:
+        return [e async for e in run_gate(plan, FakeBackend())]
+
+    events = asyncio.run(gate())
+    assert [e.check for e in events if isinstance(e, CheckStarted)].count(CheckId.HIDDEN) == 1
+    (hidden_end,) = [e.result for e in events if isinstance(e, CheckFinished) and e.result.id is CheckId.HIDDEN]
+    assert (hidden_end.status, hidden_end.detail) == (Status.SKIPPED, "not run: install failed")
+    done = events[-1]
+    assert isinstance(done, RunFinished)
+    assert [(r.id.value, r.status.value) for r in done.results] == [
+        ("install", "fail"), ("runs", "skipped"), ("tests_kept", "pass"), ("no_new_skips", "pass"),
+        ("old_tests", "skipped"), ("hidden", "skipped")]

@@ -342,7 +342,7 @@ def test_a_good_synthetic_sample_loads(tmp_path: Path) -> None:
         (GOOD_TOML.replace('verdict = "pass"', 'verdict = "maybe"'), "verdict 'maybe'"),
         (GOOD_TOML.replace("hidden =", "secret ="), "unknown check id 'secret'"),
         (GOOD_TOML.replace('runs = "pass"', 'runs = "ok"'), "status 'ok'"),
-        (GOOD_TOML.replace('runs = "pass"\n', ""), "lacks 'runs'"),
+        (GOOD_TOML.split("[checks]")[0] + 'checks = "pass"\n', "[checks] must be a table of check id = status"),
         (GOOD_TOML.replace('title = "t"\n', ""), "'title' must be a non-empty string"),
         (GOOD_TOML.replace("[checks]", "[checkz]"), "unknown key 'checkz'"),
         (GOOD_TOML.replace('verdict = "pass"', 'verdict = "pass"\nrandom_seed = "7"'), "'random_seed' must be"),
@@ -361,6 +361,39 @@ def test_malformed_scenario_names_the_file(tmp_path: Path, toml: str, words: str
     assert message.startswith(f"{bad / 'scenario.toml'}: ")
     assert words in message
     assert "\n" not in message
+
+
+def test_a_check_the_scenario_omits_is_expected_to_pass(tmp_path: Path) -> None:
+    make_sample(tmp_path, "pins_runs", GOOD_TOML.split("[checks]")[0] + '[checks]\nruns = "fail"\n')
+    make_sample(tmp_path, "pins_none", GOOD_TOML.split("[checks]")[0])
+    pins_none, pins_runs = load_scenarios(tmp_path)
+    assert dict(pins_runs.checks) == {"install": "pass", "runs": "fail", "tests_kept": "pass",
+                                      "no_new_skips": "pass", "old_tests": "pass", "hidden": "skipped"}
+    assert dict(pins_none.checks) == {**dict(pins_runs.checks), "runs": "pass"}
+    assert list(pins_none.checks) == list(pins_runs.checks) == list(CHECK_IDS)
+
+
+def test_hidden_is_expected_to_pass_when_the_sample_has_hidden_tests(tmp_path: Path) -> None:
+    folder = make_sample(tmp_path, "with_hidden", GOOD_TOML.replace('hidden = "skipped"\n', ""))
+    (folder / "hidden" / "leap").mkdir(parents=True)
+    (folder / "hidden" / "leap" / "test_hidden.py").write_text("def test_x():\n    pass\n")
+    [scenario] = load_scenarios(tmp_path)
+    assert scenario.checks["hidden"] == "pass"
+    (folder / "scenario.toml").write_text(GOOD_TOML.replace('hidden = "skipped"', 'hidden = "fail"'))
+    [pinned] = load_scenarios(tmp_path)
+    assert pinned.checks["hidden"] == "fail"
+
+
+def test_each_scenario_names_only_the_checks_it_pins() -> None:
+    """A line that restates the default says nothing: every [checks] entry
+    of a sample differs from what the loader would expect without it."""
+    restated = {}
+    for folder in sorted(p for p in SAMPLES_DIR.iterdir() if (p / "scenario.toml").is_file()):
+        pinned = tomllib.loads((folder / "scenario.toml").read_text()).get("checks", {})
+        default = {c: "skipped" if c == "hidden" and not (folder / "hidden").is_dir() else "pass" for c in CHECK_IDS}
+        restated[folder.name] = sorted(c for c, status in pinned.items() if default[c] == status)
+    assert {name: checks for name, checks in restated.items() if checks} == {}
+    assert len(restated) == 49
 
 
 def test_missing_tree_folder_is_named(tmp_path: Path) -> None:

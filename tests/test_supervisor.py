@@ -65,6 +65,11 @@ class FakeBackend:
 
     name = "fake"
     notes: tuple[str, ...] = ()
+    measured = False
+    isolation = None
+
+    async def account(self) -> None:
+        return None
 
     def __init__(self, released: bool = True, preflight_error: str = ""):
         self.release = asyncio.Event()

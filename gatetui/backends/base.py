@@ -93,12 +93,40 @@ class Workspace(Protocol):
     async def close(self) -> None: ...
 
 
+class Enforcement(Protocol):
+    """What a backend enforces on this machine, as RunStarted and the JSON
+    say it (the local backend's Isolation)."""
+
+    def to_json(self) -> dict[str, object]: ...
+
+
 class Backend(Protocol):
+    """What the gate drives. Its capabilities are declared members that every
+    backend has, so the gate reads them and never probes for them."""
+
     name: str
+
+    @property
+    def measured(self) -> bool:
+        """Usage figures the provider measures and bills (Runtime), rather
+        than this machine's own, priced at Runtime's rates as an estimate."""
+        ...
 
     @property
     def notes(self) -> tuple[str, ...]:
         """Protections this backend does not enforce here, said plainly."""
+        ...
+
+    @property
+    def isolation(self) -> Enforcement | None:
+        """The protections enforced here; None from a backend that has none
+        of this machine's to report (Runtime's sandboxes are machines of
+        their own)."""
+        ...
+
+    async def account(self) -> dict[str, float] | None:
+        """The account's credit in dollars by name after a run; None from a
+        backend with no account to ask."""
         ...
 
     async def preflight(self, tools: tuple[tuple[str, ...], ...], indexes: tuple[str, ...] = ()) -> None:

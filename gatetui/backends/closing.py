@@ -14,8 +14,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from gatetui.backends.base import Backend, TreeExporter, close_all
-from gatetui.backends.isolation import Isolation
+from gatetui.backends.base import Backend, Enforcement, TreeExporter, close_all
 
 
 class ClosingBackend:
@@ -52,22 +51,17 @@ class ClosingBackend:
         self.opened.append(workspace)
         return workspace
 
-    # The runner reads these three where a backend has them (they are not in
-    # the Backend protocol): a backend without one reads here as it would
-    # bare (not measured, no account figures, no isolation to report).
+    # The Backend protocol's declared capabilities, forwarded.
     @property
     def measured(self) -> bool:
-        measured: bool = getattr(self.backend, "measured", False)
-        return measured
+        return self.backend.measured
 
-    async def account(self) -> dict[str, float]:
-        account = getattr(self.backend, "account", None)
-        return {} if account is None else dict(await account())
+    async def account(self) -> dict[str, float] | None:
+        return await self.backend.account()
 
     @property
-    def isolation(self) -> Isolation | None:
-        isolation: Isolation | None = getattr(self.backend, "isolation", None)
-        return isolation
+    def isolation(self) -> Enforcement | None:
+        return self.backend.isolation
 
     async def close_all(self) -> None:
         with contextlib.suppress(Exception):  # each was closed or tried; the run is over either way

@@ -48,6 +48,11 @@ __all__ = ["LocalBackend", "LocalWorkspace", "default_work_root", "fork_mode_fro
 
 class LocalBackend:
     name = "local"
+    measured = False  # this machine's own figures, priced at Runtime's rates: an estimate
+
+    async def account(self) -> None:
+        """No account to ask: the credit table's figures are estimates."""
+        return None
 
     def __init__(self, work_root: Path | None = None, fork_mode: str | None = None,
                  isolate: bool | None = None, uids: tuple[int, int] | None = None):

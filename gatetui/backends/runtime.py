@@ -79,6 +79,7 @@ def _label_value(text: str) -> str:
 class RuntimeBackend:
     name = "runtime"
     measured = True  # durations, CPU and memory as Runtime reports and bills them
+    isolation = None  # sandboxes are machines of their own: nothing of this machine's to report
 
     def __init__(self, *, labels: Mapping[str, str] | None = None,
                  settings: RuntimeSettings | None = None, on_progress: ProgressSink | None = None,

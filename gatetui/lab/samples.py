@@ -79,8 +79,9 @@ class SampleError(Exception):
 class Scenario:
     """One sample: what the agent did, and what every check must answer.
 
-    `checks` maps each check id to its expected status; `path` is the sample's
-    folder, holding `base/`, `head/` and `scenario.toml`.
+    `checks` maps each check id to its expected status (the defaults filled
+    in for those scenario.toml omits); `path` is the sample's folder, holding
+    `base/`, `head/` and `scenario.toml`.
     """
 
     name: str
@@ -149,7 +150,13 @@ def load_scenarios(root: Path = SAMPLES_DIR) -> list[Scenario]:
 
 
 def _load_one(folder: Path) -> Scenario:
-    """Read and validate `folder/scenario.toml` and the folder's two trees."""
+    """Read and validate `folder/scenario.toml` and the folder's two trees.
+
+    The `[checks]` table names only the checks whose outcome the sample
+    pins; every check it omits is expected to pass, except `hidden`, which
+    is expected `skipped` unless the sample has a hidden/ folder. The
+    scenario's `checks` holds every check, in the gate's order, either way.
+    """
     toml_path = folder / "scenario.toml"
     if not toml_path.is_file():
         raise SampleError(f"{toml_path}: missing (every sample folder needs one)")
@@ -178,9 +185,9 @@ def _load_one(folder: Path) -> Scenario:
             f"{toml_path}: verdict {text['verdict']!r} is not one of {_listed(VERDICTS)}"
         )
 
-    checks = data.get("checks")
+    checks = data.get("checks", {})
     if not isinstance(checks, dict):
-        raise SampleError(f"{toml_path}: missing [checks] table")
+        raise SampleError(f"{toml_path}: [checks] must be a table of check id = status")
     for check_id, status in checks.items():
         if check_id not in CHECK_IDS:
             raise SampleError(f"{toml_path}: unknown check id {check_id!r} in [checks]")
@@ -189,10 +196,6 @@ def _load_one(folder: Path) -> Scenario:
                 f"{toml_path}: check {check_id!r} has status {status!r}, "
                 f"not one of {_listed(STATUSES)}"
             )
-    missing = [check_id for check_id in CHECK_IDS if check_id not in checks]
-    if missing:
-        raise SampleError(f"{toml_path}: [checks] lacks {missing[0]!r}")
-
     for side in ("base", "head"):
         if not (folder / side).is_dir():
             raise SampleError(f"{folder / side}: missing tree folder")
@@ -202,7 +205,7 @@ def _load_one(folder: Path) -> Scenario:
         raise SampleError(f"{toml_path}: 'random_seed' must be a whole number of 0 or more")
     head_names = _head_names(data.get("head_names", {}), toml_path, folder / "head")
 
-    ordered = {check_id: checks[check_id] for check_id in CHECK_IDS}
+    ordered = {check_id: checks.get(check_id, _expected_by_default(check_id, folder)) for check_id in CHECK_IDS}
     return Scenario(
         name=folder.name,
         checks=MappingProxyType(ordered),
@@ -211,6 +214,15 @@ def _load_one(folder: Path) -> Scenario:
         head_names=MappingProxyType(head_names),
         **text,
     )
+
+
+def _expected_by_default(check_id: str, folder: Path) -> str:
+    """A check the scenario does not name is expected to pass; `hidden` is
+    expected `skipped` when the sample has no hidden/ folder (nothing to
+    run). A scenario then names only the checks whose outcome it pins."""
+    if check_id == "hidden" and not (folder / "hidden").is_dir():
+        return "skipped"
+    return "pass"
 
 
 def _head_names(table: object, toml_path: Path, head: Path) -> dict[str, str]:

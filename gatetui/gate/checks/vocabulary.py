@@ -1,7 +1,10 @@
-"""The gate's vocabulary: check ids, titles, statuses, results and verdicts.
+"""The gate's words: check ids, statuses, results and verdicts.
 
-Every consumer (CLI, JSON, JUnit, later the TUI and the submit server) names
-checks through this module, so the words in DESIGN.md exist in one place.
+Every consumer (CLI, JSON, JUnit, the TUI and the submit server) names
+checks through gatetui.gate.checks, so the words in DESIGN.md exist in one
+place. What each check is (its title, what it needs, how it counts) is
+declared in registry.py; this module holds only the words those
+declarations are made of.
 """
 
 from __future__ import annotations
@@ -23,20 +26,11 @@ class CheckId(str, Enum):
 
     @property
     def title(self) -> str:  # type: ignore[override]  # the check's title, not str.title(): a str enum
-        return TITLES[self]
+        """As its declaration says; imported when asked, since the registry
+        is made of CheckIds."""
+        from gatetui.gate.checks.registry import spec_of
 
-
-TITLES: dict[CheckId, str] = {
-    CheckId.INSTALL: "installs from scratch",
-    CheckId.RUNS: "suite passes 3 of 3 runs",
-    CheckId.TESTS_KEPT: "no tests removed",
-    CheckId.NO_NEW_SKIPS: "nothing new skipped or focused",
-    CheckId.OLD_TESTS: "old tests pass on new code",
-    CheckId.HIDDEN: "hidden tests pass",
-}
-
-# The order checks are listed in everywhere: the article's order.
-CHECK_ORDER: tuple[CheckId, ...] = tuple(CheckId)
+        return spec_of(self).title
 
 
 class Status(str, Enum):
@@ -111,22 +105,3 @@ class Verdict(str, Enum):
     def __str__(self) -> str:
         return self.value
 
-
-def decide(results: list[CheckResult], old_tests_fail_is_fatal: bool = False) -> Verdict:
-    """Fold check results into the verdict.
-
-    A violation anywhere but `old_tests` fails the change. Then a gate error
-    wins over `review`: a person should not review a run the gate could not
-    finish. `old_tests` alone failing asks a person, unless policy says fail;
-    so does a check that found something to review.
-    """
-    failed = {r.id for r in results if r.status is Status.FAIL}
-    if failed - {CheckId.OLD_TESTS}:
-        return Verdict.FAIL
-    if CheckId.OLD_TESTS in failed and old_tests_fail_is_fatal:
-        return Verdict.FAIL
-    if any(r.status is Status.ERROR for r in results):
-        return Verdict.ERROR
-    if failed or any(r.status is Status.REVIEW for r in results):
-        return Verdict.REVIEW
-    return Verdict.PASS

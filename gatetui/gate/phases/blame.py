@@ -1,0 +1,52 @@
+"""Whose a failed install is. An install that fails at head is the change's
+fault only if base installs: a project whose base fails the same way (a
+dependency gone from the index, a build that needs a tool this machine
+lacks) is an error for a person, not a mark against the agent."""
+
+from __future__ import annotations
+
+from gatetui.gate.checks import CheckId, CheckResult, Status
+from gatetui.gate.install import Failed
+from gatetui.gate.phases.context import Context
+
+
+async def install_failed(ctx: Context, failed: Failed) -> CheckResult:
+    """The install check's answer; the import check is head's own code:
+    never compared with base."""
+    result = failed.result
+    if result is not None and result.timed_out:
+        return _install(Status.ERROR, f"`{failed.step}` {result.describe_end()}: raise the time limit (--timeout)")
+    said = failed.said if result is None else \
+        f"`{failed.step}` failed ({result.describe_end()}): {last_line(result.output_tail)}"
+    if failed.heads_own:
+        return _install(Status.FAIL, said)
+    ctx.ledger.progress(CheckId.INSTALL, "failed at head; installing base the same way, to tell whose it is")
+    at_base = await base_install(ctx, verify=result is None)
+    if at_base is None:
+        return _install(Status.FAIL, f"{said}; base installs")
+    if at_base == failed.step:
+        return _install(Status.ERROR, f"{said}; base fails the same install, so it is the project or this "
+                                      "machine, not this change: make base install, then gate again")
+    return _install(Status.FAIL, f"{said}; base's install could not tell ({at_base})")
+
+
+async def base_install(ctx: Context, verify: bool) -> str | None:
+    """Base installed in a workspace of its own (its environment checked
+    when head's check was what failed): None when it installs, else the
+    step it failed on (or why it could not tell)."""
+    async with ctx.base_workspace("base-install") as workspace:
+        failed = await ctx.installer(CheckId.INSTALL, "base install").install(workspace, verify)
+    if failed is None:
+        return None
+    if failed.result is not None and failed.result.timed_out:
+        return f"base's `{failed.step}` {failed.result.describe_end()}"
+    return failed.step
+
+
+def _install(status: Status, detail: str) -> CheckResult:
+    return CheckResult(CheckId.INSTALL, status, detail)
+
+
+def last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "no output"

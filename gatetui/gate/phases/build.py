@@ -1,0 +1,116 @@
+"""The build phase: head installed from scratch in a fresh workspace, its
+distributable built beside it, and the environment checked where the runs
+will see it before it is handed on. Only the environment goes on; the
+workspace takes no command after its first fork."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shlex
+from collections.abc import Sequence
+
+from gatetui.backends.base import Workspace, close_all
+from gatetui.errors import BackendError
+from gatetui.gate.checks import CheckId, CheckResult, Status
+from gatetui.gate.install import Failed
+from gatetui.gate.phases import blame
+from gatetui.gate.phases.context import Context
+from gatetui.gate.refusals import refusal
+from gatetui.stacks.base import BuildCheck
+
+STREAM = "install"
+
+
+class BuildPhase:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.opened: Workspace | None = None  # the install's workspace until it is handed on
+
+    async def install(self) -> Workspace | None:
+        """The installed workspace, or None when the install check failed
+        (its workspace stays `opened`, for the caller to close)."""
+        ctx = self.ctx
+        ctx.ledger.start(CheckId.INSTALL)
+        refused = refusal(ctx.plan.base, ctx.plan.head, ctx.plan.profile.unreadable_code)
+        if refused:
+            ctx.ledger.finish(CheckResult(CheckId.INSTALL, Status.FAIL, refused))
+            return None
+        workspace = self.opened = await ctx.backend.open(ctx.export_head, ctx.plan.request.run_id)
+        failed, findings = await self._install_and_build(workspace)
+        if failed is None:
+            failed = await hand_on(ctx, workspace)
+        if failed is not None:
+            ctx.ledger.finish(await blame.install_failed(ctx, failed))
+            return None
+        ctx.ledger.finish(self._passed(findings))
+        self.opened = None  # the caller's now
+        return workspace
+
+    async def _install_and_build(self, workspace: Workspace) -> tuple[Failed | None, Sequence[object]]:
+        """The install, and beside it the wheel (judged only when the
+        install went through)."""
+        build = self.ctx.plan.profile.build_check
+        wheel = asyncio.create_task(build_wheel(self.ctx, workspace, build)) if build is not None else None
+        try:
+            failed = await self.ctx.installer(CheckId.INSTALL, STREAM).install(workspace, verify=True)
+            findings = await wheel if wheel is not None and failed is None else []
+        finally:
+            if wheel is not None and not wheel.done():  # the install failed: its wheel is not judged
+                wheel.cancel()
+                with contextlib.suppress(asyncio.CancelledError, BackendError, OSError):
+                    await wheel
+        return failed, findings
+
+    def _passed(self, findings: Sequence[object]) -> CheckResult:
+        build = self.ctx.plan.profile.build_check
+        if findings and build is not None:
+            return CheckResult(CheckId.INSTALL, Status.REVIEW, build.describe(findings))
+        return CheckResult(CheckId.INSTALL, Status.PASS, "fresh copy, fresh environment")
+
+
+async def build_wheel(ctx: Context, workspace: Workspace, build: BuildCheck) -> Sequence[object]:
+    """Head's distributable, built beside the install in the same
+    workspace (where head's build code runs anyway, before the first
+    fork), then compared with the commit: what users install must be
+    what the runs tested."""
+    profile = ctx.plan.profile
+    command = build.command.replace("{report}", shlex.quote(workspace.report_path(build.report)))
+    result = await ctx.ledger.run(workspace, CheckId.INSTALL, "wheel", command, dict(profile.install_env))
+    if not result.ok:
+        return [f"{build.label} could not be built ({result.describe_end()}): {blame.last_line(result.output_tail)}"]
+    built = await workspace.read_report(build.report)
+    if built is None:
+        return [f"{build.label} was built but left no file to read"]
+    return await asyncio.to_thread(build.findings, built, ctx.plan.head, profile.build_generated)
+
+
+async def hand_on(ctx: Context, workspace: Workspace) -> Failed | None:
+    """The environment is checked where the runs will see it: in a copy
+    no code of head's has run in yet (every fork hands on the same
+    environment, and on Runtime the install's machine, where head's code
+    ran, is trusted for nothing). Then head's packages are imported in
+    that copy: importing runs head's code, which must not get to write
+    the environment either."""
+    check, modules = ctx.plan.profile.environment_check, ctx.plan.import_modules
+    if check is None and not modules:
+        return None
+    (copy,) = await workspace.fork(1, ctx.export_head, ctx.plan.profile.environment)
+    try:
+        if check is not None:
+            refused = await ctx.installer(CheckId.INSTALL, STREAM).check(copy, "all", verify=True)
+            if isinstance(refused, Failed):
+                return refused
+        return await _import(ctx, copy, modules)
+    finally:
+        await close_all([copy])
+
+
+async def _import(ctx: Context, copy: Workspace, modules: tuple[str, ...]) -> Failed | None:
+    """Head's packages imported in the checked copy: a failure is head's own."""
+    importer = ctx.plan.profile.import_command
+    if not modules or importer is None:
+        return None
+    command = importer.command.replace("{modules}", shlex.join(modules))
+    result = await ctx.ledger.run(copy, CheckId.INSTALL, STREAM, command, dict(importer.env), network=False)
+    return None if result.ok else Failed(f"import {', '.join(modules)}", result, heads_own=True)

@@ -1,0 +1,69 @@
+"""What every phase of one gate run shares: the plan, the backend, the
+ledger, what the stack's hook scan found, and the gate's folder name."""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gatetui.backends.base import Backend, CommandResult, Workspace, close_all
+from gatetui.gate.checks import CheckId
+from gatetui.gate.install import Installer
+from gatetui.gate.phases.ledger import Ledger
+from gatetui.gate.plan import Plan
+from gatetui.stacks.base import HookScan
+
+
+def _gate_folder() -> str:
+    """The gate's files in a run's tree, under a name head cannot know."""
+    return f".site-{secrets.token_hex(6)}"
+
+
+@dataclass
+class Context:
+    plan: Plan
+    backend: Backend
+    ledger: Ledger
+    hooks: HookScan
+    gate_folder: str = field(default_factory=_gate_folder)
+    outside: list[str] = field(default_factory=list)  # base tests passed by a change outside the tests
+
+    @classmethod
+    def of(cls, plan: Plan, backend: Backend, ledger: Ledger) -> Context:
+        profile = plan.profile
+        return cls(plan, backend, ledger, profile.stack.scan_hooks(plan.base, plan.head, profile.is_test_file))
+
+    def export_head(self, dest: Path) -> None:
+        self.plan.repo.export(self.plan.head.sha, dest)
+
+    def installer(self, check: CheckId, stream: str) -> Installer:
+        """The profile's install, its commands charged to `check` on `stream`."""
+        async def run(workspace: Workspace, command: str, env: dict[str, str], network: bool) -> CommandResult:
+            return await self.ledger.run(workspace, check, stream, command, env, network=network)
+        return Installer(self.plan.profile, run)
+
+    def test_file_unchanged(self, path: str) -> bool:
+        base, head = self.plan.base, self.plan.head
+        return path in base and path in head and base.ident(path) == head.ident(path)
+
+    def policy_fails(self) -> bool:
+        """Whether a failure declared to go to review fails the change: the
+        policy says so, a sealed file changed that may not, or the evidence
+        says head bent the verdict instead of changing the tests."""
+        plan = self.plan
+        return (plan.profile.on_old_tests_fail == "fail" or bool(plan.forbidden)
+                or bool(self.hooks.findings) or bool(self.outside))
+
+    @contextlib.asynccontextmanager
+    async def base_workspace(self, suffix: str) -> AsyncIterator[Workspace]:
+        """Base's tree in a workspace of its own, closed however the caller ends."""
+        plan = self.plan
+        workspace = await self.backend.open(lambda dest: plan.repo.export(plan.base.sha, dest),
+                                            f"{plan.request.run_id}-{suffix}")
+        try:
+            yield workspace
+        finally:
+            await close_all([workspace])

@@ -1,0 +1,111 @@
+"""The suite phase: copies of the installed workspace, each a fresh export
+of head with only the install's environment, run side by side: head's suite
+three times (the third in a random order with `random_order`, run 1 followed
+by reruns of the tests head added or changed), base's tests over head's code,
+and the hidden tests when a check still needs them. Which copies are made
+follows what the open checks declare they need."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+from gatetui.backends.base import Workspace, close_all
+from gatetui.gate import random_order, rerun
+from gatetui.gate.checks import CheckId, Need, Phase, announced_at
+from gatetui.gate.hidden import STREAM as HIDDEN_STREAM
+from gatetui.gate.hidden import hidden_command, judge_hidden
+from gatetui.gate.judge import SuiteRun
+from gatetui.gate.phases import judging
+from gatetui.gate.phases.base_own import BaseOwn
+from gatetui.gate.phases.context import Context
+from gatetui.gate.phases.suite_run import SuiteRunner
+from gatetui.stacks.base import RunTree
+
+RUNS = 3  # head's suite, this often: a test that fails in some and not others is flaky
+
+
+class SuitePhase:
+    def __init__(self, ctx: Context, runner: SuiteRunner, base: BaseOwn):
+        self.ctx, self.runner, self.base = ctx, runner, base
+
+    async def run(self, workspace: Workspace) -> None:
+        """Every run side by side on copies of `workspace`, then what they say."""
+        ctx = self.ctx
+        hidden = Need.HIDDEN_TESTS in {need for spec in ctx.ledger.open() for need in spec.needs}
+        # each run a fresh export of head: of the install, only the environment
+        copies = await workspace.fork(RUNS + 1 + hidden, ctx.export_head, ctx.plan.profile.environment,
+                                      network=ctx.plan.profile.test_network)
+        try:
+            done = await self._side_by_side(copies, hidden)
+        finally:
+            await close_all(copies)
+        if hidden:
+            assert ctx.plan.hidden is not None  # needed only when configured and found (plan_phase.hidden)
+            ctx.ledger.finish(judge_hidden(done[RUNS + 1], ctx.plan.hidden))
+        await judging.judge_suite(ctx, self.base, done[:RUNS], done[RUNS])
+
+    async def _side_by_side(self, copies: list[Workspace], hidden: bool) -> list[SuiteRun]:
+        """Head's runs, then base's tests, then the hidden tests, one copy each."""
+        await copies[RUNS].write_files(self.ctx.plan.old_tests_files)
+        self._announce()
+        jobs = [self._head_run(w, i) for i, w in enumerate(copies[:RUNS])]
+        jobs.append(self._old_tests_run(copies[RUNS]))
+        if hidden:
+            jobs.append(self._hidden_run(copies[RUNS + 1]))
+        return list(await asyncio.gather(*jobs))
+
+    def _announce(self) -> None:
+        ctx = self.ctx
+        for spec in announced_at(Phase.SUITE):
+            ctx.ledger.start(spec.id)
+        if ctx.plan.profile.random_order and ctx.plan.digests.random_seed is None:
+            ctx.ledger.progress(CheckId.RUNS, "random_order: "
+                                f"{ctx.plan.profile.runner} runs cannot be shuffled and keep their order")
+
+    async def _head_run(self, workspace: Workspace, index: int) -> SuiteRun:
+        """Run `index + 1`; the random-order one gets the plugin and its seed."""
+        seed = self.ctx.plan.digests.random_seed
+        if index == 0:
+            return await self._first_run(workspace)
+        name = f"run {index + 1}"
+        if seed is None or index != random_order.RUN_INDEX:
+            return await self.runner.run(workspace, CheckId.RUNS, name, {})
+        shuffle = self.ctx.plan.profile.shuffle
+        assert shuffle is not None  # the plan draws a seed only for a runner that shuffles
+        env = await self.runner.plugin(workspace, shuffle, seed=seed)
+        return replace(await self.runner.run(workspace, CheckId.RUNS, name, env), seed=seed)
+
+    async def _first_run(self, workspace: Workspace) -> SuiteRun:
+        """Run 1, then in its copy the reruns of the tests head added or
+        changed (see gate/rerun.py)."""
+        run = await self.runner.run(workspace, CheckId.RUNS, "run 1", {})
+        profile = self.ctx.plan.profile
+        ids = rerun.targets(run.report, self._changed_at_head) \
+            if run.report is not None and profile.rerun is not None else []
+        if not ids or profile.rerun is None:
+            return run
+        env = await self.runner.plugin(workspace, profile.rerun, reruns=rerun.RERUNS)
+        again = await self.runner.run(workspace, CheckId.RUNS, "reruns", env, rerun.command(profile.test, ids))
+        return replace(run, reruns=again)
+
+    def _changed_at_head(self, path: str) -> bool:
+        return not self.ctx.test_file_unchanged(path)
+
+    async def _old_tests_run(self, workspace: Workspace) -> SuiteRun:
+        """Base's tests (base's sealed files, written over this copy) on head's code."""
+        plan = self.ctx.plan
+        return await self.runner.run(workspace, CheckId.OLD_TESTS, "old tests", self.runner.old_tests_env(),
+                                     ran=RunTree(plan.head, plan.old_tests_files))
+
+    async def _hidden_run(self, workspace: Workspace) -> SuiteRun:
+        """The hidden tests over base's sealed files (head's conftest.py and
+        pytest settings cannot drop them), their output on its own stream."""
+        plan = self.ctx.plan
+        assert plan.hidden is not None
+        self.ctx.ledger.time_from_now(CheckId.HIDDEN)  # announced with the plan, timed from here
+        over = {**plan.old_tests_files, **plan.hidden.files}
+        await workspace.write_files(over)
+        command = hidden_command(plan.profile.test, plan.hidden)
+        return await self.runner.run(workspace, CheckId.HIDDEN, HIDDEN_STREAM, self.runner.old_tests_env(),
+                                     command, RunTree(plan.head, over))

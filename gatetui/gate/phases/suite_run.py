@@ -1,0 +1,91 @@
+"""One run of the suite in one workspace: the command filled in for the
+workspace, the gate's own files written beside the tree, the report read
+the way the profile's runner writes it."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Mapping
+
+from gatetui.backends.base import CommandResult, Workspace
+from gatetui.gate import start
+from gatetui.gate.checks import CheckId
+from gatetui.gate.judge import SuiteRun
+from gatetui.gate.junit import Report, ReportError, parse_junit
+from gatetui.gate.phases.context import Context
+from gatetui.stacks.base import RunPlugin, RunTree
+
+
+class SuiteRunner:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    async def run(self, workspace: Workspace, check: CheckId, name: str, extra_env: dict[str, str],
+                  test: str | None = None, ran: RunTree | None = None) -> SuiteRun:
+        """One run of the suite in `workspace`, whose tree is `ran` (head's by default)."""
+        report_name = f"{name.replace(' ', '-')}.xml"
+        path = shlex.quote(workspace.report_path(report_name))
+        profile = self.ctx.plan.profile
+        if profile.test_files:
+            await workspace.write_files(self._in_gate_folder(profile.test_files))
+        command = (test or profile.test).replace("{report}", path)
+        result = await self.ctx.ledger.run(workspace, check, name, command, self._env(workspace, path, extra_env),
+                                           network=profile.test_network)
+        raw = await workspace.read_report(report_name)
+        if raw is None:
+            return SuiteRun(name, result, None, self._no_report(name, result))
+        try:
+            report = self._read_report(raw, workspace.path, ran or RunTree(self.ctx.plan.head))
+        except ReportError as err:
+            return SuiteRun(name, result, None, str(err))
+        return SuiteRun(name, result, report)
+
+    def _env(self, workspace: Workspace, report: str, extra_env: dict[str, str]) -> dict[str, str]:
+        """The profile's test environment filled in for this workspace, with
+        `extra_env` added (PYTHONPATH joined as a path, the rest as words)."""
+        places = {"{report}": report, "{gate}": self.gate_path(workspace),
+                  "{scratch}": workspace.scratch_path("cache"), "{tree}": workspace.path.rstrip("/")}
+        env = {k: _fill(v, places) for k, v in self.ctx.plan.profile.test_env.items()}
+        for key, value in extra_env.items():
+            joint = os.pathsep if key == "PYTHONPATH" else " "
+            env[key] = f"{env[key]}{joint}{value}" if key in env else value
+        return env
+
+    def _no_report(self, name: str, result: CommandResult) -> str:
+        """Why a run left no report: a runner that would not start says so in its own words."""
+        if start.refused([SuiteRun(name, result, None)], self.ctx.plan.profile.cannot_start):
+            return f"the runner would not start: {start.runners_words(result.output_tail)}"
+        return "no report written"
+
+    def _read_report(self, raw: bytes, root: str, ran: RunTree) -> Report:
+        """The run's report, read the way the profile's runner writes it."""
+        profile = self.ctx.plan.profile
+        reader = profile.read_report
+        return parse_junit(raw, root=root, ids=profile.report_ids) if reader is None else reader(raw, root, ran)
+
+    async def plugin(self, workspace: Workspace, plugin: RunPlugin, **values: object) -> dict[str, str]:
+        """Write a runner plugin's files into the run's gate folder; the
+        environment that loads it."""
+        await workspace.write_files(self._in_gate_folder(plugin.files))
+        return plugin.env_for(self.gate_path(workspace), **values)
+
+    def old_tests_env(self) -> dict[str, str]:
+        """Base's tests run with base's runner settings and without any
+        runner plugin head's package added (the stack's hook scan says how)."""
+        env = dict(self.ctx.plan.old_tests_env)
+        for key, value in self.ctx.hooks.old_tests_env.items():
+            env[key] = f"{env.get(key, '')} {value}".strip()
+        return env
+
+    def gate_path(self, workspace: Workspace) -> str:
+        return f"{workspace.path.rstrip('/')}/{self.ctx.gate_folder}"
+
+    def _in_gate_folder(self, files: Mapping[str, bytes]) -> dict[str, bytes | None]:
+        return {f"{self.ctx.gate_folder}/{rel}": data for rel, data in files.items()}
+
+
+def _fill(value: str, places: Mapping[str, str]) -> str:
+    for mark, place in places.items():
+        value = value.replace(mark, place)
+    return value
