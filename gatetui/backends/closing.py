@@ -20,9 +20,9 @@ from gatetui.backends.base import Backend, Enforcement, TreeExporter, close_all
 class ClosingBackend:
     """The run's backend; `close_all` when the run ends, however it ends.
 
-    Each member reads `self.backend` when it is used: the supervisor puts
-    the backend chosen when the run starts in place of the one it was made
-    with (the `b` key reaches queued runs)."""
+    Every member follows `self.backend`: the supervisor puts the backend
+    chosen when the run starts in place of the one it was made with (the
+    `b` key reaches queued runs)."""
 
     name: str  # the protocol's is a plain attribute: kept in step with the backend's below
 
