@@ -71,8 +71,10 @@ def test_many_runs_under_a_cap_all_finish_and_never_pass_it(tmp_path: Path, tiny
 
         finished = asyncio.run(every())
         assert (emulator.refused, emulator.peak_live <= limit) == (0, True)
-        per_run = min(limit, 5)  # each run reserves room for hidden tests; this repo has none: four live
-        assert emulator.peak_live == 4 * (limit // per_run)  # whole runs side by side, no more
+    per_run = min(limit, 5)  # each run reserves room for hidden tests (this repo has none: four live)
+    # whole runs side by side, no more: what the cap admitted at once. (How many
+    # sandboxes were live at the same moment depends on this machine's load.)
+    assert cap.peak == per_run * (limit // per_run)
     assert len(finished) == 6 and all(len(f.results) == 6 for f in finished)
     assert (cap.in_use, cap.runs) == (0, 0)
     assert any(line.endswith(f"hold the {limit} sandboxes allowed at once ({CAP_VARIABLE}); this run starts "
@@ -81,14 +83,16 @@ def test_many_runs_under_a_cap_all_finish_and_never_pass_it(tmp_path: Path, tiny
 
 @pytest.mark.sandbox
 def test_no_cap_lets_every_run_overlap(tmp_path: Path, tiny_repo: Path) -> None:
-    cap = SandboxCap(None)
+    cap, progress = SandboxCap(None), []
     with running_emulator(tmp_path / "config") as emulator:
         async def every() -> list[RunFinished]:
-            return await asyncio.gather(*(gate(tiny_repo, cap, [], f"run{i}") for i in range(3)))
+            return await asyncio.gather(*(gate(tiny_repo, cap, progress, f"run{i}") for i in range(3)))
 
         asyncio.run(every())
-        assert emulator.peak_live == 12  # three runs, a sandbox per test run each (4), all at once
-    assert cap.peak == 15 and cap.in_use == 0  # five reserved each: room for hidden tests
+        assert (emulator.refused, emulator.peak_live <= 15) == (0, True)
+    # every run admitted at once, none waited: five reserved each (room for
+    # hidden tests). How many were live at the same moment is the machine's load.
+    assert (cap.peak, cap.in_use, progress) == (15, 0, [])
 
 
 @pytest.mark.parametrize("limit", [1, 3, 0])
