@@ -1,5 +1,1 @@
-"""argparse and the commands; `entry` is the console script."""
-
-from gatetui.cli.main import entry, main
-
-__all__ = ["entry", "main"]
+"""argparse and the commands (main.py); `gatetui.cli.main:entry` is the console script."""
