@@ -36,8 +36,7 @@ def test_the_local_backend_declares_estimates_no_account_and_what_it_enforces(tm
 
 
 def test_the_runtime_backend_declares_measured_figures_and_nothing_of_this_machine() -> None:
-    assert RuntimeBackend.measured is True
-    assert RuntimeBackend.isolation is None
+    assert (RuntimeBackend.measured, RuntimeBackend.isolation) == (True, None)
     assert isolation_of(RuntimeBackend()) == {}
 
 

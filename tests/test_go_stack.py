@@ -18,6 +18,7 @@ from gatetui.stacks import registry
 from gatetui.stacks.base import RunTree
 from gatetui.stacks.go import STACK
 from gatetui.stacks.go.hooks import scan_hooks
+from gatetui.stacks.go.profile import SHUFFLE
 from gatetui.stacks.go.report import read_go_report
 from gatetui.stacks.go.tests import go_hooks, go_scan, go_test_defs
 from gatetui.stacks.results import Outcome, ReportError
@@ -190,7 +191,7 @@ def test_go_mod_means_go_and_python_still_wins_beside_it() -> None:
 def test_the_profile_seals_test_files_and_testdata_and_shuffles_by_seed() -> None:
     profile = registry.load_profile(snap({"stats_test.go": TESTS, "testdata/in.txt": "1\n"}))
     assert (profile.stack, profile.runner, profile.sealed) == (STACK, "go", ("**/*_test.go", "**/testdata/**"))
-    assert profile.shuffle is not None and profile.shuffle.env_for("/g", seed=7) == {"GOFLAGS": "-shuffle=7"}
+    assert profile.shuffle == SHUFFLE and SHUFFLE.env_for("/g", seed=7) == {"GOFLAGS": "-shuffle=7"}
     assert profile.is_test_file("sub/a_test.go") and not profile.is_test_file("sub/a.go")
 
 

@@ -56,10 +56,9 @@ def load(name: str, root: str | None = None) -> Report:
 def claiming(fixture: str, name: str) -> str:
     """A fixture whose root claims another writer: `name` on <testsuites>."""
     text = (FIXTURES / fixture).read_text()
-    root = re.search(r"<testsuites[^>]*>", text)
-    assert root is not None
-    claim = re.sub(r'\sname="[^"]*"', "", root.group(0)).replace("<testsuites", f'<testsuites name="{name}"')
-    return text.replace(root.group(0), claim, 1)
+    root = re.findall(r"<testsuites[^>]*>", text)[0]  # every fixture has one: IndexError otherwise
+    claim = re.sub(r'\sname="[^"]*"', "", root).replace("<testsuites", f'<testsuites name="{name}"')
+    return text.replace(root, claim, 1)
 
 
 def outcomes(report: Report) -> dict[str, Outcome]:

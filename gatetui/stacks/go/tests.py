@@ -50,8 +50,7 @@ def _name(node: Node) -> str:
 
 def go_test_defs(path: str, text: str) -> list[TestDef]:
     """The tests `go test` would run from this file, by function name."""
-    return [TestDef(path, name, f.start_point[0] + 1)
-            for f in _functions(_root(text)) if _is_test(name := _name(f))]
+    return go_scan(path, text, False)[0]
 
 
 def go_markers(text: str) -> list[MarkerHit]:
