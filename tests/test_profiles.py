@@ -101,7 +101,7 @@ def test_no_tests_at_base_is_bad_input() -> None:
 def test_vitest_script_gets_a_junit_reporter() -> None:
     runner, command = node_test_command("vitest run --dir tests", None)
     assert runner == "vitest"
-    assert command == "npx --no-install vitest run --dir tests --reporter=default --reporter=junit --outputFile.junit={report}"
+    assert command == "node_modules/.bin/vitest run --dir tests --reporter=default --reporter=junit --outputFile.junit={report}"
 
 
 def test_node_test_script_gets_a_junit_reporter_before_its_files() -> None:

@@ -19,7 +19,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from gatetui.backends.base import CommandResult, Workspace
-from gatetui.stacks.base import Dependencies, Profile, ReportProblem
+from gatetui.gate.fingerprint import changes, describe, read_fingerprint
+from gatetui.stacks.base import Dependencies, OwnInstall, Profile, ReportProblem
 
 RESOLVED = "resolved.json"
 Run = Callable[[Workspace, str, dict[str, str], bool], Awaitable[CommandResult]]
@@ -36,6 +37,9 @@ class Failed:
 class Installer:
     def __init__(self, profile: Profile, run: Run):
         self.profile, self.run = profile, run
+        # the environment as the steps where no code of head's runs left it
+        # (Profile.own_install): what every copy handed on must hold
+        self.expected: dict[str, str] | None = None
 
     async def install(self, workspace: Workspace, verify: bool) -> Failed | None:
         """None when the workspace is installed (and, with `verify`, its
@@ -46,6 +50,10 @@ class Installer:
             result = await self.run(workspace, command, env, True)
             if not result.ok:
                 return Failed(command, result)
+        if profile.own_install is not None:
+            failed = await self._own_install(workspace, profile.own_install, env, verify)
+            if failed is not None:
+                return failed
         if deps is None:
             refused = await self.check(workspace, "all", verify)
             return refused if isinstance(refused, Failed) else None
@@ -83,6 +91,42 @@ class Installer:
                 return Failed(deps.pinned, result)
         refused = await self.check(workspace, "all", verify)
         return refused if isinstance(refused, Failed) else None
+
+    async def _own_install(self, workspace: Workspace, own: OwnInstall, env: dict[str, str],
+                           verify: bool) -> Failed | None:
+        """Head's own install code, between two fingerprints of the
+        environment (compared here, and again in the copy handed on)."""
+        before = await self._fingerprint(workspace, own, "before") if verify else None
+        if isinstance(before, Failed):
+            return before
+        result = await self.run(workspace, own.command, env, True)
+        if not result.ok:
+            return Failed(own.label, result)
+        self.expected = before
+        return await self.same_environment(workspace)
+
+    async def same_environment(self, workspace: Workspace) -> Failed | None:
+        """None when `workspace`'s environment is the one the install made
+        before head's own install code ran (or there is none to hold it to)."""
+        own = self.profile.own_install
+        if own is None or self.expected is None:
+            return None
+        after = await self._fingerprint(workspace, own, "after")
+        if isinstance(after, Failed):
+            return after
+        found = changes(self.expected, after)
+        return Failed(own.label, None, describe(found, own.label)) if found else None
+
+    async def _fingerprint(self, workspace: Workspace, own: OwnInstall, when: str) -> Failed | dict[str, str]:
+        name = f"fingerprint-{when}.json"
+        script = own.fingerprint
+        command = script.command.replace("{report}", shlex.quote(workspace.report_path(name)))
+        result = await self.run(workspace, command, dict(script.env), False)
+        found = read_fingerprint(await workspace.read_report(name)) if result.ok else None
+        if found is None:
+            return Failed(own.label, None, f"the environment could not be fingerprinted "
+                                           f"({result.describe_end()}): {_last(result.output_tail)}")
+        return found
 
     async def check(self, workspace: Workspace, mode: str, verify: bool) -> Failed | list[str]:
         """The stack's environment check: what it refused (when verifying),

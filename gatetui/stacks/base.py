@@ -45,6 +45,22 @@ class EnvironmentCheck:
     env: Mapping[str, str]
 
 
+@dataclass(frozen=True)
+class OwnInstall:
+    """Head's own install code, run apart from the rest of the install
+    (npm's root lifecycle scripts). The install commands before it make the
+    environment where no code of head's runs; `fingerprint` (a script of the
+    gate's writing {"files": {path: digest}} of the environment's folders to
+    {report}) is taken before and after it, and again in the first copy
+    handed on, where no code of head's has run. Any difference fails the
+    install, naming the files: what the runs execute is what the index gave,
+    never what head's scripts made of it."""
+
+    command: str
+    label: str  # how a failure names the step: "npm's lifecycle scripts"
+    fingerprint: GateScript
+
+
 class ReportProblem(Exception):
     """A resolver's report cannot be read: the install step fails with this."""
 
@@ -237,6 +253,7 @@ class Profile:
     environment: tuple[str, ...] = ()
     environment_check: EnvironmentCheck | None = None
     dependencies: Dependencies | None = None
+    own_install: OwnInstall | None = None  # head's own install code, run where it cannot change the environment
     # Files the stack would run without their source (a sourceless .pyc):
     # head may not add or change one, since no rule can read it.
     unreadable_code: str = ""

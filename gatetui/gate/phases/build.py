@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from gatetui.backends.base import Workspace, close_all
 from gatetui.errors import BackendError
 from gatetui.gate.checks import CheckId, CheckResult, Status
-from gatetui.gate.install import Failed
+from gatetui.gate.install import Failed, Installer
 from gatetui.gate.phases import blame
 from gatetui.gate.phases.context import Context
 from gatetui.gate.refusals import refusal
@@ -26,6 +26,7 @@ class BuildPhase:
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.opened: Workspace | None = None  # the install's workspace until it is handed on
+        self.installer = ctx.installer(CheckId.INSTALL, STREAM)  # holds what the environment must be
 
     async def install(self) -> Workspace | None:
         """The installed workspace, or None when the install check failed
@@ -39,7 +40,7 @@ class BuildPhase:
         workspace = self.opened = await ctx.backend.open(ctx.export_head, ctx.plan.request.run_id)
         failed, findings = await self._install_and_build(workspace)
         if failed is None:
-            failed = await hand_on(ctx, workspace)
+            failed = await hand_on(ctx, workspace, self.installer)
         if failed is not None:
             ctx.ledger.finish(await blame.install_failed(ctx, failed))
             return None
@@ -53,7 +54,7 @@ class BuildPhase:
         build = self.ctx.plan.profile.build_check
         wheel = asyncio.create_task(build_wheel(self.ctx, workspace, build)) if build is not None else None
         try:
-            failed = await self.ctx.installer(CheckId.INSTALL, STREAM).install(workspace, verify=True)
+            failed = await self.installer.install(workspace, verify=True)
             findings = await wheel if wheel is not None and failed is None else []
         finally:
             if wheel is not None and not wheel.done():  # the install failed: its wheel is not judged
@@ -85,7 +86,7 @@ async def build_wheel(ctx: Context, workspace: Workspace, build: BuildCheck) -> 
     return await asyncio.to_thread(build.findings, built, ctx.plan.head, profile.build_generated)
 
 
-async def hand_on(ctx: Context, workspace: Workspace) -> Failed | None:
+async def hand_on(ctx: Context, workspace: Workspace, installer: Installer) -> Failed | None:
     """The environment is checked where the runs will see it: in a copy
     no code of head's has run in yet (every fork hands on the same
     environment, and on Runtime the install's machine, where head's code
@@ -93,15 +94,16 @@ async def hand_on(ctx: Context, workspace: Workspace) -> Failed | None:
     that copy: importing runs head's code, which must not get to write
     the environment either."""
     check, modules = ctx.plan.profile.environment_check, ctx.plan.import_modules
-    if check is None and not modules:
+    if check is None and not modules and installer.expected is None:
         return None
     (copy,) = await workspace.fork(1, ctx.export_head, ctx.plan.profile.environment)
     try:
         if check is not None:
-            refused = await ctx.installer(CheckId.INSTALL, STREAM).check(copy, "all", verify=True)
+            refused = await installer.check(copy, "all", verify=True)
             if isinstance(refused, Failed):
                 return refused
-        return await _import(ctx, copy, modules)
+        failed = await installer.same_environment(copy)
+        return failed if failed is not None else await _import(ctx, copy, modules)
     finally:
         await close_all([copy])
 

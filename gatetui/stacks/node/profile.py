@@ -11,6 +11,7 @@ import shlex
 from gatetui.config import ConfigError, Settings
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Profile, Stack, under_any
+from gatetui.stacks.node import install
 
 NODE_TEST_DIRS = ("test", "tests", "__tests__")
 JS_EXT = r"\.(?:[cm]?js|jsx|[cm]?ts|tsx)$"
@@ -30,13 +31,17 @@ def node_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
     runner, test = node_test_command(script, settings.test)
     test_paths = settings.test_paths or tuple(d for d in NODE_TEST_DIRS if base.has_dir(d))
     configs = [p for p in base.paths if re.match(r"(vitest|vite)\.config\.[cm]?[jt]s$", p)]
+    environment = settings.environment if settings.environment is not None else ("node_modules",)
     return Profile(
         stack=stack,
         runner=runner,
         report_ids="node-or-vitest" if runner == "custom" else runner,
-        install=settings.install or ("npm ci --no-audit --no-fund",),
+        # a custom install is the project's own: run as given, its environment unchecked (README)
+        install=settings.install or install.STEPS,
+        install_env={} if settings.install else {**install.STEPS_ENV, **install.LIFECYCLE_ENV},
+        own_install=None if settings.install else install.own_install(environment),
         tools=() if settings.install else (("npm", "--version"), ("node", "--version")),
-        environment=settings.environment if settings.environment is not None else ("node_modules",),
+        environment=environment,
         test=test,
         test_paths=test_paths,
         sealed=tuple(dict.fromkeys(
@@ -66,9 +71,11 @@ def node_test_command(script: str, configured: str | None) -> tuple[str, str]:
         return "custom", configured
     words = shlex.split(script) if script else []
     if words[:1] == ["vitest"]:
+        # the installed binary itself: npx would read head's .npmrc, whose
+        # node-options would load head's code into the runner's process
         args = [w for w in words[1:] if w not in ("run", "--run", "--watch")]
         return "vitest", shlex.join(
-            ["npx", "--no-install", "vitest", "run", *args, "--reporter=default", "--reporter=junit"]
+            ["node_modules/.bin/vitest", "run", *args, "--reporter=default", "--reporter=junit"]
         ) + " --outputFile.junit={report}"
     if words[:2] == ["node", "--test"]:
         reporters = shlex.join(
