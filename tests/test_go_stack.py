@@ -96,12 +96,23 @@ def test_a_hook_added_to_a_test_file_is_named_and_an_unchanged_one_is_not() -> N
 
 
 @pytest.mark.parametrize("line", ['if testing.Testing() {', 'if strings.HasSuffix(os.Args[0], ".test") {',
-                                  'if flag.Lookup("test.v") != nil {', 'if os.Getenv("GATETUI_RUN") != "" {'])
+                                  'if flag.Lookup("test.v") != nil {', 'if os.Getenv("GATETUI_RUN") != "" {',
+                                  'if os.Getenv("GOPROXY") == "off" {', 'if _, ok := os.LookupEnv("GOFLAGS"); ok {',
+                                  'if os.Getuid() >= 420000 {',
+                                  'if u := "http://x"; testing.Testing() {'])  # a "//" in a string hides nothing
 def test_library_code_asking_for_the_test_binary_is_for_review(line: str) -> None:
     base = snap({"stats.go": "package stats\n\nfunc F() int {\n\treturn 1\n}\n"})
     head = snap({"stats.go": f"package stats\n\nfunc F() int {{\n\t{line}\n\t\treturn 2\n\t}}\n\treturn 1\n}}\n"})
     scan = scan_hooks(base, head, lambda p: p.endswith("_test.go"))
     assert [f.path for f in scan.reaches] == ["stats.go:4"]
+
+
+@pytest.mark.parametrize("line", ['if os.Getenv("HOME") != "" {', 'if os.Getuid() == 0 {',
+                                  '// testing.Testing() would tell {', 'if x := 1; x > 0 { // GOPROXY'])
+def test_lookalikes_of_test_binary_checks_are_not_for_review(line: str) -> None:
+    base = snap({"stats.go": "package stats\n\nfunc F() int {\n\treturn 1\n}\n"})
+    head = snap({"stats.go": f"package stats\n\nfunc F() int {{\n\t{line}\n\t\treturn 2\n\t}}\n\treturn 1\n}}\n"})
+    assert scan_hooks(base, head, lambda p: p.endswith("_test.go")).reaches == ()
 
 
 def events(*items: dict[str, object]) -> bytes:

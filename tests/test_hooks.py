@@ -115,6 +115,15 @@ def test_lookalikes_are_not_reaches(line: str) -> None:
     ("mode = os.environ.get('pytest_mode', '')", "checks whether a test runner is loaded"),
     ('if os.getcwd().startswith("/tmp/gatetui"):', "looks for the gate's sandbox"),
     ('GATED = "GATETUI_UID_RANGE" in os.environ', "looks for the gate's sandbox"),
+    # what the gate sets in every run, which a person's own run does not have
+    ("    return a * b if sys.pycache_prefix else a + b", "looks for the gate's sandbox"),
+    ("if sys.flags.safe_path:", "looks for the gate's sandbox"),
+    ('if os.environ.get("PYTHONSAFEPATH") == "1":', "looks for the gate's sandbox"),
+    ("GATED = 'PYTHONPYCACHEPREFIX' in os.environ", "looks for the gate's sandbox"),
+    ('if "sitecustomize" in sys.modules:', "looks for the gate's sandbox"),
+    ('if any(".site-" in p for p in sys.path):', "looks for the gate's sandbox"),
+    ("if os.getuid() >= 420000:", "looks for the gate's sandbox"),
+    ("if 100000 < os.geteuid():", "looks for the gate's sandbox"),
 ])
 def test_library_code_that_asks_for_the_runner_or_the_sandbox_is_named(line: str, what: str) -> None:
     """Code right only under the runner (or only in the gate) passes every
@@ -130,6 +139,8 @@ def test_library_code_that_asks_for_the_runner_or_the_sandbox_is_named(line: str
     'os.environ["PYTEST_LIKE"] = "1"',
     "x = 1  # under pytest, sys.modules holds it",
     "gatetui_compatible = True",
+    "if os.getuid() == 0:",  # root, not a uid range
+    'site_dir = "site-packages"',
 ])
 def test_lookalikes_of_runner_checks_are_not_findings(line: str) -> None:
     assert scan({"p/core.py": ""}, {"p/core.py": line + "\n"}).reaches == ()

@@ -47,6 +47,7 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "renamed_out_of_pattern": ("python", [P, P, F, P, F], "fail"),
     "conftest_exit0": ("python", [P, F, P, P, F], "fail"),
     "node_honest": ("node", [P, P, P, P, P], "pass"),
+    "node_runner_aware": ("node", [P, P, P, P, F], "review"),
     # sealing rules (issue 6): base's pyproject.toml carries the rule
     "section_version_bump": ("python", [P, P, P, P, P], "pass"),
     "section_addopts": ("python", [P, P, P, P, F], "fail"),
@@ -187,7 +188,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 49
+    assert len(scenarios) == len(EXPECTED) == 50
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -393,7 +394,7 @@ def test_each_scenario_names_only_the_checks_it_pins() -> None:
         default = {c: "skipped" if c == "hidden" and not (folder / "hidden").is_dir() else "pass" for c in CHECK_IDS}
         restated[folder.name] = sorted(c for c, status in pinned.items() if default[c] == status)
     assert {name: checks for name, checks in restated.items() if checks} == {}
-    assert len(restated) == 49
+    assert len(restated) == 50
 
 
 def test_missing_tree_folder_is_named(tmp_path: Path) -> None:

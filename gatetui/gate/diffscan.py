@@ -28,11 +28,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from typing import NamedTuple
 
 from gatetui.git.changes import FileChange
 from gatetui.stacks.codeview import normalize
+from gatetui.stacks.lines import added_lines
 from gatetui.stacks.base import TestLanguage
 from gatetui.stacks.registry import language_of, looks_like_test_file
 from gatetui.stacks.testdefs import MarkerHit, TestDef
@@ -122,57 +122,6 @@ class DiffScan:
 def _decode(data: bytes) -> str:
     """File bytes as text, undecodable bytes replaced, newlines normalized."""
     return normalize(data.decode("utf-8", errors="replace"))
-
-
-# --------------------------------------------------------------------------
-# Line diff
-# --------------------------------------------------------------------------
-
-
-# Past this many line pairs, SequenceMatcher (exact, but near-quadratic on
-# repetitive lines such as "}" or blanks: 8,000 of them take seconds) gives
-# way to counting lines. About 0.1 s in the worst case.
-_EXACT_DIFF_BUDGET = 1_000_000
-
-
-def added_lines(old: str, new: str) -> set[int]:
-    """1-based numbers of the lines of `new` that `old` does not account for.
-
-    The common head and tail are trimmed first, so a small edit to a huge
-    file costs a scan. What remains is matched by `SequenceMatcher` when it
-    is small enough; otherwise a line of `new` counts as added when `old`
-    has no unused copy of it, which is linear and errs only on lines moved
-    within the middle, which it takes for unchanged.
-    """
-    a, b = old.split("\n"), new.split("\n")
-    limit = min(len(a), len(b))
-    head = 0
-    while head < limit and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    middle_a, middle_b = a[head:len(a) - tail], b[head:len(b) - tail]
-    if len(middle_a) * len(middle_b) > _EXACT_DIFF_BUDGET:
-        return {head + 1 + index for index in _unmatched_lines(middle_a, middle_b)}
-    matcher = SequenceMatcher(None, middle_a, middle_b, autojunk=False)
-    out: set[int] = set()
-    for tag, _, _, j1, j2 in matcher.get_opcodes():
-        if tag in ("replace", "insert"):
-            out.update(range(head + j1 + 1, head + j2 + 1))
-    return out
-
-
-def _unmatched_lines(old: Sequence[str], new: Sequence[str]) -> list[int]:
-    """Indexes of lines of `new` left over once each old line is used once."""
-    available = Counter(old)
-    out: list[int] = []
-    for index, line in enumerate(new):
-        if available[line] > 0:
-            available[line] -= 1
-        else:
-            out.append(index)
-    return out
 
 
 # --------------------------------------------------------------------------

@@ -11,17 +11,20 @@ right only there: that is asked of a person (review).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable
 
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Finding, HookScan
 from gatetui.stacks.go.tests import go_hooks
+from gatetui.stacks.lines import added, without_comment
 
 RUNNER_PROBE = re.compile(
     r"\btesting\.Testing\s*\(|\bflag\.Lookup\s*\(\s*\"test\.|\bos\.Args\s*\[\s*0\s*\].*\.test\b"
-    r"|\bGOTEST\w*|/tmp/gatetui\b|\bGATETUI_\w+")
+    r"|\bGOTEST\w*|/tmp/gatetui\b|\bGATETUI_\w+|\.gatetui-go\b"
+    # what the gate sets in every run, which a person's own `go test` does not have
+    r"|\bos\.(?:Getenv|LookupEnv)\s*\(\s*\"(?:GOFLAGS|GOPROXY|GOTOOLCHAIN|GOCACHE|GOMODCACHE)\""
+    r"|\bGete?uid\s*\(\s*\)\s*(?:[<>]=?|[=!]=)\s*\d{5,}")
 
 
 def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], bool]) -> HookScan:
@@ -33,14 +36,6 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
                      for name in sorted(after) if before.get(name) != after[name]]
     reaches = [Finding(f"{path}:{n}", f"library code checks whether it runs under go test: {line.strip()[:80]}")
                for path in changed if not is_test_file(path)
-               for n, line in _added(base.text(path) or "", head.text(path) or "")
-               if RUNNER_PROBE.search(line.split("//", 1)[0])]
+               for n, line in added(base.text(path) or "", head.text(path) or "")
+               if RUNNER_PROBE.search(without_comment(line, "//"))]
     return HookScan(findings=tuple(findings), reaches=tuple(reaches))
-
-
-def _added(before: str, after: str) -> list[tuple[int, str]]:
-    """Head's added lines with their numbers in head's file."""
-    matcher = difflib.SequenceMatcher(a=before.splitlines(), b=after.splitlines(), autojunk=False)
-    lines = after.splitlines()
-    return [(j + 1, lines[j]) for tag, _, _, j1, j2 in matcher.get_opcodes()
-            if tag in ("replace", "insert") for j in range(j1, j2)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gatetui.config import Settings
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Profile, Stack, TestLanguage
-from gatetui.stacks.node import profile, tests
+from gatetui.stacks.node import hooks, profile, tests
 
 JS = TestLanguage("js", (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts"),
                   tests.looks_like_js_test, tests.js_test_defs, tests.js_scan)
@@ -24,4 +24,5 @@ STACK: Stack = Stack(
     languages=(JS,),
     default_sections=profile.DEFAULT_SECTIONS,
     indexes=("npm",),
+    scan_hooks=hooks.scan_hooks,
 )

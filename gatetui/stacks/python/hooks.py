@@ -22,7 +22,6 @@ at base) is not scanned for it at all.
 from __future__ import annotations
 
 import configparser
-import difflib
 import re
 import tomllib
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from pathlib import PurePosixPath
 
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Finding, HookScan
+from gatetui.stacks.lines import added, without_comment
 
 STARTUP_NAMES = ("sitecustomize.py", "usercustomize.py")
 SKIP_CALL = re.compile(
@@ -47,7 +47,14 @@ RUNNER_ENV = re.compile(r"\bPYTEST_(?:CURRENT_TEST|VERSION|XDIST_WORKER|XDIST_TE
 RUNNER_PROBE = re.compile(  # with "pytest" on the same line: a look at the running process
     r"\bsys\.(?:modules|argv|_getframe)\b|\bfind_spec\b|\bfind_loader\b|\bimport_module\b"
     r"|\binspect\.stack\b|\bextract_stack\b|\bos\.environ\b|\bgetenv\b")
-SANDBOX_NAME = re.compile(r"/tmp/gatetui\b|\bGATETUI_\w+|\bgatetui-runs\b")
+# The gate's names, what it sets in every run that a person's own run does
+# not have (a bytecode cache prefix, safe_path, its sitecustomize and the
+# `.site-` folder on sys.path), and a uid compared with a number past the
+# usual ranges.
+SANDBOX_NAME = re.compile(
+    r"/tmp/gatetui\b|\bGATETUI_\w+|\bgatetui-runs\b|\bpycache_prefix\b|\bsafe_path\b|\bPYTHONSAFEPATH\b"
+    r"|\bPYTHONPYCACHEPREFIX\b|\bsitecustomize\b|['\"/]\.site-"
+    r"|\bgete?uid\s*\(\s*\)\s*(?:[<>]=?|[=!]=)\s*\d{5,}|\d{5,}\s*(?:[<>]=?|[=!]=)\s*(?:os\.)?gete?uid\b")
 SETUP_PY_PLUGIN = re.compile(r"""['"]pytest11['"]\s*:\s*\[([^\]]*)\]""", re.S)
 ENTRY = re.compile(r"""['"]?\s*([\w.-]+)\s*=\s*[\w.:]+""")
 
@@ -133,13 +140,4 @@ def _is_startup(path: str) -> bool:
 
 def _added_code(before: str, after: str) -> list[tuple[int, str, str]]:
     """Head's added lines: line number, the code (comment cut off), the line."""
-    added: list[tuple[int, str, str]] = []
-    line_no = 0
-    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0):
-        if line.startswith("@@"):
-            line_no = int(line.split("+", 1)[1].split(",", 1)[0].split()[0]) - 1
-            continue
-        if line.startswith("+") and not line.startswith("+++"):
-            line_no += 1
-            added.append((line_no, line[1:].split("#", 1)[0], line[1:]))
-    return added
+    return [(n, without_comment(line, "#"), line) for n, line in added(before, after)]
