@@ -90,7 +90,8 @@ def test_pytest_test_paths_come_from_testpaths() -> None:
     assert p.test_paths == ("tests", "more")
     # `tests` is a folder of tests, sealed whole; `more` may hold library code beside its tests
     assert p.sealed == ("tests/**", "more/**/test_*.py", "more/**/*_test.py", "more/**/tests/**",
-                        "more/**/test/**", "**/conftest.py", "pytest.ini", ".pytest.ini")
+                        "more/**/test/**", "**/conftest.py", "**/test_*.py", "**/*_test.py", "pytest.ini",
+                        ".pytest.ini")
 
 
 def test_no_tests_at_base_is_bad_input() -> None:

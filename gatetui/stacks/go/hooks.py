@@ -7,6 +7,15 @@ or changes in a test file fails old_tests, the way a new interpreter startup
 hook does for python. Library code that asks whether it runs under
 `go test` (`testing.Testing()`, the test binary's flags or name) can be
 right only there: that is asked of a person (review).
+
+`go test -json` believes what the test binary prints, and every `init` of a
+package runs in it before any test: library code that prints what reads as
+go test's results (`--- PASS: TestMean`), or that ends the process from a
+package other than `main`, can forge a run whole without asking for the
+runner, so such lines are shown too; as are `//go:linkname` directives (a
+hand on another package's private symbols, the test runner's included) and
+test-runner words in the library's strings (`"-test."` flags looked for in
+`os.Args`, however the loop is spelled).
 """
 
 from __future__ import annotations
@@ -27,6 +36,16 @@ RUNNER_PROBE = re.compile(
     r"|\bGete?uid\s*\(\s*\)\s*(?:[<>]=?|[=!]=)\s*\d{5,}")
 
 
+# What reads as `go test`'s own report: a test's result line, a run's last line.
+FORGED_REPORT = re.compile(
+    r"(?:===|---)\s+(?:RUN|PAUSE|CONT|NAME|PASS|FAIL|SKIP)\b|\"(?:PASS|FAIL)(?:\\n)?\"|\"ok\s+\S|\\n(?:PASS|FAIL)\b")
+PROCESS_END = re.compile(r"\b(?:os\.Exit|syscall\.Exit|runtime\.Goexit)\s*\(")
+LINKNAME = re.compile(r"^\s*//go:linkname\b")
+# a test flag's name in a string: `-test.run`, `--test.v`
+TEST_FLAG = re.compile(r"\"-{1,2}test\.")
+PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
+
+
 def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], bool]) -> HookScan:
     changed = [p for p in head.paths if p.endswith(".go") and (p not in base or base.ident(p) != head.ident(p))]
     findings = []
@@ -34,8 +53,27 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
         before, after = go_hooks(base.text(path) or ""), go_hooks(head.text(path) or "")
         findings += [Finding(path, f"test-run hook `{name}` added or changed in a test file")
                      for name in sorted(after) if before.get(name) != after[name]]
-    reaches = [Finding(f"{path}:{n}", f"library code checks whether it runs under go test: {line.strip()[:80]}")
+    reaches = [Finding(f"{path}:{n}", f"library code {what}: {line.strip()[:80]}")
                for path in changed if not is_test_file(path)
                for n, line in added(base.text(path) or "", head.text(path) or "")
-               if RUNNER_PROBE.search(without_comment(line, "//"))]
+               if (what := _concern(line, _package(head.text(path) or "")))]
     return HookScan(findings=tuple(findings), reaches=tuple(reaches))
+
+
+def _concern(line: str, package: str) -> str | None:
+    """What an added library line does that a person should look at."""
+    if LINKNAME.match(line):
+        return "links to another package's private symbols"
+    code = without_comment(line, "//")
+    if RUNNER_PROBE.search(code) or TEST_FLAG.search(code):
+        return "checks whether it runs under go test"
+    if FORGED_REPORT.search(code):
+        return "prints what reads as go test's results"
+    if package != "main" and PROCESS_END.search(code):
+        return "ends the process from a package other than main"
+    return None
+
+
+def _package(text: str) -> str:
+    match = PACKAGE.search(text)
+    return match.group(1) if match else ""

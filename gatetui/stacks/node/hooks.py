@@ -10,6 +10,14 @@ shown to a person (review), as python's and go's are.
 `import.meta.vitest` is left alone: it is how vitest's in-source tests are
 written, and a block under it defines tests rather than changing what the
 library does.
+
+A line that names no runner can still ask for one (`process.env.NODE_ENV
+=== "test"`, which vitest sets; any environment variable with a test word),
+or read every variable to find one; and a forgery needs means that library
+code rarely has: code built at run time (`eval`, `new Function`, `vm`), a
+hand on how the process ends (`process.exit`, `process.on("exit")`), the
+test runner's own API (`vi.mock` in a setup file the library holds). Each
+is shown to a person with its line.
 """
 
 from __future__ import annotations
@@ -27,6 +35,20 @@ RUNNER_PROBE = re.compile(
     r"|\btypeof\s+(?:describe|it|test|expect|vi|jest|beforeAll|afterAll)\b"
     r"|\bprocess\.(?:argv|execArgv)\b.*(?:vitest|--test\b|node:test|jest)"
     r"|(?:vitest|--test\b|node:test|jest).*\bprocess\.(?:argv|execArgv)\b")
+# An environment read with a test word on the line ("test", "Test", "TEST", never "latest").
+ENV_READ = re.compile(r"\b(?:process\.env|import\.meta\.env)\b")
+TEST_WORD = re.compile(r"(?<![A-Za-z])(?:[tT]est|TEST)")
+WHOLE_ENVIRONMENT = re.compile(
+    r"\bObject\.(?:keys|values|entries|getOwnPropertyNames)\s*\(\s*process\.env\s*\)"
+    r"|\bfor\s*\(\s*(?:const|let|var)?\s*\w+\s+in\s+process\.env\b")
+DYNAMIC_CODE = re.compile(
+    r"(?<![\w.$])eval\s*\(|\bnew\s+Function\s*\(|\bvm\.\w+\s*\(|[\"'](?:node:)?vm[\"']")
+PROCESS_END = re.compile(
+    r"\bprocess\.(?:exit|reallyExit|abort|kill|exitCode|binding|_rawDebug)\b"
+    r"|\bprocess\.(?:on|once|prependListener|addListener)\s*\(\s*[\"'](?:exit|beforeExit|uncaughtException"
+    r"|unhandledRejection)[\"']")
+RUNNER_API = re.compile(
+    r"[\"'](?:vitest|node:test|@vitest/[\w-]+)[\"']|\bvi\.(?:mock|doMock|hoisted|spyOn|stubGlobal|stubEnv)\b")
 SANDBOX_PROBE = re.compile(
     r"/tmp/gatetui\b|\bGATETUI_\w+|\bgatetui-runs\b|['\"/]\.site-"
     r"|\bget(?:e)?uid\s*\(\s*\)\s*(?:[<>]=?|[=!]==?)\s*\d{5,}|\d{5,}\s*(?:[<>]=?|[=!]==?)\s*process\.gete?uid\b")
@@ -44,8 +66,14 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
 
 
 def _concern(code: str) -> str | None:
-    if RUNNER_PROBE.search(code):
+    if RUNNER_PROBE.search(code) or (ENV_READ.search(code) and TEST_WORD.search(code)):
         return "library code checks whether a test runner is loaded"
     if SANDBOX_PROBE.search(code):
         return "library code looks for the gate's sandbox"
+    for pattern, what in ((WHOLE_ENVIRONMENT, "reads the whole environment"),
+                          (DYNAMIC_CODE, "runs code it builds at run time"),
+                          (PROCESS_END, "reaches into how the process ends"),
+                          (RUNNER_API, "uses the test runner's API")):
+        if pattern.search(code):
+            return f"library code {what}"
     return None

@@ -16,6 +16,9 @@ from gatetui.stacks.node import install
 NODE_TEST_DIRS = ("test", "tests", "__tests__")
 JS_EXT = r"\.(?:[cm]?js|jsx|[cm]?ts|tsx)$"
 DEFAULT_SECTIONS = ("package.json#scripts.test",)
+# vitest's own files at the root, base's or not: one head adds (a config that aliases the
+# library to another module, a setup file that mocks it) would apply to base's tests too
+RUNNER_CONFIGS = ("vitest.*", "vite.config.*")
 
 
 def is_test_file(profile: Profile, path: str) -> bool:
@@ -45,7 +48,7 @@ def node_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         test=test,
         test_paths=test_paths,
         sealed=tuple(dict.fromkeys(
-            [*(f"{p}/**" for p in test_paths), "**/*.test.*", "**/*.spec.*", *configs]
+            [*(f"{p}/**" for p in test_paths), "**/*.test.*", "**/*.spec.*", *configs, *RUNNER_CONFIGS]
         )),
         timeout=settings.timeout,
         import_check=False,

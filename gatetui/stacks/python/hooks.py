@@ -17,6 +17,16 @@ the gate's sandbox) is there, to be right only then. That is asked of a person (
 fails, the verdict is `review`), not failed outright: a project may have a
 reason, and a project that is itself a pytest plugin (a pytest11 entry point
 at base) is not scanned for it at all.
+
+A forgery need not name the runner: the same is read in the means any of
+them needs. Code built at run time (`exec`, `eval`, `__import__`), a hand on
+how the process ends or on the interpreter itself (`atexit`, signals,
+`getattr(os, ...)`, `gc.get_objects`), the runner's report named, the whole
+environment read (a runner's variables found by prefix), the caller's frame
+asked who it is: each is shown to a person with its line. Package metadata
+in the tree (`*.dist-info`, `*.egg-info`) is on `sys.path` in every run, so
+its entry points are plugins the runner loads: a finding, and base's tests
+run without them.
 """
 
 from __future__ import annotations
@@ -38,15 +48,36 @@ SKIP_CALL = re.compile(
 )
 RUNNER_REACH = re.compile(
     r"(?:\bimport\s+_pytest\b|\bfrom\s+_pytest\b|\b_pytest\.\w|\bdef\s+pytest_\w+|\bpluginmanager\b"
+    r"|^\s*(?:import|from)\s+(?:pytest|unittest\.mock)\b|\bfrom\s+unittest\s+import\s+mock\b"
     r"|\bsys\.modules\s*\[\s*['\"]_?pytest|\bos\._exit\s*\(|\bsys\.excepthook\s*=(?!=)"
     r"|\b(?:TestCase|TestResult|TextTestResult|TextTestRunner)\.\w+\s*=(?!=))"
 )
 # Code that asks whether it runs under a test runner can be right only there:
 # every run, base's tests included, takes the path the tests see.
 RUNNER_ENV = re.compile(r"\bPYTEST_(?:CURRENT_TEST|VERSION|XDIST_WORKER|XDIST_TESTRUNUID|ADDOPTS)\b")
-RUNNER_PROBE = re.compile(  # with "pytest" on the same line: a look at the running process
-    r"\bsys\.(?:modules|argv|_getframe)\b|\bfind_spec\b|\bfind_loader\b|\bimport_module\b"
-    r"|\binspect\.stack\b|\bextract_stack\b|\bos\.environ\b|\bgetenv\b")
+RUNNER_PROBE = re.compile(  # with a runner's word on the same line: a look at the running process
+    r"\bsys\.(?:modules|argv|orig_argv|_getframe)\b|\bfind_spec\b|\bfind_loader\b|\bimport_module\b"
+    r"|\binspect\.stack\b|\bextract_stack\b|\bos\.environ\b|\bgetenv\b|\b__main__\b")
+# "pytest", "unittest", "test" as a word of its own or a name's part, never "latest" or "contest"
+RUNNER_WORD = re.compile(r"(?<![A-Za-z])(?:py|unit)?[tT]est")
+# The means a forgery needs when it names no runner: code built at run time, a hand on the
+# interpreter or on how the process ends, the runner's report, the whole environment, the caller.
+DYNAMIC_CODE = re.compile(
+    r"(?<![\w.])(?:exec|eval|compile|__import__)\s*\(|\bmarshal\.loads?\b|\brunpy\b"
+    r"|\btypes\.(?:CodeType|FunctionType)\b")
+INTERPRETER_REACH = re.compile(
+    r"\batexit\b|\bfaulthandler\b|\bsignal\.(?:signal|raise_signal|alarm|setitimer|pthread_kill)\s*\("
+    r"|\bos\.(?:kill|killpg|abort|register_at_fork)\s*\("
+    r"|\bsys\.(?:settrace|setprofile|addaudithook|unraisablehook|meta_path|path_hooks)\b"
+    r"|\bthreading\.(?:excepthook|settrace|setprofile)\b|\bgc\.get_(?:objects|referrers|referents)\b"
+    r"|\bgetattr\s*\(\s*(?:os|sys|builtins|atexit|signal|gc|importlib|inspect|threading)\s*,"
+    r"|\b(?:os|sys|builtins)\.__dict__\b|\bvars\s*\(\s*(?:os|sys|builtins)\s*\)"
+    r"|\b__builtins__\b|\bimport\s+builtins\b|\bctypes\.(?:pythonapi|py_object|memmove|memset|cast)\b")
+RUNNER_REPORT = re.compile(r"junit", re.I)
+WHOLE_ENVIRONMENT = re.compile(r"\bfor\s+[\w\s,()]+\bin\s+os\.environ\b|\bos\.environ\.(?:items|keys|values)\s*\(")
+CALLER = re.compile(r"\bsys\._getframe\b|\binspect\.(?:stack|currentframe|getouterframes)\b|\bf_back\b"
+                    r"|\btraceback\.(?:extract_stack|walk_stack)\b")
+METADATA = re.compile(r"(?:^|/)[^/]+\.(?:dist|egg)-info/entry_points\.txt$")
 # The gate's names, what it sets in every run that a person's own run does
 # not have (a bytecode cache prefix, safe_path, its sitecustomize and the
 # `.site-` folder on sys.path), and a uid compared with a number past the
@@ -80,13 +111,21 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
 
 def _runner_concern(code: str) -> str | None:
     """What an added library line does with the test runner or the gate's
-    sandbox that a person should look at; None for the rest."""
+    sandbox, or with the means a forgery needs, that a person should look
+    at; None for the rest."""
     if RUNNER_REACH.search(code):
         return "library code reaches into the test runner"
-    if RUNNER_ENV.search(code) or ("pytest" in code and RUNNER_PROBE.search(code)):
+    if RUNNER_ENV.search(code) or (RUNNER_WORD.search(code) and RUNNER_PROBE.search(code)):
         return "library code checks whether a test runner is loaded"
     if SANDBOX_NAME.search(code):
         return "library code looks for the gate's sandbox"
+    for pattern, what in ((DYNAMIC_CODE, "runs code it builds at run time"),
+                          (INTERPRETER_REACH, "reaches into the interpreter or how the process ends"),
+                          (RUNNER_REPORT, "names the test runner's report"),
+                          (WHOLE_ENVIRONMENT, "reads the whole environment"),
+                          (CALLER, "looks at who calls it")):
+        if pattern.search(code):
+            return f"library code {what}"
     return None
 
 
@@ -97,6 +136,8 @@ def pytest_plugins(snap: Snapshot) -> list[str]:
     names += _from_setup_cfg(snap.text("setup.cfg"))
     for match in SETUP_PY_PLUGIN.finditer(snap.text("setup.py") or ""):
         names += ENTRY.findall(match.group(1))
+    for path in (p for p in snap.paths if METADATA.search(p)):  # a dist-info or egg-info in the tree
+        names += _entry_points(snap.text(path), "pytest11")
     return sorted(set(names))
 
 
@@ -126,16 +167,29 @@ def _from_setup_cfg(text: str | None) -> list[str]:
     return [m.group(1) for line in raw.splitlines() if (m := ENTRY.match(line.strip()))]
 
 
+def _entry_points(text: str | None, group: str) -> list[str]:
+    """Names in one group of an entry_points.txt (read as importlib.metadata reads it)."""
+    parser = configparser.ConfigParser(interpolation=None, delimiters=("=",), strict=False)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    try:
+        parser.read_string(text or "")
+    except configparser.Error:
+        return []
+    return list(parser.options(group)) if parser.has_section(group) else []
+
+
 def _plugin_source(snap: Snapshot, name: str) -> str:
-    for path in ("pyproject.toml", "setup.cfg", "setup.py"):
+    for path in ("pyproject.toml", "setup.cfg", "setup.py", *(p for p in snap.paths if METADATA.search(p))):
         if name in (snap.text(path) or ""):
             return path
     return "package metadata"
 
 
 def _is_startup(path: str) -> bool:
+    """Loaded before any test: an interpreter startup hook, or entry points
+    that package metadata on sys.path gives the runner."""
     name = PurePosixPath(path).name
-    return name in STARTUP_NAMES or name.endswith(".pth")
+    return name in STARTUP_NAMES or name.endswith(".pth") or bool(METADATA.search(path))
 
 
 def _added_code(before: str, after: str) -> list[tuple[int, str, str]]:

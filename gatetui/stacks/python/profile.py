@@ -19,6 +19,7 @@ from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, Gate
 from gatetui.stacks.python import wheel_tree
 from gatetui.stacks.python import pip_report
 from gatetui.stacks.python.extras import declared_extras
+from gatetui.stacks.python.support import test_support
 
 # The machine's pip installs into the fresh venv: a venv without its own pip
 # is as fresh and five seconds faster to make (no ensurepip).
@@ -87,7 +88,10 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         start_fix=("add the plugin to the test dependencies (an extra such as [project.optional-dependencies] "
                    "test) or drop the option from addopts ([tool.pytest.ini_options]), or set `test` in "
                    "[tool.gatetui]"),
-        sealed=tuple(dict.fromkeys([*test_globs, "**/conftest.py", "pytest.ini", ".pytest.ini"])),
+        # every module a test file's name marks, wherever it is (the diff rules leave test files
+        # alone), and the helpers base's tests load from beside them (support.py)
+        sealed=tuple(dict.fromkeys([*test_globs, "**/conftest.py", *(f"**/{n}" for n in PYTEST_FILES),
+                                    *test_support(base, test_globs), "pytest.ini", ".pytest.ini"])),
         timeout=settings.timeout,
         import_check=settings.import_check,
         on_old_tests_fail=settings.on_old_tests_fail,
