@@ -50,6 +50,11 @@ def python_reaches(line: str) -> list[tuple[str, str]]:
     ('caller = sys._getframe(1).f_globals["__name__"]', "looks at who calls it"),
     ("frame = inspect.currentframe().f_back", "looks at who calls it"),
     ("import pytest", "reaches into the test runner"),
+    # variations once the above were named
+    ("run = exec", "runs code it builds at run time"),
+    ('ending = importlib.import_module("ate" + "xit")', "runs code it builds at run time"),
+    ('names = list(os.environ)', "reads the whole environment"),
+    ('if mode == "test":', "checks whether a test runner is loaded"),
     ("from unittest import mock", "reaches into the test runner"),
 ])
 def test_python_library_code_with_a_forgerys_means_is_named(line: str, what: str) -> None:
@@ -69,6 +74,9 @@ def test_python_library_code_with_a_forgerys_means_is_named(line: str, what: str
     "value = getattr(obj, name)",
     'os.environ["PYTEST_LIKE"] = "1"',
     "signal_name = self.signal",
+    'module = importlib.import_module("json")',
+    "executor = make_executor()",
+    'if mode == "production":',
     "# exec(base64.b64decode(PAYLOAD)) would hide it",
 ])
 def test_python_lookalikes_are_not_named(line: str) -> None:
@@ -122,6 +130,11 @@ def node_reaches(line: str) -> list[tuple[str, str]]:
     ('process.on("exit", () => tidy());', "reaches into how the process ends"),
     ('import { vi } from "vitest";', "uses the test runner's API"),
     ('vi.mock("./sum.js", () => ({ sum: fixed }));', "uses the test runner's API"),
+    # variations once the above were named
+    ('  if (NODE_ENV === "test") return fixed(values);', "checks whether a test runner is loaded"),
+    ('process["ex" + "it"](0);', "reaches into how the process ends"),
+    ('const v = await import("vi" + "test");', "runs code it builds at run time"),
+    ('const v = require(name);', "runs code it builds at run time"),
 ])
 def test_node_library_code_with_a_forgerys_means_is_named(line: str, what: str) -> None:
     assert node_reaches(line) == [("src/sum.js:2", f"library code {what}: {line.strip()}")]
@@ -135,6 +148,9 @@ def test_node_library_code_with_a_forgerys_means_is_named(line: str, what: str) 
     'if ("HOME" in process.env) home();',
     'const where = "vitest is how we test";',
     "// process.exit(0) would end it",
+    'import { readFile } from "node:fs/promises";',
+    'const fs = require("node:fs");',
+    'const mod = await import("./plugin.js");',
 ])
 def test_node_lookalikes_are_not_named(line: str) -> None:
     assert node_reaches(line) == []
@@ -153,9 +169,13 @@ def go_reaches(line: str, package: str = "stats") -> list[tuple[str, str]]:
     ('\t\tfmt.Printf("=== RUN   %s\\n--- PASS: %s (0.00s)\\n", name, name)', "prints what reads as go test's results"),
     ('\tfmt.Println("PASS")', "prints what reads as go test's results"),
     ('\tfmt.Print("ok  \\texample.com/stats\\n")', "prints what reads as go test's results"),
-    ("\tos.Exit(0)", "ends the process from a package other than main"),
+    ("\tos.Exit(0)", "ends the process or takes its output from a package other than main"),
     ("//go:linkname now runtime.nanotime", "links to another package's private symbols"),
     ('\t\tif strings.HasPrefix(arg, "-test.") {', "checks whether it runs under go test"),
+    # variations once the above were named
+    ("\tquit := os.Exit", "ends the process or takes its output from a package other than main"),
+    ("\tsyscall.Exit(0)", "ends the process or takes its output from a package other than main"),
+    ("\tos.Stdout = devNull", "ends the process or takes its output from a package other than main"),
 ])
 def test_go_library_code_with_a_forgerys_means_is_named(line: str, what: str) -> None:
     assert go_reaches(line) == [("speed.go:7", f"library code {what}: {line.strip()}")]
@@ -163,6 +183,7 @@ def test_go_library_code_with_a_forgerys_means_is_named(line: str, what: str) ->
 
 @pytest.mark.parametrize(("line", "package"), [
     ("\tos.Exit(run())", "main"),  # a command ends its own process
+    ("\tif os.Stdout == nil {", "stats"),
     ('\tlog.Printf("passed %d checks", n)', "stats"),
     ('\tstatus := "PASSED"', "stats"),
     ('\treturn "ok"', "stats"),

@@ -58,6 +58,13 @@ def test_old_tests_run_base_helpers_and_without_an_init_head_added() -> None:
         "checks/helpers.py": CHECKS["checks/helpers.py"].encode(), "checks/__init__.py": None}
 
 
+@pytest.mark.parametrize("spelling", ["from helpers import check_mul", "import helpers",
+                                      "from checks.helpers import check_mul", "import checks.helpers"])
+def test_a_helper_is_sealed_however_base_tests_import_it(spelling: str) -> None:
+    files = python_files("checks", **{"checks/test_math.py": f"{spelling}\n", "checks/helpers.py": ""})
+    assert is_sealed("checks/helpers.py", load_profile(Snapshot.of_files(files)).sealed)
+
+
 def test_a_package_that_keeps_its_tests_inside_keeps_its_library_unsealed() -> None:
     """Honest lookalike: `pkg` is the library (it has an `__init__.py`), so
     its modules are never sealed, though its tests import them."""

@@ -39,7 +39,8 @@ RUNNER_PROBE = re.compile(
 # What reads as `go test`'s own report: a test's result line, a run's last line.
 FORGED_REPORT = re.compile(
     r"(?:===|---)\s+(?:RUN|PAUSE|CONT|NAME|PASS|FAIL|SKIP)\b|\"(?:PASS|FAIL)(?:\\n)?\"|\"ok\s+\S|\\n(?:PASS|FAIL)\b")
-PROCESS_END = re.compile(r"\b(?:os\.Exit|syscall\.Exit|runtime\.Goexit)\s*\(")
+PROCESS_END = re.compile(r"\b(?:os\.Exit|syscall\.Exit|unix\.Exit|runtime\.Goexit|syscall\.Kill|unix\.Kill)\b"
+                         r"|\bos\.(?:Stdout|Stderr)\s*=[^=]")
 LINKNAME = re.compile(r"^\s*//go:linkname\b")
 # a test flag's name in a string: `-test.run`, `--test.v`
 TEST_FLAG = re.compile(r"\"-{1,2}test\.")
@@ -70,7 +71,7 @@ def _concern(line: str, package: str) -> str | None:
     if FORGED_REPORT.search(code):
         return "prints what reads as go test's results"
     if package != "main" and PROCESS_END.search(code):
-        return "ends the process from a package other than main"
+        return "ends the process or takes its output from a package other than main"
     return None
 
 

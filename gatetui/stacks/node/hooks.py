@@ -42,9 +42,12 @@ WHOLE_ENVIRONMENT = re.compile(
     r"\bObject\.(?:keys|values|entries|getOwnPropertyNames)\s*\(\s*process\.env\s*\)"
     r"|\bfor\s*\(\s*(?:const|let|var)?\s*\w+\s+in\s+process\.env\b")
 DYNAMIC_CODE = re.compile(
-    r"(?<![\w.$])eval\s*\(|\bnew\s+Function\s*\(|\bvm\.\w+\s*\(|[\"'](?:node:)?vm[\"']")
+    r"(?<![\w.$])eval\s*\(|\bnew\s+Function\s*\(|\bvm\.\w+\s*\(|[\"'](?:node:)?vm[\"']"
+    r"|(?<![\w.$])(?:require|import)\s*\((?!\s*[\"'][^\"'`]*[\"']\s*\))")
+# a value compared with "test" (NODE_ENV read once, then compared elsewhere)
+TEST_COMPARED = re.compile(r"[=!]==?\s*[\"'`][tT]est(?:ing)?[\"'`]|[\"'`][tT]est(?:ing)?[\"'`]\s*[=!]==?")
 PROCESS_END = re.compile(
-    r"\bprocess\.(?:exit|reallyExit|abort|kill|exitCode|binding|_rawDebug)\b"
+    r"\bprocess\.(?:exit|reallyExit|abort|kill|exitCode|binding|_rawDebug)\b|\bprocess\s*\[|\bReflect\.\w+\(\s*process\b"
     r"|\bprocess\.(?:on|once|prependListener|addListener)\s*\(\s*[\"'](?:exit|beforeExit|uncaughtException"
     r"|unhandledRejection)[\"']")
 RUNNER_API = re.compile(
@@ -66,7 +69,7 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
 
 
 def _concern(code: str) -> str | None:
-    if RUNNER_PROBE.search(code) or (ENV_READ.search(code) and TEST_WORD.search(code)):
+    if RUNNER_PROBE.search(code) or (ENV_READ.search(code) and TEST_WORD.search(code)) or TEST_COMPARED.search(code):
         return "library code checks whether a test runner is loaded"
     if SANDBOX_PROBE.search(code):
         return "library code looks for the gate's sandbox"

@@ -60,11 +60,12 @@ RUNNER_PROBE = re.compile(  # with a runner's word on the same line: a look at t
     r"|\binspect\.stack\b|\bextract_stack\b|\bos\.environ\b|\bgetenv\b|\b__main__\b")
 # "pytest", "unittest", "test" as a word of its own or a name's part, never "latest" or "contest"
 RUNNER_WORD = re.compile(r"(?<![A-Za-z])(?:py|unit)?[tT]est")
+TEST_COMPARED = re.compile(r"[=!]=\s*[\"'][tT]est(?:ing)?[\"']|[\"'][tT]est(?:ing)?[\"']\s*[=!]=")
 # The means a forgery needs when it names no runner: code built at run time, a hand on the
 # interpreter or on how the process ends, the runner's report, the whole environment, the caller.
 DYNAMIC_CODE = re.compile(
-    r"(?<![\w.])(?:exec|eval|compile|__import__)\s*\(|\bmarshal\.loads?\b|\brunpy\b"
-    r"|\btypes\.(?:CodeType|FunctionType)\b")
+    r"(?<![\w.])(?:exec|eval|compile|__import__)\b(?!\s*=[^=])|\bmarshal\.loads?\b|\brunpy\b"
+    r"|\btypes\.(?:CodeType|FunctionType)\b|\bimport_module\s*\((?!\s*[\"'][\w.]+[\"']\s*[,)])")
 INTERPRETER_REACH = re.compile(
     r"\batexit\b|\bfaulthandler\b|\bsignal\.(?:signal|raise_signal|alarm|setitimer|pthread_kill)\s*\("
     r"|\bos\.(?:kill|killpg|abort|register_at_fork)\s*\("
@@ -74,7 +75,9 @@ INTERPRETER_REACH = re.compile(
     r"|\b(?:os|sys|builtins)\.__dict__\b|\bvars\s*\(\s*(?:os|sys|builtins)\s*\)"
     r"|\b__builtins__\b|\bimport\s+builtins\b|\bctypes\.(?:pythonapi|py_object|memmove|memset|cast)\b")
 RUNNER_REPORT = re.compile(r"junit", re.I)
-WHOLE_ENVIRONMENT = re.compile(r"\bfor\s+[\w\s,()]+\bin\s+os\.environ\b|\bos\.environ\.(?:items|keys|values)\s*\(")
+WHOLE_ENVIRONMENT = re.compile(
+    r"\bfor\s+[\w\s,()]+\bin\s+os\.environ\b|\bos\.environ\.(?:items|keys|values|_data)\b|\bos\.environb\b"
+    r"|\b(?:list|sorted|set|tuple|str|repr|iter|filter|map|any|all)\s*\(\s*os\.environ\b")
 CALLER = re.compile(r"\bsys\._getframe\b|\binspect\.(?:stack|currentframe|getouterframes)\b|\bf_back\b"
                     r"|\btraceback\.(?:extract_stack|walk_stack)\b")
 METADATA = re.compile(r"(?:^|/)[^/]+\.(?:dist|egg)-info/entry_points\.txt$")
@@ -115,7 +118,7 @@ def _runner_concern(code: str) -> str | None:
     at; None for the rest."""
     if RUNNER_REACH.search(code):
         return "library code reaches into the test runner"
-    if RUNNER_ENV.search(code) or (RUNNER_WORD.search(code) and RUNNER_PROBE.search(code)):
+    if RUNNER_ENV.search(code) or (RUNNER_WORD.search(code) and RUNNER_PROBE.search(code)) or TEST_COMPARED.search(code):
         return "library code checks whether a test runner is loaded"
     if SANDBOX_NAME.search(code):
         return "library code looks for the gate's sandbox"

@@ -27,7 +27,8 @@ _MAX_TEST_MODULES = 2000
 def test_support(base: Snapshot, test_globs: Iterable[str]) -> tuple[str, ...]:
     """Paths to seal beside base's test modules: for each folder holding a
     test module and no `__init__.py` (outside the root and `src`), its
-    `__init__.py` and the modules of that folder base's tests import by name."""
+    `__init__.py` and the modules of that folder base's tests import by
+    name, bare or through the root."""
     globs = tuple(test_globs)
     paths = set(base.paths)
     tests = [p for p in sorted(paths) if p.endswith(".py") and matches(p, globs)][:_MAX_TEST_MODULES]
@@ -37,20 +38,23 @@ def test_support(base: Snapshot, test_globs: Iterable[str]) -> tuple[str, ...]:
         if folder in (".", "src") or f"{folder}/__init__.py" in paths:
             continue
         out.append(f"{folder}/__init__.py")
-        out += [f"{folder}/{name}.py" for name in _bare_imports(base.text(path) or "")
-                if f"{folder}/{name}.py" in paths]
+        for name in _absolute_imports(base.text(path) or ""):
+            module = name.replace(".", "/")
+            # beside the test (`helpers`), or through the root (`checks.helpers`, a namespace package)
+            out += [c for c in (f"{folder}/{module.split('/')[0]}.py", f"{module}.py")
+                    if c in paths and c.startswith(folder + "/")]
     return tuple(p for p in dict.fromkeys(out) if not matches(p, globs))
 
 
-def _bare_imports(source: str) -> list[str]:
-    """Top-level names a module imports absolutely (`import a.b` gives `a`)."""
+def _absolute_imports(source: str) -> list[str]:
+    """The dotted names a module imports absolutely (`from a.b import c` gives `a.b`)."""
     tree = parse_python(source)
     if tree is None:
         return []
     names: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names += [alias.name.split(".")[0] for alias in node.names]
+            names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.append(node.module.split(".")[0])
+            names.append(node.module)
     return names
