@@ -148,7 +148,7 @@ def test_bad_rules_file_is_one_line(tmp_path: Path, text: str | None, words: str
 def test_default_rule_is_the_stacks_sealed_set_with_its_sections() -> None:
     p = profile('[project]\nname = "x"\n')
     assert p.rules == (SealRule("default", (
-        "tests/**", "**/conftest.py", "pytest.ini", ".pytest.ini",
+        "tests/**", "**/conftest.py", "**/test_*.py", "**/*_test.py", "pytest.ini", ".pytest.ini",
         "pyproject.toml#tool.pytest.ini_options", "setup.cfg#tool:pytest", "tox.ini#pytest",
     )),)
     assert p.sealed == ("tests/**", "**/conftest.py", "pytest.ini", ".pytest.ini")
