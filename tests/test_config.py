@@ -151,7 +151,7 @@ def test_default_rule_is_the_stacks_sealed_set_with_its_sections() -> None:
         "tests/**", "**/conftest.py", "**/test_*.py", "**/*_test.py", "pytest.ini", ".pytest.ini",
         "pyproject.toml#tool.pytest.ini_options", "setup.cfg#tool:pytest", "tox.ini#pytest",
     )),)
-    assert p.sealed == ("tests/**", "**/conftest.py", "pytest.ini", ".pytest.ini")
+    assert p.sealed == ("tests/**", "**/conftest.py", "**/test_*.py", "**/*_test.py", "pytest.ini", ".pytest.ini")
 
 
 def test_sealed_key_adds_to_the_default_rule_and_allow_rules_are_not_restored() -> None:
