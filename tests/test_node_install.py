@@ -162,6 +162,21 @@ def test_a_node_modules_committed_to_the_tree_is_not_what_runs(make_repo: MakeRe
     assert [results(done)[c][0] for c in ("runs", "old_tests")] == ["fail", "fail"]
 
 
+def test_a_project_with_a_vitest_config_passes(make_repo: MakeRepo, tmp_path: Path) -> None:
+    """vite would write its bundled config under node_modules, which the
+    runs see read-only; vitest 3.1+ is told to load it in place."""
+    config = ('import { defineConfig } from "vitest/config";\n'
+              'export default defineConfig({ test: { include: ["tests/**/*.test.js"] } });\n')
+    repo = make_repo({**BASE, "vitest.config.js": config},
+                     {"tests/more.test.js": 'import { expect, it } from "vitest";\n'
+                                            'import { sum } from "../src/sum.js";\n'
+                                            'it("adds one number", () => { expect(sum([4])).toBe(4); });\n'})
+    done = gate(repo, tmp_path / "work")
+    assert ({k: v[0] for k, v in results(done).items()}, done.verdict) == ({
+        "install": "pass", "runs": "pass", "tests_kept": "pass", "no_new_skips": "pass", "old_tests": "pass",
+        "hidden": "skipped"}, Verdict.PASS)
+
+
 def test_an_install_script_that_builds_into_the_tree_still_passes(make_repo: MakeRepo, tmp_path: Path) -> None:
     """The common honest case: prepare builds something of the project's
     own; node_modules is left as the index gave it."""

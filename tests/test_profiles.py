@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from gatetui.errors import BadInput
 from gatetui.stacks.python.extras import declared_extras, setup_cfg_extras, setup_py_extras
 from gatetui.gate.seal import is_sealed
-from gatetui.stacks.node.profile import node_test_command
+from gatetui.stacks.node.profile import loads_config_in_place, node_test_command
 from gatetui.stacks.python.profile import importable_packages, pytest_ini_text, pytest_settings, scm_version
 from gatetui.stacks.registry import load_profile
 from gatetui.git.snapshot import Snapshot
@@ -97,6 +97,20 @@ def test_pytest_test_paths_come_from_testpaths() -> None:
 def test_no_tests_at_base_is_bad_input() -> None:
     with pytest.raises(BadInput, match="no tests found at base"):
         load_profile(Snapshot.of_files({"setup.py": "", "pkg/__init__.py": ""}))
+
+
+@pytest.mark.parametrize(("lock", "in_place"), [
+    ('{"packages": {"node_modules/vitest": {"version": "3.2.4"}}}', True),
+    ('{"packages": {"node_modules/vitest": {"version": "4.0.0-beta.1"}}}', True),
+    ('{"packages": {"node_modules/vitest": {"version": "3.0.9"}}}', False),
+    ('{"packages": {"node_modules/vitest": {"version": "x"}}}', False),
+    ('{"packages": []}', False),
+    ("not json", False),
+])
+def test_vitest_from_3_1_loads_its_config_without_writing_it(lock: str, in_place: bool) -> None:
+    base = Snapshot.of_files({"package.json": '{"scripts": {"test": "vitest"}}', "package-lock.json": lock})
+    assert loads_config_in_place(base) is in_place
+    assert ("--configLoader runner" in node_test_command("vitest", None, in_place)[1]) is in_place
 
 
 def test_vitest_script_gets_a_junit_reporter() -> None:

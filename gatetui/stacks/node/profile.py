@@ -31,7 +31,7 @@ def is_test_file(profile: Profile, path: str) -> bool:
 
 def node_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
     script = node_test_script(base)
-    runner, test = node_test_command(script, settings.test)
+    runner, test = node_test_command(script, settings.test, loads_config_in_place(base))
     test_paths = settings.test_paths or tuple(d for d in NODE_TEST_DIRS if base.has_dir(d))
     configs = [p for p in base.paths if re.match(r"(vitest|vite)\.config\.[cm]?[jt]s$", p)]
     environment = settings.environment if settings.environment is not None else ("node_modules",)
@@ -68,8 +68,23 @@ def node_test_script(base: Snapshot) -> str:
     return test if isinstance(test, str) else ""
 
 
-def node_test_command(script: str, configured: str | None) -> tuple[str, str]:
-    """The runner and the command that makes it write JUnit to {report}."""
+def loads_config_in_place(base: Snapshot) -> bool:
+    """Whether base's vitest can load its config without writing it out
+    first (`--configLoader runner`, vitest 3.1 and later). Vite otherwise
+    writes the bundled config under node_modules/.vite-temp, which the runs
+    see read-only: every config would fail to load."""
+    try:
+        lock = json.loads(base.text("package-lock.json") or "{}")
+        version = str(lock["packages"]["node_modules/vitest"]["version"])
+        major, minor = (int(part) for part in version.split(".")[:2])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return False
+    return (major, minor) >= (3, 1)
+
+
+def node_test_command(script: str, configured: str | None, in_place: bool = False) -> tuple[str, str]:
+    """The runner and the command that makes it write JUnit to {report}
+    (`in_place`: vitest loads its config without writing it to disk)."""
     if configured:
         return "custom", configured
     words = shlex.split(script) if script else []
@@ -77,8 +92,9 @@ def node_test_command(script: str, configured: str | None) -> tuple[str, str]:
         # the installed binary itself: npx would read head's .npmrc, whose
         # node-options would load head's code into the runner's process
         args = [w for w in words[1:] if w not in ("run", "--run", "--watch")]
+        loader = ["--configLoader", "runner"] if in_place else []
         return "vitest", shlex.join(
-            ["node_modules/.bin/vitest", "run", *args, "--reporter=default", "--reporter=junit"]
+            ["node_modules/.bin/vitest", "run", *args, *loader, "--reporter=default", "--reporter=junit"]
         ) + " --outputFile.junit={report}"
     if words[:2] == ["node", "--test"]:
         reporters = shlex.join(
