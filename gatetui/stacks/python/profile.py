@@ -17,6 +17,7 @@ from gatetui.config import ConfigError, Settings, parse_toml
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, Profile, RunPlugin, Stack
 from gatetui.stacks.python import wheel_tree
+from gatetui.stacks.python.coverage_lines import PYTHON_COVERAGE
 from gatetui.stacks.python import pip_report
 from gatetui.stacks.python.extras import declared_extras
 
@@ -96,6 +97,7 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         old_tests_env={} if custom else {"PYTEST_ADDOPTS": f"-c {SEALED_INI} --rootdir=."},
         shuffle=None if custom else SHUFFLE,
         rerun=None if custom else RERUN,
+        coverage=None if custom else PYTHON_COVERAGE,
     )
 
 
