@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gatetui.config import SealRule
+from gatetui.stacks.mutation import Mutate
 from gatetui.stacks.testdefs import MarkerHit, TestDef
 
 if TYPE_CHECKING:
@@ -250,6 +251,9 @@ class Profile:
     report_ids: str = "junit"  # for JUnit: the id rule of the runner that writes it (gate/junit_ids.py)
     shuffle: RunPlugin | None = None  # how the random-order run shuffles; None: this runner cannot
     rerun: RunPlugin | None = None  # how head's changed tests rerun in one process; None: not here
+    # The mutants of a file's changed lines, for the `bites` check (stacks/mutation.py);
+    # None: "not available for this stack", and the check says so.
+    mutate: Mutate | None = None
 
     def is_test_file(self, path: str) -> bool:
         """Whether a path holds test definitions the scanner should count."""

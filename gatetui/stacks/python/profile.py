@@ -18,6 +18,7 @@ from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, Profile, RunPlugin, Stack
 from gatetui.stacks.python import wheel_tree
 from gatetui.stacks.python import pip_report
+from gatetui.stacks.python.mutants import mutate
 from gatetui.stacks.python.extras import declared_extras
 
 # The machine's pip installs into the fresh venv: a venv without its own pip
@@ -96,6 +97,7 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         old_tests_env={} if custom else {"PYTEST_ADDOPTS": f"-c {SEALED_INI} --rootdir=."},
         shuffle=None if custom else SHUFFLE,
         rerun=None if custom else RERUN,
+        mutate=mutate,  # head's source is read with ast, whatever command runs its tests
     )
 
 
