@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gatetui.config import SealRule
+from gatetui.stacks.mutation import Mutate
 from gatetui.stacks.testdefs import MarkerHit, TestDef
 
 if TYPE_CHECKING:
@@ -279,6 +280,9 @@ class Profile:
     rerun: RunPlugin | None = None  # how head's changed tests rerun in one process; None: not here
     coverage: LineCoverage | None = None  # which test runs which line (covered, bites); None: not here
     mutant_cap: int = 20  # bites: mutants tried at most, round-robin over the changed lines
+    # The mutants of a file's changed lines, for the `bites` check (stacks/mutation.py);
+    # None: "not available for this stack", and the check says so.
+    mutate: Mutate | None = None
 
     def is_test_file(self, path: str) -> bool:
         """Whether a path holds test definitions the scanner should count."""

@@ -19,6 +19,7 @@ from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, Gate
 from gatetui.stacks.python import wheel_tree
 from gatetui.stacks.python.coverage_lines import PYTHON_COVERAGE
 from gatetui.stacks.python import pip_report
+from gatetui.stacks.python.mutants import mutate
 from gatetui.stacks.python.extras import declared_extras
 
 # The machine's pip installs into the fresh venv: a venv without its own pip
@@ -98,6 +99,7 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         shuffle=None if custom else SHUFFLE,
         rerun=None if custom else RERUN,
         coverage=None if custom else PYTHON_COVERAGE,
+        mutate=mutate,  # head's source is read with ast, whatever command runs its tests
     )
 
 
