@@ -14,14 +14,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gatetui.backends.local import LocalBackend
 from gatetui.gate.changed_code import ChangedCode, changed_code, ranges
 from gatetui.gate.checks import CheckId, CheckResult, Status
-from gatetui.gate.phases.coverage import judge_covered
+from gatetui.gate.phases.context import Context
+from gatetui.gate.phases.coverage import NOT_HERE, NOTHING, WAITING, answer, judge_covered
+from gatetui.gate.phases.ledger import Ledger
+from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.git.changes import FileChange
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import ReportProblem
 from gatetui.stacks.python.coverage_lines import FORMAT, PYTHON_COVERAGE, read_coverage, statements
 from gatetui.stacks.registry import load_profile
+from tests.conftest import MakeRepo
 
 WANTED = frozenset({"pkg/core.py"})
 
@@ -167,3 +172,42 @@ def test_the_plugin_measures_each_line_by_the_test_node_ids(tmp_path: Path) -> N
         ("pkg/core.py", 1): frozenset(), ("pkg/core.py", 2): frozenset({four, century}),
         ("pkg/core.py", 3): frozenset({century}), ("pkg/core.py", 4): frozenset({four})}
     assert json.loads(raw)["files"].keys() == {"pkg/core.py"}  # only the files asked are measured
+
+
+def test_the_profile_carries_the_cap_and_the_capability_only_where_the_stack_has_it() -> None:
+    tests = {"tests/test_x.py": "def test_x():\n    pass\n"}
+    python = load_profile(Snapshot.of_files({**tests, "pyproject.toml": "[tool.gatetui]\nmutant_cap = 7\n"}))
+    node = load_profile(Snapshot.of_files({"package.json": '{"scripts": {"test": "node --test"}}',
+                                           "test/x.test.js": "require('node:test')('x', () => {});\n"}))
+    custom = load_profile(Snapshot.of_files({**tests, "pyproject.toml": '[tool.gatetui]\ntest = "make check"\n'}))
+    assert (python.mutant_cap, python.coverage is PYTHON_COVERAGE) == (7, True)
+    assert (node.coverage, node.mutate, custom.coverage) == (None, None, None)
+
+
+PROJECT = {"pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n', "pkg/__init__.py": "",
+           "pkg/core.py": LIBRARY, "tests/test_core.py": TESTS}
+
+
+def plan_answers(repo: Path) -> list[CheckResult | str]:
+    plan = make_plan(GateRequest(repo, "main", "agent/x"))
+    ctx = Context.of(plan, LocalBackend(), Ledger(lambda event: None, 60.0, False))
+    return [answer(ctx, check) for check in (CheckId.COVERED, CheckId.BITES)]
+
+
+def test_with_the_plan_a_change_to_tests_alone_skips_both(make_repo: MakeRepo) -> None:
+    repo = make_repo(PROJECT, {"tests/test_core.py": TESTS + "\n\ndef test_more():\n    pass\n",
+                               "pkg/core.py": "# a comment\n" + LIBRARY.replace("\n", "\n\n", 1)})
+    assert plan_answers(repo) == [CheckResult(CheckId.COVERED, Status.SKIPPED, NOTHING),
+                                  CheckResult(CheckId.BITES, Status.SKIPPED, NOTHING)]
+
+
+def test_with_the_plan_a_library_change_waits(make_repo: MakeRepo) -> None:
+    assert plan_answers(make_repo(PROJECT, {"pkg/core.py": LIBRARY.replace("400", "4000")})) == [WAITING, WAITING]
+
+
+def test_with_the_plan_node_says_it_cannot(make_repo: MakeRepo) -> None:
+    node = {"package.json": '{"name": "n", "version": "0.0.0", "scripts": {"test": "node --test"}}\n',
+            "src/n.js": "exports.n = () => 1;\n", "test/n.test.js": "require('node:test')('n', () => {});\n"}
+    repo = make_repo(node, {"src/n.js": "exports.n = () => 2;\n"})
+    assert plan_answers(repo) == [CheckResult(CheckId.COVERED, Status.SKIPPED, NOT_HERE),
+                                  CheckResult(CheckId.BITES, Status.SKIPPED, NOT_HERE)]

@@ -59,7 +59,7 @@ class Reviews:
         folder = self.scope.store.log_path(self.scope.repo, run.run_id, "x").parent
         for path in sorted(folder.glob("*.log")) if folder.is_dir() else ():
             stream = path.stem.replace("-", " ")
-            check = STREAM_CHECK.get(stream, CheckId.RUNS)
+            check = STREAM_CHECK.get(stream, CheckId.BITES if stream.startswith("mutant ") else CheckId.RUNS)
             with contextlib.suppress(OSError):
                 run.log(check).append(stream, path.read_text(errors="replace") + "\n")
 
