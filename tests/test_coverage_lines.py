@@ -18,7 +18,7 @@ from gatetui.backends.local import LocalBackend
 from gatetui.gate.changed_code import ChangedCode, changed_code, ranges
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.phases.context import Context
-from gatetui.gate.phases.coverage import NOT_HERE, NOTHING, WAITING, answer, judge_covered
+from gatetui.gate.phases.coverage import NOT_HERE, NOTHING, WAITING, answer, judge_covered, merged
 from gatetui.gate.phases.ledger import Ledger
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.git.changes import FileChange
@@ -144,7 +144,7 @@ TESTS = ("from pkg.core import leap\n\n\ndef test_four():\n    assert leap(2024)
          "class TestCentury:\n    def test_2000(self):\n        assert leap(2000)\n")
 
 
-def run_measured(root: Path, files: list[str], extra: str = "") -> dict[str, object]:
+def run_measured(root: Path, files: list[str], extra: str = "") -> dict[str, bytes]:
     gate = root / "gate"
     for name, data in PYTHON_COVERAGE.plugin.files.items():
         (gate / name).parent.mkdir(parents=True, exist_ok=True)
@@ -156,7 +156,7 @@ def run_measured(root: Path, files: list[str], extra: str = "") -> dict[str, obj
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "tests"], cwd=root, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
-    return {"raw": out.read_bytes()}
+    return {p.name: p.read_bytes() for p in root.glob("coverage.json*")}
 
 
 def test_the_plugin_measures_each_line_by_the_test_node_ids(tmp_path: Path) -> None:
@@ -165,8 +165,7 @@ def test_the_plugin_measures_each_line_by_the_test_node_ids(tmp_path: Path) -> N
     (tmp_path / "pkg" / "core.py").write_text(LIBRARY)
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_core.py").write_text(TESTS)
-    raw = run_measured(tmp_path, ["pkg/core.py"])["raw"]
-    assert isinstance(raw, bytes)
+    raw = run_measured(tmp_path, ["pkg/core.py"])["coverage.json"]
     four, century = "tests/test_core.py::test_four", "tests/test_core.py::TestCentury::test_2000"
     assert dict(read_coverage(raw, frozenset({"pkg/core.py"}))) == {
         ("pkg/core.py", 1): frozenset(), ("pkg/core.py", 2): frozenset({four, century}),
@@ -211,3 +210,17 @@ def test_with_the_plan_node_says_it_cannot(make_repo: MakeRepo) -> None:
     repo = make_repo(node, {"src/n.js": "exports.n = () => 2;\n"})
     assert plan_answers(repo) == [CheckResult(CheckId.COVERED, Status.SKIPPED, NOT_HERE),
                                   CheckResult(CheckId.BITES, Status.SKIPPED, NOT_HERE)]
+
+
+def test_xdist_workers_each_write_their_share_and_the_gate_merges_them(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "core.py").write_text(LIBRARY)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_core.py").write_text(TESTS)
+    reports = run_measured(tmp_path, ["pkg/core.py"], "-p xdist -n 2")
+    assert sorted(reports) == ["coverage.json", "coverage.json.gw0", "coverage.json.gw1"]
+    parts = [read_coverage(reports[name], frozenset({"pkg/core.py"})) for name in sorted(reports)]
+    four, century = "tests/test_core.py::test_four", "tests/test_core.py::TestCentury::test_2000"
+    assert dict(merged(parts))[("pkg/core.py", 2)] == frozenset({four, century})
+    assert dict(parts[0]) == {}  # the controller runs no test

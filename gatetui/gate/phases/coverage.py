@@ -12,6 +12,7 @@ head's code runs in that process and could have removed it.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 
 from gatetui.backends.base import Workspace
 from gatetui.gate.changed_code import ChangedCode, ranges
@@ -25,6 +26,7 @@ NOT_HERE = "not available for this stack"
 NOTHING = "no library line changed"
 WAITING = "waiting for the runs"
 SHOWN = 12  # ranges named in the detail's first line
+MAX_WORKERS = 256  # parallel workers' reports read at most
 
 
 def answer(ctx: Context, check: CheckId) -> CheckResult | str:
@@ -77,10 +79,29 @@ class CoverageRun:
             self.problem = "run 2 wrote no coverage report"
         else:
             try:
-                self.reached = probe.read(raw, self.changed.files)
+                self.reached = merged([probe.read(raw, self.changed.files),
+                                       *[probe.read(r, self.changed.files) async for r in workers(workspace, probe)]])
             except ReportProblem as err:
                 self.problem = str(err)
         self.ctx.ledger.finish_open([judge_covered(self.changed, self.reached, self.problem)])
+
+
+async def workers(workspace: Workspace, probe: LineCoverage) -> AsyncIterator[bytes]:
+    """The reports of the run's parallel workers (pytest-xdist's gw0, gw1, ...), until one is missing."""
+    for index in range(MAX_WORKERS):
+        raw = await workspace.read_report(f"{probe.report}.gw{index}")
+        if raw is None:
+            return
+        yield raw
+
+
+def merged(parts: list[Reached]) -> Reached:
+    """Every line any part saw, with the tests of all of them."""
+    out: dict[tuple[str, int], frozenset[str]] = {}
+    for part in parts:
+        for key, tests in part.items():
+            out[key] = out.get(key, frozenset()) | tests
+    return out
 
 
 def judge_covered(changed: ChangedCode, reached: Reached | None, problem: str) -> CheckResult:

@@ -69,10 +69,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config: pytest.Config) -> None:
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The report, once the session's fixtures are torn down (an xdist
+    worker's before it says it finished, or its controller may end it
+    first), beside it as REPORT.gwN (the gate reads them in turn)."""
+    config = session.config
     path = os.environ.get("GATETUI_COVERAGE_REPORT")
-    if not path or hasattr(config, "workerinput"):  # an xdist worker's share is not measured here
+    if not path:
         return
+    worker = str(getattr(config, "workerinput", {}).get("workerid", ""))
+    if worker:
+        path = f"{path}.{worker}"
     try:
         out = _measured()
     except Exception as err:  # noqa: BLE001 - said in the report
