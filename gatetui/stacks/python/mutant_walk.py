@@ -27,7 +27,8 @@ LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 def edits(tree: ast.Module, lines: frozenset[int]) -> Iterator[Edit]:
-    """Every edit of the module whose node starts on one of `lines`."""
+    """Every edit of the module whose node has one of `lines` (mutants.py
+    keeps those whose change falls on one)."""
     wanted = sorted(lines)
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
@@ -36,7 +37,7 @@ def edits(tree: ast.Module, lines: frozenset[int]) -> Iterator[Edit]:
             continue
         found = statement_edits(node, idle) if isinstance(node, ast.stmt) else \
             expression_edits(node) if isinstance(node, ast.expr) else iter(())
-        yield from (edit for edit in found if edit.line in lines)
+        yield from (edit for edit in found if touches(edit.node, wanted))
         stack.extend(reversed(list(children(node))))
 
 
