@@ -73,20 +73,20 @@ class Edit:
         return isinstance(self.node, ast.stmt)
 
 
-def start(node: ast.expr | ast.stmt) -> Position:
+def start_of(node: ast.expr | ast.stmt) -> Position:
     return node.lineno, node.col_offset
 
 
-def end(node: ast.expr | ast.stmt) -> Position:
+def end_of(node: ast.expr | ast.stmt) -> Position:
     return node.end_lineno or node.lineno, node.end_col_offset or 0
 
 
 def whole(node: ast.expr | ast.stmt, text: str) -> Piece:
-    return Piece(start(node), end(node), text)
+    return Piece(start_of(node), end_of(node), text)
 
 
 def swap(left: ast.expr, right: ast.expr, old: ast.AST, new: ast.AST) -> Piece:
-    return Piece(end(left), start(right), TOKENS[type(new)], TOKENS[type(old)])
+    return Piece(end_of(left), start_of(right), TOKENS[type(new)], TOKENS[type(old)])
 
 
 def expression_edits(node: ast.expr) -> Iterator[Edit]:
@@ -106,7 +106,8 @@ def expression_edits(node: ast.expr) -> Iterator[Edit]:
                    tuple(swap(left, right, node.op, other) for left, right in gaps))
     elif isinstance(node, ast.BinOp) and type(node.op) in ARITH_SWAPS:
         arith = ARITH_SWAPS[type(node.op)]()
-        yield Edit("arith", node, ast.BinOp(node.left, arith, node.right), (swap(node.left, node.right, node.op, arith),))
+        changed = ast.BinOp(node.left, arith, node.right)
+        yield Edit("arith", node, changed, (swap(node.left, node.right, node.op, arith),))
     elif isinstance(node, ast.Constant):
         nudged = nudge(node.value)
         if nudged is not None:
@@ -138,7 +139,7 @@ def statement_edits(stmt: ast.stmt, idle: bool = False) -> Iterator[Edit]:
         yield negated(stmt.test)
     if isinstance(stmt, ast.AugAssign) and type(stmt.op) in ARITH_SWAPS:
         arith = ARITH_SWAPS[type(stmt.op)]()
-        piece = Piece(end(stmt.target), start(stmt.value), TOKENS[type(arith)] + "=", TOKENS[type(stmt.op)] + "=")
+        piece = Piece(end_of(stmt.target), start_of(stmt.value), TOKENS[type(arith)] + "=", TOKENS[type(stmt.op)] + "=")
         yield Edit("arith", stmt, ast.AugAssign(stmt.target, arith, stmt.value), (piece,))
     if removable(stmt) and not idle:
         yield Edit("remove", stmt, ast.Pass(), (whole(stmt, "pass"),))
@@ -149,11 +150,12 @@ def negated(test: ast.expr) -> Edit:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         operand = test.operand
         # only the keyword goes: parentheses after it may be what lets the operand span lines
-        return Edit("negate", test, operand, (Piece(start(test), start(operand), "", "not"),))
+        return Edit("negate", test, operand, (Piece(start_of(test), start_of(operand), "", "not"),))
     new = ast.UnaryOp(ast.Not(), test)
     if isinstance(test, LOOSE):
-        return Edit("negate", test, new, (Piece(start(test), start(test), "not ("), Piece(end(test), end(test), ")")))
-    return Edit("negate", test, new, (Piece(start(test), start(test), "not "),))
+        wrapped = (Piece(start_of(test), start_of(test), "not ("), Piece(end_of(test), end_of(test), ")"))
+        return Edit("negate", test, new, wrapped)
+    return Edit("negate", test, new, (Piece(start_of(test), start_of(test), "not "),))
 
 
 def removable(stmt: ast.stmt) -> bool:

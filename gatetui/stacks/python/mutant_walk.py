@@ -27,8 +27,7 @@ LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 def edits(tree: ast.Module, lines: frozenset[int]) -> Iterator[Edit]:
-    """Every edit of the module whose node has one of `lines` (mutants.py
-    keeps those whose change falls on one)."""
+    """Every edit of the module whose node starts on one of `lines`."""
     wanted = sorted(lines)
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
@@ -37,7 +36,7 @@ def edits(tree: ast.Module, lines: frozenset[int]) -> Iterator[Edit]:
             continue
         found = statement_edits(node, idle) if isinstance(node, ast.stmt) else \
             expression_edits(node) if isinstance(node, ast.expr) else iter(())
-        yield from (edit for edit in found if touches(edit.node, wanted))
+        yield from (edit for edit in found if edit.line in lines)
         stack.extend(reversed(list(children(node))))
 
 

@@ -7,7 +7,7 @@ replaced at the positions ast gives (lines, UTF-8 byte columns), so
 everything else, comments and layout included, is kept byte for byte. A
 mutant is kept only when its node's new text, parsed alone, is the node
 the edit meant (so the positions were read right and the operator token
-was found), and when its change falls on a changed line. Each edit keeps
+was found). Each edit keeps
 its precedence (see mutant_ops), so the text parses where the old stood;
 the tests check that every mutant of generated modules parses whole. (A
 reparse of the whole file per mutant would cost seconds on a large change.)
@@ -23,14 +23,13 @@ reviews comes near the bounds.
 from __future__ import annotations
 
 import ast
-import bisect
 import io
 import tokenize
 from collections import defaultdict
 
 from gatetui.pyparse import parse_python
 from gatetui.stacks.mutation import OPERATORS, Mutant, round_robin
-from gatetui.stacks.python.mutant_ops import Edit, Piece, Position
+from gatetui.stacks.python.mutant_ops import Edit, Piece, Position, end_of, start_of
 from gatetui.stacks.python.mutant_walk import edits
 
 MAX_CHARS = 256 * 1024  # larger files are generated or vendored: no mutants
@@ -61,8 +60,8 @@ def mutate(path: str, text: str, lines: frozenset[int]) -> list[Mutant]:
         if checked > MAX_CHECKED or len(data) * (len(found) + 1) > MAX_KEPT:
             break
         mutant = source.mutant(path, edit)
-        if mutant is not None and mutant.line in lines and mutant.source not in found:
-            found[mutant.source] = ((mutant.line, *rank(edit)[1:]), mutant)
+        if mutant is not None and mutant.source not in found:
+            found[mutant.source] = (rank(edit), mutant)
     return [mutant for _, mutant in sorted(found.values(), key=lambda pair: pair[0])]
 
 
@@ -97,29 +96,36 @@ class Source:
             return None
         return self.starts[line - 1] + column
 
+    def span(self, node: ast.expr | ast.stmt) -> tuple[int, int] | None:
+        begin, end = self.offset(start_of(node)), self.offset(end_of(node))
+        return (begin, end) if begin is not None and end is not None and begin <= end else None
+
     def size(self, node: ast.expr | ast.stmt) -> int:
-        begin, end = self.offset((node.lineno, node.col_offset)), self.offset((node.end_lineno or 0, node.end_col_offset or 0))
-        return end - begin if begin is not None and end is not None and begin <= end else 0
+        where = self.span(node)
+        return where[1] - where[0] if where else 0
 
     def mutant(self, path: str, edit: Edit) -> Mutant | None:
-        begin = self.offset((edit.node.lineno, edit.node.col_offset))
-        size = self.size(edit.node)
-        changes = [self.change(piece) for piece in edit.pieces]
-        if begin is None or not 0 < size <= MAX_SPAN or None in changes:
-            return None
-        placed = sorted(change for change in changes if change is not None)
-        if placed[0][0] < begin or placed[-1][1] > begin + size or any(
-                one[1] > other[0] for one, other in zip(placed, placed[1:])):
+        where = self.span(edit.node)
+        placed = self.placed(edit, where) if where and where[1] - where[0] <= MAX_SPAN else None
+        if where is None or placed is None:
             return None
         new = self.data
         for first, last, text in reversed(placed):
             new = spliced(new, first, last, text)
-        if new == self.data or not parses_to(new[begin:begin + size + len(new) - len(self.data)], edit):
+        grown = len(new) - len(self.data)
+        if new == self.data or not parses_to(new[where[0]:where[1] + grown], edit):
             return None
-        line = bisect.bisect_right(self.starts, placed[0][0])
-        start = self.starts[line - 1]
-        return Mutant(path, line, edit.operator, line_at(self.data, start),
-                      "" if edit.operator == "remove" else line_at(new, start), new)
+        line_start, last = self.starts[edit.line - 1], placed[-1][1]
+        after = "" if edit.operator == "remove" else lines_at(new, line_start, last + grown)
+        return Mutant(path, edit.line, edit.operator, lines_at(self.data, line_start, last), after, new)
+
+    def placed(self, edit: Edit, where: tuple[int, int]) -> list[tuple[int, int, bytes]] | None:
+        """The edit's changes in order, when each is found inside the node and none overlaps another."""
+        changes = [self.change(piece) for piece in edit.pieces]
+        placed = sorted(change for change in changes if change is not None)
+        if len(placed) != len(changes) or not placed or placed[0][0] < where[0] or placed[-1][1] > where[1]:
+            return None
+        return None if any(one[1] > other[0] for one, other in zip(placed, placed[1:])) else placed
 
     def change(self, piece: Piece) -> tuple[int, int, bytes] | None:
         """The bytes a piece replaces, and with what; for an operator swap,
@@ -130,7 +136,7 @@ class Source:
         if not piece.old:
             return first, last, piece.text.encode()
         token = operator_in(self.data[first:last])
-        if token is None or b" ".join(self.data[first + token[0]:first + token[1]].split()) != piece.old.encode():
+        if token is None or self.data[first + token[0]:first + token[1]].split() != piece.old.encode().split():
             return None
         after = first + token[1]
         while not piece.text and after < last and self.data[after] in b" \t":
@@ -197,7 +203,10 @@ def joins(char: bytes) -> bool:
     return bool(char) and (char.isalnum() or char == b"_" or char[0] >= 0x80)
 
 
-def line_at(data: bytes, start: int) -> str:
-    """The line starting at `start`, stripped."""
-    ends = [at for at in (data.find(b"\n", start), data.find(b"\r", start)) if at >= 0]
-    return data[start:min(ends, default=len(data))].decode("utf-8", "replace").strip()
+def lines_at(data: bytes, start: int, last: int) -> str:
+    """The lines from the one starting at `start` to the one holding byte
+    `last - 1`, each stripped, joined by a space: a node's line, or all of
+    its lines up to the change (`return (a <` and `b)` read `return (a < b)`)."""
+    ends = [at for at in (data.find(b"\n", max(last - 1, start)), data.find(b"\r", max(last - 1, start))) if at >= 0]
+    text = data[start:min(ends, default=len(data))].decode("utf-8", "replace")
+    return " ".join(part.strip() for part in text.replace("\r", "\n").split("\n") if part.strip())
