@@ -2,22 +2,22 @@
 
 The file is head's, so hostile: one that does not parse, is too large, is
 not UTF-8, or nests deeper than the parser goes gives no mutants, never an
-exception. Each mutant is the original bytes with one node's exact span
-(ast's line and UTF-8 byte columns) replaced, so comments and layout
-elsewhere are kept byte for byte. A mutant is made only when two checks
-hold, each on the small text alone (a reparse of the whole file per mutant
-would cost seconds on a large change): the span holds exactly the node
-(its text parses back to the same tree, so the offsets were read right),
-and the replacement parses on its own as one line. An operator only swaps
-within a precedence level, or puts an expression where any may stand (see
-mutant_ops), so the replacement parses where the node stood; the tests
-check that every mutant of generated modules parses whole.
+exception. Each mutant is the original bytes with the pieces of one edit
+replaced at the positions ast gives (lines, UTF-8 byte columns), so
+everything else, comments and layout included, is kept byte for byte. A
+mutant is kept only when its node's new text, parsed alone, is the node
+the edit meant (so the positions were read right and the operator token
+was found). Each edit keeps
+its precedence (see mutant_ops), so the text parses where the old stood;
+the tests check that every mutant of generated modules parses whole. (A
+reparse of the whole file per mutant would cost seconds on a large change.)
 
 Every mutant holds a whole copy of its file, so a file with thousands of
 changed comparisons would hold gigabytes: the mutants kept are bounded in
-bytes (MAX_KEPT) and in tries (MAX_TRIES), taken round-robin over the lines
-as `pick` takes them, so a cap under the bound chooses what it would have
-chosen from all of them. No change a person reviews comes near the bounds.
+bytes (MAX_KEPT) and the work in bytes parsed (MAX_CHECKED), taken
+round-robin over the lines as `pick` takes them, so a cap under the bound
+chooses what it would have chosen from all of them. No change a person
+reviews comes near the bounds.
 """
 
 from __future__ import annotations
@@ -29,13 +29,14 @@ from collections import defaultdict
 
 from gatetui.pyparse import parse_python
 from gatetui.stacks.mutation import OPERATORS, Mutant, round_robin
-from gatetui.stacks.python.mutant_ops import Edit
+from gatetui.stacks.python.mutant_ops import Edit, Piece, Position, end_of, start_of
 from gatetui.stacks.python.mutant_walk import edits
 
 MAX_CHARS = 256 * 1024  # larger files are generated or vendored: no mutants
-MAX_SPAN = 4096  # bytes of one replaced node: past it, a mutant is no one-line diff a person reads
+MAX_SPAN = 4096  # bytes of one mutated node
 MAX_KEPT = 64 * 1024 * 1024  # bytes of mutated sources one file gives
-MAX_TRIES = 5000  # edits tried for one file
+MAX_CHECKED = 4 * 1024 * 1024  # bytes of nodes parsed to check the mutants of one file (a second or two)
+GAP = b" \t\f\r\n\\()"  # what stands between two operands besides their operator and comments
 
 
 def mutate(path: str, text: str, lines: frozenset[int]) -> list[Mutant]:
@@ -53,8 +54,10 @@ def mutate(path: str, text: str, lines: frozenset[int]) -> list[Mutant]:
     for edit in edits(tree, lines):
         per_line[path, edit.line].append(edit)
     found: dict[bytes, tuple[tuple[int, int, int], Mutant]] = {}
-    for tries, edit in enumerate(round_robin({key: sorted(queue, key=rank) for key, queue in per_line.items()})):
-        if tries >= MAX_TRIES or len(data) * (len(found) + 1) > MAX_KEPT:
+    checked = 0
+    for edit in round_robin({key: sorted(queue, key=rank) for key, queue in per_line.items()}):
+        checked += source.size(edit.node)
+        if checked > MAX_CHECKED or len(data) * (len(found) + 1) > MAX_KEPT:
             break
         mutant = source.mutant(path, edit)
         if mutant is not None and mutant.source not in found:
@@ -63,7 +66,7 @@ def mutate(path: str, text: str, lines: frozenset[int]) -> list[Mutant]:
 
 
 def rank(edit: Edit) -> tuple[int, int, int]:
-    return edit.line, OPERATORS.index(edit.operator), edit.start[1]
+    return edit.line, OPERATORS.index(edit.operator), edit.node.col_offset
 
 
 def utf8(text: str) -> bytes | None:
@@ -87,28 +90,75 @@ class Source:
         for line in data.splitlines(keepends=True):  # bytes split on \n, \r\n and \r only, as ast does
             self.starts.append(self.starts[-1] + len(line))
 
-    def offset(self, line: int, column: int) -> int | None:
+    def offset(self, at: Position) -> int | None:
+        line, column = at
         if not 1 <= line < len(self.starts) or not 0 <= column <= self.starts[line] - self.starts[line - 1]:
             return None
         return self.starts[line - 1] + column
 
+    def span(self, node: ast.expr | ast.stmt) -> tuple[int, int] | None:
+        begin, end = self.offset(start_of(node)), self.offset(end_of(node))
+        return (begin, end) if begin is not None and end is not None and begin <= end else None
+
+    def size(self, node: ast.expr | ast.stmt) -> int:
+        where = self.span(node)
+        return where[1] - where[0] if where else 0
+
     def mutant(self, path: str, edit: Edit) -> Mutant | None:
-        begin, end = self.offset(*edit.start), self.offset(*edit.end)
-        if begin is None or end is None or not 0 <= end - begin <= MAX_SPAN:
+        where = self.span(edit.node)
+        placed = self.placed(edit, where) if where and where[1] - where[0] <= MAX_SPAN else None
+        if where is None or placed is None:
             return None
-        replacement = rendered(edit) if holds(self.data[begin:end], edit) else None
-        if replacement is None:
+        new = self.data
+        for first, last, text in reversed(placed):
+            new = spliced(new, first, last, text)
+        grown = len(new) - len(self.data)
+        if new == self.data or not parses_to(new[where[0]:where[1] + grown], edit):
             return None
-        new = spliced(self.data, begin, end, replacement.encode("utf-8"))
-        if new == self.data:
+        line_start, last = self.starts[edit.line - 1], placed[-1][1]
+        after = "" if edit.operator == "remove" else lines_at(new, line_start, last + grown)
+        return Mutant(path, edit.line, edit.operator, lines_at(self.data, line_start, last), after, new)
+
+    def placed(self, edit: Edit, where: tuple[int, int]) -> list[tuple[int, int, bytes]] | None:
+        """The edit's changes in order, when each is found inside the node and none overlaps another."""
+        changes = [self.change(piece) for piece in edit.pieces]
+        placed = sorted(change for change in changes if change is not None)
+        if len(placed) != len(changes) or not placed or placed[0][0] < where[0] or placed[-1][1] > where[1]:
             return None
-        start = self.starts[edit.line - 1]
-        return Mutant(path, edit.line, edit.operator, line_at(self.data, start),
-                      "" if edit.operator == "remove" else line_at(new, start), new)
+        return None if any(one[1] > other[0] for one, other in zip(placed, placed[1:])) else placed
+
+    def change(self, piece: Piece) -> tuple[int, int, bytes] | None:
+        """The bytes a piece replaces, and with what; for an operator swap,
+        the operator's own bytes in the gap (None when it is not there)."""
+        first, last = self.offset(piece.start), self.offset(piece.end)
+        if first is None or last is None or first > last:
+            return None
+        if not piece.old:
+            return first, last, piece.text.encode()
+        token = operator_in(self.data[first:last])
+        if token is None or self.data[first + token[0]:first + token[1]].split() != piece.old.encode().split():
+            return None
+        after = first + token[1]
+        while not piece.text and after < last and self.data[after] in b" \t":
+            after += 1
+        return first + token[0], after, piece.text.encode()
 
 
-def holds(segment: bytes, edit: Edit) -> bool:
-    """Whether the span's text is the node: it parses back to the same tree."""
+def operator_in(gap: bytes) -> tuple[int, int] | None:
+    """Where the operator is in the text between two operands: from its
+    first byte to its last that is neither a comment, a parenthesis nor
+    a space (`not in` and `is not` are two words)."""
+    at: list[int] = []
+    comment = False
+    for i, byte in enumerate(gap):
+        comment = (comment or byte == ord("#")) and byte not in b"\r\n"
+        if not comment and byte not in GAP:
+            at.append(i)
+    return (at[0], at[-1] + 1) if at else None
+
+
+def parses_to(segment: bytes, edit: Edit) -> bool:
+    """Whether the node's new text, parsed alone, is the node the edit meant."""
     try:
         text = segment.decode("utf-8")
     except UnicodeError:
@@ -120,28 +170,31 @@ def holds(segment: bytes, edit: Edit) -> bool:
     if not edit.statement and isinstance(found, ast.Expr):
         found = found.value
     try:
-        return ast.dump(found) == ast.dump(edit.node)
+        return same(found, edit.new, 4)
     except RecursionError:
         return False
 
 
-def rendered(edit: Edit) -> str | None:
-    """The replacement's text, when it is one line that parses on its own."""
-    try:
-        text = edit.new if isinstance(edit.new, str) else ast.unparse(edit.new)
-    except (RecursionError, ValueError):
-        return None
-    if "\n" in text or "\r" in text:
-        return None
-    return text if parse_python(text if edit.statement else f"({text})") is not None else None
+def same(one: object, other: object, depth: int) -> bool:
+    """Whether two trees are alike to `depth` levels (positions aside)."""
+    if isinstance(one, ast.AST) and isinstance(other, ast.AST):
+        return type(one) is type(other) and (depth == 0 or all(
+            same(getattr(one, name, None), getattr(other, name, None), depth - 1) for name in one._fields))
+    if isinstance(one, list) and isinstance(other, list):
+        return len(one) == len(other) and all(same(a, b, depth) for a, b in zip(one, other))
+    return type(one) is type(other) and one == other
 
 
-def spliced(data: bytes, begin: int, end: int, replacement: bytes) -> bytes:
-    """The data with the span replaced, a space kept between the replacement
-    and a name it would otherwise run into (`if(a)<b:` -> `if a<=b:`)."""
-    before = b" " if begin and joins(data[begin - 1:begin]) and joins(replacement[:1]) else b""
-    after = b" " if joins(data[end:end + 1]) and joins(replacement[-1:]) else b""
-    return data[:begin] + before + replacement + after + data[end:]
+def spliced(data: bytes, first: int, last: int, text: bytes) -> bytes:
+    """The data with bytes first..last replaced, a space kept between the
+    new text and a name or number it would otherwise run into (`1in x`
+    -> `1 not in x`), or between two that the removal would join."""
+    left, right = data[first - 1:first] if first else b"", data[last:last + 1]
+    if not text:
+        return data[:first] + (b" " if joins(left) and joins(right) else b"") + data[last:]
+    before = b" " if joins(left) and joins(text[:1]) else b""
+    after = b" " if joins(right) and joins(text[-1:]) else b""
+    return data[:first] + before + text + after + data[last:]
 
 
 def joins(char: bytes) -> bool:
@@ -150,7 +203,10 @@ def joins(char: bytes) -> bool:
     return bool(char) and (char.isalnum() or char == b"_" or char[0] >= 0x80)
 
 
-def line_at(data: bytes, start: int) -> str:
-    """The line starting at `start`, stripped."""
-    ends = [at for at in (data.find(b"\n", start), data.find(b"\r", start)) if at >= 0]
-    return data[start:min(ends, default=len(data))].decode("utf-8", "replace").strip()
+def lines_at(data: bytes, start: int, last: int) -> str:
+    """The lines from the one starting at `start` to the one holding byte
+    `last - 1`, each stripped, joined by a space: a node's line, or all of
+    its lines up to the change (`return (a <` and `b)` read `return (a < b)`)."""
+    ends = [at for at in (data.find(b"\n", max(last - 1, start)), data.find(b"\r", max(last - 1, start))) if at >= 0]
+    text = data[start:min(ends, default=len(data))].decode("utf-8", "replace")
+    return " ".join(part.strip() for part in text.replace("\r", "\n").split("\n") if part.strip())
