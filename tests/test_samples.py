@@ -121,7 +121,7 @@ MEASURED: dict[str, tuple[str, str]] = {
     "section_addopts": (P, R),
     "skip_at_run_time": (P, R),
     "tests_in_package": (P, P),
-    "wheel_differs": (R, P),
+    "wheel_differs": (P, P),
     "untested_branch": (R, P),
     "toothless_test": (P, R),
 }

@@ -114,8 +114,13 @@ def _lines(table: Any, contexts: list[str]) -> Iterator[tuple[int, frozenset[str
         yield int(key), frozenset(contexts[i] for i in found if contexts[i])
 
 
+BUILD_SCRIPTS = frozenset({"setup.py", "noxfile.py", "fabfile.py", "docs/conf.py", "doc/conf.py"})
+
+
 def code_file(path: str) -> bool:
-    return path.endswith(".py")
+    """Python the tests could run: not the scripts a build or a tool runs
+    (setup.py runs in the install, never under a test)."""
+    return path.endswith(".py") and path not in BUILD_SCRIPTS
 
 
 def statements(text: str, changed: frozenset[int]) -> frozenset[int]:
