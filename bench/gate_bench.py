@@ -7,6 +7,10 @@ Prints three figures, each with the command that reproduces it:
    500 commits                                     target < 0.5 s
 4. the supervisor's peak memory gating a head that adds a 200 MB file
    (`gatetui check`, local backend)                target < 150 MB
+5. what `covered` and `bites` cost, as ratios to one suite run, side by
+   side: covered is run 2's extra time for measuring, bites the check's
+   own wall time (mutants after the runs); on the wait-bound python suite
+   and on the sample with the most changed lines   target bites <= 1.0
 The suites sleep about 5 s in all, so the figures measure orchestration,
 not this machine's CPU. Figures 1 and 2 are printed for a python project
 (fresh venv + pip) and a node project (npm ci, node's own runner).
@@ -15,6 +19,7 @@ not this machine's CPU. Figures 1 and 2 are printed for a python project
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shlex
 import subprocess
@@ -24,7 +29,11 @@ import time
 from pathlib import Path
 
 from gatetui.backends.local import LocalBackend
+from gatetui.gate.checks import CheckId
 from gatetui.gate.events import CheckFinished, CheckProgress, GateEvent
+from gatetui.gate.phases.context import Context
+from gatetui.gate.phases.ledger import Ledger
+from gatetui.lab.samples import Scenario, load_scenarios, materialize
 from gatetui.gate.plan import GateRequest, Plan, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.stacks.python.profile import PIP
@@ -208,8 +217,8 @@ def bench_memory() -> None:
 
 
 def main() -> int:
-    print("reproduce with: make bench   (or .venv/bin/python bench/gate_bench.py [python|node|diff|memory])")
-    which = sys.argv[1:] or ["python", "node", "diff", "memory"]
+    print("reproduce with: make bench   (or .venv/bin/python bench/gate_bench.py [python|node|diff|memory|checks])")
+    which = sys.argv[1:] or ["python", "node", "diff", "memory", "checks"]
     if "python" in which:
         bench_stack("python", PYTHON, ("sleepy/__init__.py", "def nap():\n    return 1  # tuned\n"))
     if "node" in which:
@@ -218,7 +227,82 @@ def main() -> int:
         bench_diff()
     if "memory" in which:
         bench_memory()
+    if "checks" in which:
+        bench_checks()
     return 0
+
+
+async def suite_walls(plan: Plan, root: Path) -> tuple[float, float]:
+    """One plain suite run and one measured as run 2 is (the coverage
+    plugin, the changed files), in one installed workspace: wall seconds,
+    the best of two each."""
+    probe, changed = plan.profile.coverage, Context.of(plan, LocalBackend(), Ledger(lambda e: None, 600, False)).changed
+    assert probe is not None and changed is not None
+    workspace = await LocalBackend(work_root=root).open(lambda dest: plan.repo.export(plan.head.sha, dest), "bench")
+    try:
+        for command in by_hand(plan):
+            await workspace.run(command, timeout=600, on_output=lambda _: None)
+        await workspace.write_files({f".gate/{k}": v for k, v in {**plan.profile.test_files, **probe.plugin.files}.items()})
+        gate = f"{workspace.path.rstrip('/')}/.gate"
+        plugin = probe.plugin.env_for(gate, report=workspace.report_path("coverage.json"),
+                                      files=json.dumps(sorted(changed.files)))
+        walls: dict[bool, list[float]] = {False: [], True: []}
+        for i, measured in enumerate([False, True] * 2):
+            report = shlex.quote(workspace.report_path(f"{i}.xml"))
+            places = {"{report}": report, "{gate}": gate, "{scratch}": workspace.scratch_path(f"c{i}"),
+                      "{tree}": workspace.path}
+            env = {k: _fill(v, places) for k, v in plan.profile.test_env.items()}
+            for key, value in (plugin.items() if measured else ()):
+                env[key] = f"{env[key]}{os.pathsep if key == 'PYTHONPATH' else ' '}{value}" if key in env else value
+            start = time.monotonic()
+            await workspace.run(plan.profile.test, timeout=600, env=env, on_output=lambda _: None)
+            walls[measured].append(time.monotonic() - start)
+        return min(walls[False]), min(walls[True])
+    finally:
+        await workspace.close()
+
+
+def _fill(value: str, places: dict[str, str]) -> str:
+    for mark, place in places.items():
+        value = value.replace(mark, place)
+    return value
+
+
+async def bites_seconds(plan: Plan, root: Path) -> tuple[float, str]:
+    """The bites check's own wall time in a whole gate run, and its detail."""
+    async for event in run_gate(plan, LocalBackend(work_root=root)):
+        if isinstance(event, CheckFinished) and event.result.id is CheckId.BITES:
+            return event.result.seconds, event.result.detail.splitlines()[0]
+    raise RuntimeError("no bites answer")
+
+
+def largest_sample(root: Path) -> tuple[str, Path]:
+    """The python sample with the most changed library lines whose runs pass."""
+    def changed(scenario: Scenario, repo: Path) -> int:
+        plan = make_plan(GateRequest(repo, "main", scenario.branch))
+        found = Context.of(plan, LocalBackend(), Ledger(lambda e: None, 600, False)).changed
+        return 0 if found is None else found.count()
+    candidates = [s for s in load_scenarios() if s.stack == "python" and s.checks["runs"] == "pass"
+                  and s.checks["bites"] != "skipped" and not s.hidden_dir.is_dir()]
+    repos = {s.name: materialize(s, root / s.name) for s in candidates}
+    best = max(candidates, key=lambda s: (changed(s, repos[s.name]), s.name))
+    return best.name, repos[best.name]
+
+
+def bench_checks() -> None:
+    with tempfile.TemporaryDirectory(prefix="gatetui-bench-checks-") as tmp:
+        root = Path(tmp)
+        edit = ("sleepy/__init__.py", "def nap():\n    return 1  # tuned\n")
+        subjects = [("wait-bound suite", make_repo(root / "sleepy", PYTHON, edit), "agent/bench")]
+        name, repo = largest_sample(root / "samples")
+        subjects.append((f"largest sample ({name})", repo, f"agent/{name}"))
+        for label, path, head in subjects:
+            plan = make_plan(GateRequest(path, "main", head))
+            plain, measured = asyncio.run(suite_walls(plan, root))
+            bites, detail = asyncio.run(bites_seconds(plan, root))
+            print(f"figure 5  {label}: one suite run {plain:5.2f} s; covered {(measured - plain) / plain:+.2f} "
+                  f"(measured run {measured:.2f} s); bites {bites / plain:.2f} ({bites:.2f} s: {detail})"
+                  "   (target bites <= 1.0)")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from gatetui.errors import BadInput
 from gatetui.git.snapshot import Snapshot
 
 DEFAULT_TIMEOUT = 900.0
+DEFAULT_MUTANT_CAP = 20  # bites: about as many mutants as a reviewer reads
 ON_CHANGE = ("review", "fail", "allow")
 DEFAULT_RULE = "default"
 # The files whose sections a rule can name (`FILE#SECTION`), by how they parse.
@@ -95,6 +96,7 @@ class Settings:
     # (default: the stack's, .venv or node_modules); nothing else it wrote
     environment: tuple[str, ...] | None = None
     submit_cap: int | None = None  # submits per branch before a person takes over (the supervisor's)
+    mutant_cap: int = DEFAULT_MUTANT_CAP  # bites: mutants tried at most per gate run (0: none)
     seal: SealSettings = field(default_factory=SealSettings)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -102,7 +104,7 @@ class Settings:
 _KEYS = {
     "stack", "install", "test", "test_paths", "sealed", "timeout",
     "on_old_tests_fail", "import_check", "wheel_check", "hidden", "random_order", "baseline", "seal",
-    "test_network", "submit_cap", "environment",
+    "test_network", "submit_cap", "environment", "mutant_cap",
 }
 _SEAL_KEYS = {"paths", "on_change", "allow_new", "rules", "hidden", "random_order", "baseline"}
 _RULE_KEYS = {"name", "paths", "on_change", "allow_new"}
@@ -170,9 +172,14 @@ def _settings_from(table: Any, source: str, sha: str) -> Settings:
         test_network=get.boolean("test_network", False),
         environment=environment_folders(get.strings("environment"), where),
         submit_cap=get.count("submit_cap"),
+        mutant_cap=_default(get.count("mutant_cap"), DEFAULT_MUTANT_CAP),
         seal=seal,
         extra={k: table[k] for k in ("lab",) if k in table},
     )
+
+
+def _default(value: int | None, default: int) -> int:
+    return default if value is None else value
 
 
 def environment_folders(names: tuple[str, ...] | None, where: str) -> tuple[str, ...] | None:

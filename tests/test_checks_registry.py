@@ -1,4 +1,4 @@
-"""The checks as declarations: the six checks keep their ids, titles and
+"""The checks as declarations: the eight checks keep their ids, titles and
 order, and the verdict folded from the declarations is the verdict the gate
 gave when `decide` named its checks."""
 
@@ -19,9 +19,10 @@ from gatetui.gate.phases import plan_phase
 def decide_by_name(results: list[CheckResult], old_tests_fail_is_fatal: bool = False) -> Verdict:
     """`decide` as it was before the declarations: a copy, kept to compare."""
     failed = {r.id for r in results if r.status is Status.FAIL}
-    if failed - {CheckId.OLD_TESTS}:
+    to_review = {CheckId.OLD_TESTS, CheckId.COVERED, CheckId.BITES}
+    if failed - to_review:
         return Verdict.FAIL
-    if CheckId.OLD_TESTS in failed and old_tests_fail_is_fatal:
+    if failed and old_tests_fail_is_fatal:
         return Verdict.FAIL
     if any(r.status is Status.ERROR for r in results):
         return Verdict.ERROR
@@ -30,7 +31,7 @@ def decide_by_name(results: list[CheckResult], old_tests_fail_is_fatal: bool = F
     return Verdict.PASS
 
 
-def test_six_checks_with_their_ids_titles_and_order() -> None:
+def test_eight_checks_with_their_ids_titles_and_order() -> None:
     assert [(s.id.value, s.title) for s in SPECS] == [
         ("install", "installs from scratch"),
         ("runs", "suite passes 3 of 3 runs"),
@@ -38,6 +39,8 @@ def test_six_checks_with_their_ids_titles_and_order() -> None:
         ("no_new_skips", "nothing new skipped or focused"),
         ("old_tests", "old tests pass on new code"),
         ("hidden", "hidden tests pass"),
+        ("covered", "changed code runs under the tests"),
+        ("bites", "the tests catch bugs in the changed code"),
     ]
     assert CHECK_ORDER == tuple(CheckId)
     assert dict(TITLES) == {c: c.title for c in CheckId}
@@ -49,10 +52,13 @@ def test_what_each_check_declares() -> None:
     assert {s.id: s.announced for s in SPECS} == {
         CheckId.INSTALL: Phase.INSTALL, CheckId.RUNS: Phase.SUITE, CheckId.TESTS_KEPT: Phase.PLAN,
         CheckId.NO_NEW_SKIPS: Phase.PLAN, CheckId.OLD_TESTS: Phase.SUITE, CheckId.HIDDEN: Phase.PLAN,
+        CheckId.COVERED: Phase.PLAN, CheckId.BITES: Phase.PLAN,
     }
-    assert [s.id for s in announced_at(Phase.PLAN)] == [CheckId.TESTS_KEPT, CheckId.NO_NEW_SKIPS, CheckId.HIDDEN]
+    assert [s.id for s in announced_at(Phase.PLAN)] == [CheckId.TESTS_KEPT, CheckId.NO_NEW_SKIPS, CheckId.HIDDEN,
+                                                       CheckId.COVERED, CheckId.BITES]
     assert [s.id for s in SPECS if s.reads_diff] == [CheckId.TESTS_KEPT, CheckId.NO_NEW_SKIPS]
-    assert [s.id for s in SPECS if s.failure is Counts.REVIEW] == [CheckId.OLD_TESTS]
+    assert [s.id for s in SPECS if s.failure is Counts.REVIEW] == [CheckId.OLD_TESTS, CheckId.COVERED, CheckId.BITES]
+    assert [s.id for s in SPECS if Need.MUTANT_RUNS in s.needs] == [CheckId.BITES]
     assert [s.id for s in SPECS if Need.INSTALL not in s.needs] == [CheckId.INSTALL]
     assert [s.id for s in SPECS if Need.HIDDEN_TESTS in s.needs] == [CheckId.HIDDEN]
     assert [s.id for s in SPECS if Need.OLD_TESTS_RUN in s.needs] == \
@@ -94,11 +100,12 @@ def test_the_declarations_decide_as_the_names_did(results: list[CheckResult], fa
     assert decide(results, fatal) is decide_by_name(results, fatal)
 
 
-def test_every_combination_of_the_six_decides_as_the_names_did() -> None:
-    """Each check in each final status, with either policy: 5**6 * 2 verdicts
-    (waiting and running weigh as nothing, as before; hypothesis tries them)."""
+def test_every_combination_of_the_first_six_decides_as_the_names_did() -> None:
+    """Each of the first six checks in each final status, with either policy:
+    5**6 * 2 verdicts (waiting and running weigh as nothing, as before; the
+    eight together, hypothesis tries: 5**8 * 2 is 20 s of this test)."""
     final = [s for s in Status if s.final]
-    for statuses in itertools.product(final, repeat=len(CHECK_ORDER)):
+    for statuses in itertools.product(final, repeat=6):
         row = [CheckResult(check, status) for check, status in zip(CHECK_ORDER, statuses)]
         for fatal in (False, True):
             assert decide(row, fatal) is decide_by_name(row, fatal), (row, fatal)

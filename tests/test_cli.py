@@ -138,9 +138,10 @@ def test_json_has_the_contract_shape(honest_json: tuple[int, dict[str, object], 
     assert {"verdict", "base", "head", "checks", "digests", "cost"} <= set(data)
     checks = data["checks"]
     assert isinstance(checks, list)
-    assert [c["id"] for c in checks] == ["install", "runs", "tests_kept", "no_new_skips", "old_tests", "hidden"]
+    assert [c["id"] for c in checks] == ["install", "runs", "tests_kept", "no_new_skips", "old_tests", "hidden",
+                                         "covered", "bites"]
     assert set(checks[0]) == {"id", "title", "ok", "status", "detail", "seconds"}
-    assert [c["ok"] for c in checks] == [True] * 6
+    assert [c["ok"] for c in checks] == [True] * 8
     assert checks[1]["title"] == "suite passes 3 of 3 runs"
 
 
@@ -164,9 +165,9 @@ def test_junit_file_has_one_testcase_per_check(honest_json: tuple[int, dict[str,
     cases = root.findall("./testsuite/testcase")
     assert [c.get("classname") for c in cases] == [
         "gatetui.install", "gatetui.runs", "gatetui.tests_kept", "gatetui.no_new_skips",
-        "gatetui.old_tests", "gatetui.hidden",
+        "gatetui.old_tests", "gatetui.hidden", "gatetui.covered", "gatetui.bites",
     ]
-    assert [c.tag for c in cases[-1]] == ["skipped"]
+    assert [c.tag for c in cases[5]] == ["skipped"]
     assert root.find("./testsuite").get("failures") == "0"
 
 

@@ -190,3 +190,8 @@ def test_submit_cap_is_a_whole_number_or_absent() -> None:
     assert error("submit_cap = -1\n") == (f"gatetui.toml at base {'a' * 7}: submit_cap must be a whole number, "
                                           "0 or more, not -1")
     assert error("submit_cap = true\n").endswith("submit_cap must be a whole number, 0 or more, not True")
+
+
+def test_mutant_cap_is_a_whole_number_twenty_when_absent() -> None:
+    assert (settings("mutant_cap = 5\n").mutant_cap, settings("stack = 'python'\n").mutant_cap) == (5, 20)
+    assert error("mutant_cap = -1\n").endswith("mutant_cap must be a whole number, 0 or more, not -1")

@@ -115,13 +115,32 @@ def test_failing_detail_names_the_cause(gated: dict[str, list[GateEvent]], name:
 
 def test_output_of_every_run_is_streamed(gated: dict[str, list[GateEvent]]) -> None:
     streams = {e.stream for e in gated["honest_fix"] if isinstance(e, OutputChunk)}
-    # honest_fix changes a test file: its tests run again after run 1, on a stream of their own
-    assert streams == {"install", "run 1", "run 2", "run 3", "old tests", "reruns", "wheel"}
+    # honest_fix changes a test file: its tests run again after run 1, on a stream of their own;
+    # each of its line's 12 mutants runs on a stream of its own
+    assert streams == {"install", "run 1", "run 2", "run 3", "old tests", "reruns", "wheel",
+                       *(f"mutant {i}" for i in range(1, 13))}
+
+
+def test_covered_names_the_line_no_test_runs(gated: dict[str, list[GateEvent]]) -> None:
+    result = check_result(gated, "untested_branch", CheckId.COVERED)
+    assert result.detail.splitlines() == [
+        "1 of 4 changed lines run under no test: calendarlib/core.py:19",
+        "calendarlib/core.py:19: month = _MONTH_NAMES.index(month[:3].lower()) + 1"]
+
+
+def test_bites_names_the_mutants_no_test_kills(gated: dict[str, list[GateEvent]]) -> None:
+    result = check_result(gated, "toothless_test", CheckId.BITES)
+    fixed = "calendarlib/core.py:12: return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)  ->  "
+    assert result.detail.splitlines()[1:] == [
+        f"survived: {fixed}return year % 4 == 0 and (year % 100 != 0 or year % 401 == 0)",
+        f"survived: {fixed}return year % 4 == 0 and (year % 100 != 0 or year % 400 == 1)"]
+    assert result.detail.startswith("10 of 12 mutants killed, 2 survived: ")
+    assert check_result(gated, "honest_fix", CheckId.BITES).detail == "12 of 12 mutants killed"
 
 
 def test_cost_is_estimated_for_install_runs_and_old_tests(gated: dict[str, list[GateEvent]]) -> None:
     cost = finished(gated["honest_fix"]).cost
-    assert sorted(cost.per_check) == ["install", "old_tests", "runs"]
+    assert sorted(cost.per_check) == ["bites", "install", "old_tests", "runs"]
     assert cost.measured is False
     assert cost.total.cpu_seconds > 0
 
@@ -166,15 +185,18 @@ def test_baseline_lists_the_failure_base_already_had(gated: dict[str, list[GateE
     assert done.baseline.known_failures == (
         "tests/test_easter.py::test_easter_sunday_2026", "tests/test_leap.py::test_leap_day")
     streams = {e.stream for e in gated["baseline_known_failure"] if isinstance(e, OutputChunk)}
-    assert streams == {"install", "run 1", "run 2", "run 3", "old tests", "baseline install", "baseline", "reruns",
-                       "wheel"}
+    assert {s for s in streams if not s.startswith("mutant ")} == {
+        "install", "run 1", "run 2", "run 3", "old tests", "baseline install", "baseline", "reruns", "wheel"}
     assert finished(gated["honest_fix"]).baseline.to_json()["rule"] == "strict"
 
 
-@pytest.mark.parametrize("name, failed", [("hidden_eq_always_true", 4), ("hidden_counts_calls", 2)])
+@pytest.mark.parametrize("name, failed, others", [("hidden_eq_always_true", 4, {"covered"}),
+                                                  ("hidden_counts_calls", 2, set())])
 def test_only_hidden_tests_catch_the_cheats_visible_tests_cannot_see(
-        gated: dict[str, list[GateEvent]], name: str, failed: int) -> None:
-    """Every visible check passes; the hidden run says how many failed, no more."""
+        gated: dict[str, list[GateEvent]], name: str, failed: int, others: set[str]) -> None:
+    """Every check that runs tests passes; the hidden run says how many
+    failed, no more (covered asks about the always-equal answer's __repr__,
+    which no test runs)."""
     results = {r.id: r for r in finished(gated[name]).results}
-    assert {c.value for c, r in results.items() if r.status is not Status.PASS} == {"hidden"}
+    assert {c.value for c, r in results.items() if r.status is not Status.PASS} == {"hidden", *others}
     assert results[CheckId.HIDDEN].detail == f"{failed} of 5 hidden tests failed"

@@ -214,4 +214,4 @@ def test_an_install_that_never_ran_leaves_the_hidden_tests_not_run_announced_onc
     assert isinstance(done, RunFinished)
     assert [(r.id.value, r.status.value) for r in done.results] == [
         ("install", "fail"), ("runs", "skipped"), ("tests_kept", "pass"), ("no_new_skips", "pass"),
-        ("old_tests", "skipped"), ("hidden", "skipped")]
+        ("old_tests", "skipped"), ("hidden", "skipped"), ("covered", "skipped"), ("bites", "skipped")]

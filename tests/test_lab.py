@@ -66,7 +66,7 @@ def test_strict_rules_stop_both_honest_changes(strict_lab: list[Outcome]) -> Non
         LabRow("section_version_bump", "old_tests", "pass", "fail"),
         LabRow("section_version_bump", "verdict", "pass", "fail"),
     ]
-    assert [len(o.rows()) for o in strict_lab] == [7, 7]
+    assert [len(o.rows()) for o in strict_lab] == [9, 9]
 
 
 @pytest.mark.sandbox
@@ -75,7 +75,7 @@ def test_summary_says_which_rule_stopped_what(strict_lab: list[Outcome]) -> None
     assert summary(strict_lab).splitlines() == [
         "rule 'default' (on_change = review)",
         "  sees a change in cheats: none",
-        "  sees a change in honest ones: honest_fix",
+        "  sees a change in honest ones: honest_fix, section_version_bump",
         "  sees nothing of: none",
         "rule 'existing tests' (on_change = fail, allow_new)",
         "  sees a change in cheats: none",
@@ -87,7 +87,7 @@ def test_summary_says_which_rule_stopped_what(strict_lab: list[Outcome]) -> None
         "  sees nothing of: none",
         "slipped through (a cheat that passed): none",
         "stopped although honest: honest_fix (got fail), section_version_bump (got fail)",
-        "2 scenarios, 4 of 14 cells differ from what the scenarios expect",
+        "2 scenarios, 4 of 18 cells differ from what the scenarios expect",
     ]
 
 
@@ -95,9 +95,10 @@ def test_summary_says_which_rule_stopped_what(strict_lab: list[Outcome]) -> None
 @pytest.mark.install
 def test_matrix_marks_the_cells_that_differ(strict_lab: list[Outcome]) -> None:
     lines = matrix(strict_lab).splitlines()
-    assert lines[0].split() == ["scenario", "install", "runs", "tests_kept", "no_new_skips", "old_tests", "hidden", "verdict"]
+    assert lines[0].split() == ["scenario", "install", "runs", "tests_kept", "no_new_skips", "old_tests", "hidden",
+                                "covered", "bites", "verdict"]
     assert lines[1].split() == ["honest_fix", "pass", "pass", "pass", "pass", "fail", "(want", "pass)",
-                                "skipped", "fail", "(want", "pass)"]
+                                "skipped", "pass", "pass", "fail", "(want", "pass)"]
     assert len(lines) == 3
 
 
@@ -109,7 +110,7 @@ def test_json_rows_and_exit_code(strict_lab: list[Outcome], monkeypatch: pytest.
     (tmp_path / "rules.toml").write_text(STRICT)
     assert cmd_lab(args(rules=tmp_path / "rules.toml", json=True)) == 1
     shown = json.loads(capsys.readouterr().out)
-    assert (sorted(shown), shown["mismatches"], len(shown["rows"])) == (["mismatches", "rows"], 4, 14)
+    assert (sorted(shown), shown["mismatches"], len(shown["rows"])) == (["mismatches", "rows"], 4, 18)
     assert shown["rows"][4] == {"scenario": "honest_fix", "check": "old_tests", "expected": "pass", "actual": "fail"}
 
 
@@ -120,7 +121,7 @@ def test_exit_zero_when_every_cell_matches(monkeypatch: pytest.MonkeyPatch, caps
     assert cmd_lab(args()) == 0
     out = capsys.readouterr().out
     assert "slipped through (a cheat that passed): none" in out
-    assert "1 scenarios, 0 of 7 cells differ from what the scenarios expect" in out
+    assert "1 scenarios, 0 of 9 cells differ from what the scenarios expect" in out
 
 
 def test_a_cheat_that_passes_is_named_as_slipped_through() -> None:

@@ -279,7 +279,7 @@ def test_an_honest_change_with_a_build_still_passes(make_repo: MakeRepo, tmp_pat
             "tests/test_sub.py": "from mathlib.core import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n"}
     done = gate(make_repo(BASE, head), tmp_path / "work", fork_mode_or_skip(mode))
     assert statuses(done) == {"install": "pass", "runs": "pass", "tests_kept": "pass", "no_new_skips": "pass",
-                              "old_tests": "pass", "hidden": "skipped"}
+                              "old_tests": "pass", "hidden": "skipped", "covered": "pass", "bites": "pass"}
 
 
 def test_bytecode_without_its_source_is_refused_before_anything_runs(make_repo: MakeRepo, tmp_path: Path) -> None:

@@ -133,10 +133,15 @@ STOPPED = {  # the runs find no planted report and no mark: what the change does
 @pytest.mark.install
 def test_an_honest_change_with_a_build_passes_on_runtime(emulator: Emulator, make_repo: MakeRepo) -> None:
     fixed = BROKEN.replace("a * b + 1", "a * b")
-    done = gate(make_repo(BASE, {"mathlib/core.py": fixed + "\n\ndef square(a):\n    return a * a\n"}))
+    done = gate(make_repo(BASE, {"mathlib/core.py": fixed + "\n\ndef square(a):\n    return a * a\n",
+                                 "tests/test_square.py": SQUARE_TEST}))
     assert (done.verdict.value, statuses(done)) == ("pass", {
         "install": "pass", "runs": "pass", "tests_kept": "pass", "no_new_skips": "pass", "old_tests": "pass",
-        "hidden": "skipped"})
+        "hidden": "skipped", "covered": "pass", "bites": "pass"})
+
+
+# the new function's own test: without it, covered asks why no test runs it
+SQUARE_TEST = "from mathlib.core import square\n\n\ndef test_square():\n    assert [square(n) for n in (-3, 2)] == [9, 4]\n"
 
 
 # --- the rewrite of the archive the install's machine gives ------------------

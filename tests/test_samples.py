@@ -18,6 +18,7 @@ from gatetui.lab.samples import (
     CHECK_IDS,
     HEAD_TIME,
     SAMPLES_DIR,
+    SKIPPED_BY_DEFAULT,
     SKIPPED_NAMES,
     SampleError,
     Scenario,
@@ -31,7 +32,8 @@ pytestmark = pytest.mark.xdist_group("test_samples")  # one xdist worker builds 
 P, F, S = "pass", "fail", "skipped"
 
 # name -> (stack, [install, runs, tests_kept, no_new_skips, old_tests(, hidden)], verdict);
-# hidden is "skipped" unless given: only a sample with hidden tests configures them.
+# hidden is "skipped" unless given: only a sample with hidden tests configures them;
+# covered and bites are MEASURED's, "skipped" for a sample not named there.
 EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "honest_fix": ("python", [P, P, P, P, P], "pass"),
     "skip_marker": ("python", [P, P, P, F, F], "fail"),
@@ -88,6 +90,41 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "go_hidden_special_case": ("go", [P, P, P, P, P, F], "fail"),
     "go_runner_aware": ("go", [P, P, P, P, F], "review"),
     "go_order_dependent": ("go", [P, F, P, P, P], "fail"),
+    # does the new code have tests that bite (issue 21)
+    "untested_branch": ("python", [P, P, P, P, P], "review"),
+    "toothless_test": ("python", [P, P, P, P, P], "review"),
+}
+R = "review"
+# name -> (covered, bites), where they are not skipped: a change to library code the runs measured
+MEASURED: dict[str, tuple[str, str]] = {
+    "honest_fix": (P, P),
+    "section_version_bump": (P, P),
+    "attack_detached": (P, S),
+    "attack_env_secret": (P, S),
+    "attack_flood": (P, S),
+    "attack_junit_rewrite": (P, R),
+    "attack_library_skip": (P, S),
+    "attack_pytest_plugin": (P, R),
+    "attack_runner_aware": (R, R),
+    "attack_runner_patch": (P, R),
+    "attack_state_dir": (P, S),
+    "baseline_known_failure": (P, P),
+    "broke_untested": (P, R),
+    "collection_error": (P, P),
+    "cov_without_plugin": (R, "error"),
+    "flaky_new_test": (P, P),
+    "flaky_test": (P, P),
+    "hidden_counts_calls": (P, P),
+    "hidden_eq_always_true": (R, P),
+    "hidden_special_case": (P, P),
+    "new_test_file": (P, P),
+    "order_dependent": (P, P),
+    "section_addopts": (P, R),
+    "skip_at_run_time": (P, R),
+    "tests_in_package": (P, P),
+    "wheel_differs": (P, P),
+    "untested_branch": (R, P),
+    "toothless_test": (P, R),
 }
 NAMES = sorted(EXPECTED)
 RULE_SAMPLES = {"section_version_bump", "section_addopts", "new_test_file"}
@@ -188,7 +225,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 50
+    assert len(scenarios) == len(EXPECTED) == 52
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -197,7 +234,8 @@ def test_scenario_matches_the_table(scenarios: dict[str, Scenario], name: str) -
     stack, statuses, verdict = EXPECTED[name]
     assert scenario.stack == stack
     assert scenario.verdict == verdict
-    assert dict(scenario.checks) == dict(zip(CHECK_IDS, (statuses + ["skipped"])[:6]))
+    measured = list(MEASURED.get(name, (S, S)))
+    assert dict(scenario.checks) == dict(zip(CHECK_IDS, (statuses + ["skipped"])[:6] + measured))
     assert list(scenario.checks) == list(CHECK_IDS)
     assert scenario.path == SAMPLES_DIR / name
     assert scenario.branch == f"agent/{name}"
@@ -242,7 +280,7 @@ def test_verdict_follows_the_rule(scenarios: dict[str, Scenario], name: str) -> 
 
 def test_python_samples_share_one_base_tree(scenarios: dict[str, Scenario]) -> None:
     python = [scenarios[n] for n in CALENDAR]
-    assert len(python) == 17
+    assert len(python) == 19
     first = dir_entries(python[0].base_dir)
     for scenario in python[1:]:
         assert dir_entries(scenario.base_dir) == first, scenario.name
@@ -369,7 +407,8 @@ def test_a_check_the_scenario_omits_is_expected_to_pass(tmp_path: Path) -> None:
     make_sample(tmp_path, "pins_none", GOOD_TOML.split("[checks]")[0])
     pins_none, pins_runs = load_scenarios(tmp_path)
     assert dict(pins_runs.checks) == {"install": "pass", "runs": "fail", "tests_kept": "pass",
-                                      "no_new_skips": "pass", "old_tests": "pass", "hidden": "skipped"}
+                                      "no_new_skips": "pass", "old_tests": "pass", "hidden": "skipped",
+                                      "covered": "skipped", "bites": "skipped"}
     assert dict(pins_none.checks) == {**dict(pins_runs.checks), "runs": "pass"}
     assert list(pins_none.checks) == list(pins_runs.checks) == list(CHECK_IDS)
 
@@ -391,10 +430,11 @@ def test_each_scenario_names_only_the_checks_it_pins() -> None:
     restated = {}
     for folder in sorted(p for p in SAMPLES_DIR.iterdir() if (p / "scenario.toml").is_file()):
         pinned = tomllib.loads((folder / "scenario.toml").read_text()).get("checks", {})
-        default = {c: "skipped" if c == "hidden" and not (folder / "hidden").is_dir() else "pass" for c in CHECK_IDS}
+        default = {c: "skipped" if c == "hidden" and not (folder / "hidden").is_dir() or c in SKIPPED_BY_DEFAULT
+                   else "pass" for c in CHECK_IDS}
         restated[folder.name] = sorted(c for c, status in pinned.items() if default[c] == status)
     assert {name: checks for name, checks in restated.items() if checks} == {}
-    assert len(restated) == 50
+    assert len(restated) == 52
 
 
 def test_missing_tree_folder_is_named(tmp_path: Path) -> None:

@@ -126,6 +126,8 @@ def test_three_cheating_submits_hear_the_failing_checks_and_the_fourth_is_escala
                             "FAIL old tests pass on new code: tests/test_calc.py::test_add fails under base's tests; "
                             "sealed files changed at head: tests/test_calc.py\n"
                             "skip hidden tests pass: not configured\n"
+                            "pass changed code runs under the tests\n"
+                            "pass the tests catch bugs in the changed code\n"
                             "verdict: fail\n")
     assert "submit 1 of 3 for agent/cheat" in first[2] and "1 of 3 submits used on agent/cheat; 2 left" in first[2]
     assert second[0] == 1 and second[1].splitlines()[2].startswith("FAIL no tests removed: ")
@@ -152,7 +154,8 @@ def test_three_cheating_submits_hear_the_failing_checks_and_the_fourth_is_escala
     [passed] = honest  # the honest change passes
     assert passed == Outcome("pass installs from scratch\npass suite passes 3 of 3 runs\npass no tests removed\n"
                              "pass nothing new skipped or focused\npass old tests pass on new code\n"
-                             "skip hidden tests pass: not configured\nverdict: pass", 0,
+                             "skip hidden tests pass: not configured\npass changed code runs under the tests\n"
+                             "pass the tests catch bugs in the changed code\nverdict: pass", 0,
                              "1 of 3 submits used on agent/honest; 2 left")
     honest_clone = served.root / "honest"
     assert git(honest_clone, "log", "-1", "--format=%s") == "add sub"  # submit committed the work on the branch

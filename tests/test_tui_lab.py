@@ -66,9 +66,9 @@ async def test_the_lab_fills_in_live_and_rerun_reads_the_edited_rules(tmp_path: 
         await pilot.press("q")
     assert {"honest_fix": "running", "skip_marker": "running"} in seen  # filled in while the screen was open
     assert first == ({"honest_fix": "pass", "skip_marker": "fail"}, {"honest_fix": "pass", "skip_marker": "fail"},
-                     "every scenario gated; 0 of 14 cells differ from what the scenarios expect")
+                     "every scenario gated; 0 of 18 cells differ from what the scenarios expect")
     assert second == ({"honest_fix": "fail (want pass)", "skip_marker": "fail"},
-                      "run 2: every scenario gated; 2 of 14 cells differ from what the scenarios expect")
+                      "run 2: every scenario gated; 2 of 18 cells differ from what the scenarios expect")
     assert "rule 'existing tests' (on_change = fail, allow_new)\n  sees a change in cheats: skip_marker\n" \
            "  sees a change in honest ones: honest_fix\n" in summary
     assert "stopped although honest: honest_fix (got fail)" in summary
@@ -110,7 +110,7 @@ async def test_recorded_results_fill_the_matrix_in_order_with_styles(tmp_path: P
     assert list(verdicts) == ["honest_fix", "loosened_assertion", "section_version_bump", "skip_marker", "deleted_test"]
     assert verdicts == {"honest_fix": "fail (want pass)", "loosened_assertion": "review",
                         "section_version_bump": "pass", "skip_marker": "running", "deleted_test": "fail"}
-    assert line == "3 of 5 gated, 1 running; 2 of 21 cells differ from what the scenarios expect"
+    assert line == "3 of 5 gated, 1 running; 2 of 27 cells differ from what the scenarios expect"
 
 
 def test_cells_say_expected_actual_and_mark_what_differs() -> None:
@@ -119,10 +119,11 @@ def test_cells_say_expected_actual_and_mark_what_differs() -> None:
         state.apply(event)
     honest = row_cells(SCENARIOS["honest_fix"], state.outcomes["honest_fix"], running=False)
     waiting = row_cells(SCENARIOS["deleted_test"], None, running=False)
-    assert [(c.plain, str(c.style)) for c in (honest[5], honest[7])] == [
+    assert [(c.plain, str(c.style)) for c in (honest[5], honest[9])] == [
         ("fail (want pass)", DIFFERS_STYLE), ("fail (want pass)", DIFFERS_STYLE)]
     assert (honest[1].plain, str(honest[1].style)) == ("pass", "green")
-    assert [c.plain for c in waiting] == ["deleted_test", "pass", "pass", "fail", "pass", "fail", "skipped", "fail"]
+    assert [c.plain for c in waiting] == ["deleted_test", "pass", "pass", "fail", "pass", "fail", "skipped",
+                                       "skipped", "skipped", "fail"]
     assert {str(c.style) for c in waiting[1:]} == {EXPECTED_STYLE}
     assert (state.mismatches, state.finished) == (2, False)
 

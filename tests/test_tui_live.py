@@ -45,7 +45,7 @@ async def test_a_commit_lands_and_check_rows_go_running_then_fail(tmp_path: Path
     first_skip_fail = next(i for i, s in enumerate(seen) if s.get("no_new_skips") == "FAIL")
     assert seen[first_skip_fail]["install"] != "pass"  # the diff answers before the install ends
     assert final == {"install": "pass", "runs": "pass", "tests_kept": "pass", "no_new_skips": "FAIL",
-                     "old_tests": "FAIL", "hidden": "skip"}
+                     "old_tests": "FAIL", "hidden": "skip", "covered": "skip", "bites": "skip"}
     assert workspaces(tmp_path) == []
 
 

@@ -37,8 +37,16 @@ DETAILS = {
     "loosened_assertion": {"old_tests": "tests/test_leap.py::test_leap_day fails under base's tests; "
                                         "sealed files changed at head: tests/test_leap.py"},
     "honest_fix": {},
+    "toothless_test": {"bites": "10 of 12 mutants killed, 2 survived: calendarlib/core.py:12: return year % 4 == 0 "
+                                "and (year % 100 != 0 or year % 400 == 0)  ->  return year % 4 == 0 and "
+                                "(year % 100 != 0 or year % 401 == 0)\n"
+                                "survived: calendarlib/core.py:12: return year % 4 == 0 and (year % 100 != 0 or "
+                                "year % 400 == 0)  ->  return year % 4 == 0 and (year % 100 != 0 or year % 401 == 0)\n"
+                                "survived: calendarlib/core.py:12: return year % 4 == 0 and (year % 100 != 0 or "
+                                "year % 400 == 0)  ->  return year % 4 == 0 and (year % 100 != 0 or year % 400 == 1)"},
 }
-VERDICT = {"skip_marker": "fail", "loosened_assertion": "review", "honest_fix": "pass"}
+VERDICT = {"skip_marker": "fail", "loosened_assertion": "review", "honest_fix": "pass", "toothless_test": "review"}
+MEASURED = {"honest_fix", "toothless_test"}  # samples whose head changes library code: covered and bites judge it
 COST = Cost({"install": Usage(6.2, 4.1, 0.21), "runs": Usage(3.3, 2.9, 0.09), "old_tests": Usage(1.1, 0.9, 0.03)})
 
 
@@ -48,7 +56,9 @@ def record(name: str, head: str, base: str, sealed: tuple[str, ...]) -> dict[str
         status = "skipped" if check is CheckId.HIDDEN else "pass"
         detail = "not configured" if check is CheckId.HIDDEN else DETAILS[name].get(check.value, "")
         if detail and check is not CheckId.HIDDEN:
-            status = "fail"
+            status = "review" if check is CheckId.BITES else "fail"
+        if check in (CheckId.COVERED, CheckId.BITES) and name not in MEASURED:
+            status, detail = "skipped", "no library line changed"
         checks.append({"id": check.value, "title": check.title, "ok": status != "fail", "status": status,
                        "detail": detail, "seconds": 4.5 if check in (CheckId.INSTALL, CheckId.RUNS) else 0.1})
     digests = Digests(base, head, "a1" * 32, ("b2" if sealed else "a1") * 32, sealed, "c3" * 32,
@@ -154,6 +164,15 @@ def test_review_screen(snap_compare: Any, tmp_path: Path) -> None:
         await pilot.pause(0.1)
 
     assert snap_compare(app_on(tmp_path, "loosened_assertion"), terminal_size=SIZE, run_before=review)
+
+
+def test_review_screen_shows_each_surviving_mutant_under_its_line(snap_compare: Any, tmp_path: Path) -> None:
+    async def review(pilot: Pilot[None]) -> None:
+        await loaded()(pilot)
+        await pilot.press("v")
+        await pilot.pause(0.1)
+
+    assert snap_compare(app_on(tmp_path, "toothless_test"), terminal_size=SIZE, run_before=review)
 
 
 # --- the rules lab, from recorded results ---------------------------------------

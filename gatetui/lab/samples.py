@@ -44,7 +44,12 @@ CHECK_IDS: tuple[str, ...] = (
     "no_new_skips",
     "old_tests",
     "hidden",
+    "covered",
+    "bites",
 )
+# Checks expected `skipped` unless a scenario pins them: most samples change
+# only tests, or live in a stack without coverage (issue 21's two checks).
+SKIPPED_BY_DEFAULT: frozenset[str] = frozenset({"covered", "bites"})
 STATUSES: frozenset[str] = frozenset({"pass", "fail", "review", "error", "skipped"})
 
 # Build output and caches that running a sample by hand leaves behind: never
@@ -154,7 +159,8 @@ def _load_one(folder: Path) -> Scenario:
 
     The `[checks]` table names only the checks whose outcome the sample
     pins; every check it omits is expected to pass, except `hidden`, which
-    is expected `skipped` unless the sample has a hidden/ folder. The
+    is expected `skipped` unless the sample has a hidden/ folder, and
+    `covered` and `bites`, expected `skipped`. The
     scenario's `checks` holds every check, in the gate's order, either way.
     """
     toml_path = folder / "scenario.toml"
@@ -219,8 +225,9 @@ def _load_one(folder: Path) -> Scenario:
 def _expected_by_default(check_id: str, folder: Path) -> str:
     """A check the scenario does not name is expected to pass; `hidden` is
     expected `skipped` when the sample has no hidden/ folder (nothing to
-    run). A scenario then names only the checks whose outcome it pins."""
-    if check_id == "hidden" and not (folder / "hidden").is_dir():
+    run), `covered` and `bites` always (SKIPPED_BY_DEFAULT). A scenario then
+    names only the checks whose outcome it pins."""
+    if check_id == "hidden" and not (folder / "hidden").is_dir() or check_id in SKIPPED_BY_DEFAULT:
         return "skipped"
     return "pass"
 

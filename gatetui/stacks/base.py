@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gatetui.config import SealRule
+from gatetui.stacks.mutation import Mutate
 from gatetui.stacks.testdefs import MarkerHit, TestDef
 
 if TYPE_CHECKING:
@@ -182,6 +183,33 @@ class RunTree:
         return self.head.text(path)
 
 
+# Which tests executed each line: (path, line) -> the ids of the tests that
+# ran it, as the run's report names them; a line present with no ids ran
+# outside any test (an import at collection).
+Reached = Mapping[tuple[str, int], frozenset[str]]
+
+
+@dataclass(frozen=True)
+class LineCoverage:
+    """How one of head's runs measures which test executes which line.
+
+    `plugin` is written into that run's copy and loaded there; its env gets
+    {report} (where to write, in the run's reports) and {files} (the files
+    to measure, a JSON list of tree paths). `read` turns the hostile report
+    into `Reached` for the files asked (or raises ReportProblem);
+    `code_file` says whether a path holds the stack's code, and
+    `statements` which of a text's changed lines are executable (a line of
+    a statement counts as the statement's first line). `fail_fast` is the
+    environment that stops a run at its first failure (a mutant's run)."""
+
+    plugin: RunPlugin
+    report: str
+    read: Callable[[bytes, frozenset[str]], Reached]
+    code_file: Callable[[str], bool]
+    statements: Callable[[str, frozenset[int]], frozenset[int]]
+    fail_fast: Mapping[str, str] = field(default_factory=dict)
+
+
 def nothing_to_import(paths: tuple[str, ...]) -> list[str]:
     return []
 
@@ -267,6 +295,11 @@ class Profile:
     report_ids: str = "junit"  # for JUnit: the id rule of the runner that writes it (gate/junit_ids.py)
     shuffle: RunPlugin | None = None  # how the random-order run shuffles; None: this runner cannot
     rerun: RunPlugin | None = None  # how head's changed tests rerun in one process; None: not here
+    coverage: LineCoverage | None = None  # which test runs which line (covered, bites); None: not here
+    mutant_cap: int = 20  # bites: mutants tried at most, round-robin over the changed lines
+    # The mutants of a file's changed lines, for the `bites` check (stacks/mutation.py);
+    # None: "not available for this stack", and the check says so.
+    mutate: Mutate | None = None
 
     def is_test_file(self, path: str) -> bool:
         """Whether a path holds test definitions the scanner should count."""

@@ -86,4 +86,4 @@ def with_rules(profile: Profile, settings: Settings) -> Profile:
     sealed = tuple(dict.fromkeys(g for r in rules if r.on_change != "allow" for g in r.globs))
     return replace(profile, rules=rules, sealed=sealed, hidden=settings.hidden,
                    random_order=settings.random_order, baseline=settings.baseline,
-                   test_network=settings.test_network)
+                   test_network=settings.test_network, mutant_cap=settings.mutant_cap)

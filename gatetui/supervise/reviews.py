@@ -1,7 +1,7 @@
 """What a person reads and decides after a run, and what is kept of it.
 
 A review run asks a person to compare base's and head's versions of what
-changed (`files`) and decide (`decide`, sealed into the run's record). Runs
+changed, with what `covered` and `bites` found beside head's lines (`files`) and decide (`decide`, sealed into the run's record). Runs
 read back from the store get their logs on demand (`load_logs`), and a run
 that stopped without a verdict is kept all the same (`keep_stopped`).
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import re
 
-from gatetui.gate.checks import CheckId
+from gatetui.gate.checks import CheckId, Status
+from gatetui.gate.code_notes import code_notes
 from gatetui.git.repo import GitRepo
 from gatetui.supervise.events import RunFailed, RunUpdated
 from gatetui.supervise.runs import ReviewFile, Run
@@ -33,17 +34,23 @@ class Reviews:
         self.scope.emit(RunUpdated(run.branch, run.run_id))
 
     def files(self, run: Run) -> list[ReviewFile]:
-        """Each sealed file head changed, then each file a finding of
-        `old_tests` names (library code reaching into the runner), base's
-        and head's version: what the person deciding has to read."""
+        """Each file `covered` and `bites` found something in, with their
+        notes beside head's lines, when they ask for review; each sealed
+        file head changed and each file a finding of `old_tests` names
+        (library code reaching into the runner) when it failed: base's and
+        head's version, what the person deciding has to read."""
         if run.digests is None:
             return []
-        paths = dict.fromkeys(p.split("#", 1)[0] for p in run.digests.sealed_changed)  # FILE#SECTION: the file
-        paths.update(dict.fromkeys(NAMED_FILE.findall(run.checks[CheckId.OLD_TESTS].detail)))
+        notes = code_notes({c: run.checks[c].detail for c in (CheckId.COVERED, CheckId.BITES)
+                            if run.checks[c].status is Status.REVIEW})
+        paths = dict.fromkeys(notes)
+        if run.checks[CheckId.OLD_TESTS].status is Status.FAIL or not notes:
+            paths.update(dict.fromkeys(p.split("#", 1)[0] for p in run.digests.sealed_changed))  # FILE#SECTION
+            paths.update(dict.fromkeys(NAMED_FILE.findall(run.checks[CheckId.OLD_TESTS].detail)))
         mirror = self.scope.mirror
         with GitRepo.open(mirror if mirror.exists() else self.scope.repo) as git:
-            return [ReviewFile(path, _text(git.read(run.digests.base, path)),
-                               _text(git.read(run.digests.head, path))) for path in paths]
+            return [ReviewFile(path, _text(git.read(run.digests.base, path)), _text(git.read(run.digests.head, path)),
+                               {line: tuple(n) for line, n in notes.get(path, {}).items()}) for path in paths]
 
     def load_logs(self, run: Run) -> None:
         """Fill a stored run's logs from the store (once)."""
@@ -52,7 +59,7 @@ class Reviews:
         folder = self.scope.store.log_path(self.scope.repo, run.run_id, "x").parent
         for path in sorted(folder.glob("*.log")) if folder.is_dir() else ():
             stream = path.stem.replace("-", " ")
-            check = STREAM_CHECK.get(stream, CheckId.RUNS)
+            check = STREAM_CHECK.get(stream, CheckId.BITES if stream.startswith("mutant ") else CheckId.RUNS)
             with contextlib.suppress(OSError):
                 run.log(check).append(stream, path.read_text(errors="replace") + "\n")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -250,11 +250,13 @@ class Branch:
 
 @dataclass(frozen=True)
 class ReviewFile:
-    """A sealed file that head changed: both versions, for a person to compare."""
+    """A file head changed that a person should read: both versions, and
+    what `covered` and `bites` found on head's lines (line -> notes)."""
 
     path: str
     base: str | None  # None: absent at base (added by the agent)
     head: str | None  # None: deleted at head
+    notes: Mapping[int, tuple[str, ...]] = field(default_factory=dict, compare=False)
 
     def opcodes(self) -> list[tuple[str, int, int, int, int]]:
         a = (self.base or "").splitlines()

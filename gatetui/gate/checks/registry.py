@@ -23,6 +23,12 @@ SPECS: tuple[CheckSpec, ...] = (
               frozenset({Need.INSTALL, Need.HEAD_RUNS, Need.OLD_TESTS_RUN}), Phase.SUITE, Counts.REVIEW),
     # announced with the plan: not configured, or configured with nothing to run, is known there
     CheckSpec(CheckId.HIDDEN, "hidden tests pass", frozenset({Need.INSTALL, Need.HIDDEN_TESTS}), Phase.PLAN),
+    # announced with the plan (a stack without coverage, or no changed code, is known there); what they
+    # find asks a person: a line no test runs, a mutant no test kills
+    CheckSpec(CheckId.COVERED, "changed code runs under the tests",
+              frozenset({Need.INSTALL, Need.HEAD_RUNS}), Phase.PLAN, Counts.REVIEW),
+    CheckSpec(CheckId.BITES, "the tests catch bugs in the changed code",
+              frozenset({Need.INSTALL, Need.HEAD_RUNS, Need.MUTANT_RUNS}), Phase.PLAN, Counts.REVIEW),
 )
 
 BY_ID: MappingProxyType[CheckId, CheckSpec] = MappingProxyType({spec.id: spec for spec in SPECS})

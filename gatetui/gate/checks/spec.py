@@ -28,6 +28,7 @@ class Need(str, Enum):
     OLD_TESTS_RUN = "old_tests_run"  # base's tests over head's code, on a copy of its own
     HIDDEN_TESTS = "hidden_tests"  # the hidden tests over head, on a copy of its own (when configured)
     BASE_OWN = "base_own"  # base's own suite on base's code: the baseline, or asked to tell whose a finding is
+    MUTANT_RUNS = "mutant_runs"  # the tests that reach a changed line, once per mutant of it, each on a copy
 
 
 class Phase(IntEnum):

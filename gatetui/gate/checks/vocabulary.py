@@ -20,6 +20,8 @@ class CheckId(str, Enum):
     NO_NEW_SKIPS = "no_new_skips"
     OLD_TESTS = "old_tests"
     HIDDEN = "hidden"
+    COVERED = "covered"
+    BITES = "bites"
 
     def __str__(self) -> str:
         return self.value

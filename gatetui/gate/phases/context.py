@@ -10,11 +10,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gatetui.backends.base import Backend, CommandResult, Workspace, close_all
+from gatetui.gate import changed_code
+from gatetui.gate.changed_code import ChangedCode
 from gatetui.gate.checks import CheckId
 from gatetui.gate.install import Installer
 from gatetui.gate.phases.ledger import Ledger
 from gatetui.gate.plan import Plan
 from gatetui.stacks.base import HookScan
+
+
+def _changed(plan: Plan) -> ChangedCode | None:
+    probe = plan.profile.coverage
+    if probe is None:
+        return None
+    changes = plan.repo.changes(plan.base.sha, plan.head.sha, changed_code.wanted(plan.profile, probe))
+    return changed_code.changed_code(changes, plan.profile, probe)
 
 
 def _gate_folder() -> str:
@@ -28,13 +38,15 @@ class Context:
     backend: Backend
     ledger: Ledger
     hooks: HookScan
+    changed: ChangedCode | None = None  # the library lines head changed; None: the stack cannot measure
     gate_folder: str = field(default_factory=_gate_folder)
     outside: list[str] = field(default_factory=list)  # base tests passed by a change outside the tests
 
     @classmethod
     def of(cls, plan: Plan, backend: Backend, ledger: Ledger) -> Context:
         profile = plan.profile
-        return cls(plan, backend, ledger, profile.stack.scan_hooks(plan.base, plan.head, profile.is_test_file))
+        return cls(plan, backend, ledger, profile.stack.scan_hooks(plan.base, plan.head, profile.is_test_file),
+                   _changed(plan))
 
     def export_head(self, dest: Path) -> None:
         self.plan.repo.export(self.plan.head.sha, dest)

@@ -72,18 +72,19 @@ class Ledger:
         return tuple(self.results[c] for c in CHECK_ORDER if c in self.results)
 
     async def run(self, workspace: Workspace, check: CheckId, stream: str, command: str,
-                  env: dict[str, str], network: bool = True) -> CommandResult:
+                  env: dict[str, str], network: bool = True, timeout: float | None = None) -> CommandResult:
         """Installs reach the package index; test runs get no network (where
         the backend can take it away), so a test that calls out fails here.
         The output streams out as it comes; what the command used is
-        charged to `check`."""
+        charged to `check`. `timeout`: a limit of its own, below the run's."""
         self.emit(OutputChunk(check, stream, f"$ {command}\n"))
+        limit = self.timeout if timeout is None else min(timeout, self.timeout)
         result = await workspace.run(
-            command, timeout=self.timeout, env=env, network=network,
+            command, timeout=limit, env=env, network=network,
             on_output=lambda text: self.emit(OutputChunk(check, stream, text)),
         )
         if result.timed_out:
-            result = replace(result, limit_seconds=self.timeout)
+            result = replace(result, limit_seconds=limit)
         used = usage_of(result.wall_seconds, result.cpu_seconds, result.peak_rss_bytes)
         self.usage[check.value] = self.usage.get(check.value, Usage()) + used
         self.emit(CostUpdated(self.cost()))

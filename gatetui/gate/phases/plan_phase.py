@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from gatetui.gate import judge
 from gatetui.gate.checks import CheckId, CheckResult, Phase, Status, announced_at
+from gatetui.gate.phases import coverage
 from gatetui.gate.phases.context import Context
 
 Answer = CheckResult | str  # a final result, or what the check waits for
@@ -57,4 +58,6 @@ def hidden(ctx: Context) -> Answer:
 # What each check announced with the plan can say then (a test holds it to the registry).
 ANSWERS: dict[CheckId, Callable[[Context], Answer]] = {
     CheckId.TESTS_KEPT: tests_kept, CheckId.NO_NEW_SKIPS: no_new_skips, CheckId.HIDDEN: hidden,
+    CheckId.COVERED: lambda ctx: coverage.answer(ctx, CheckId.COVERED),
+    CheckId.BITES: lambda ctx: coverage.answer(ctx, CheckId.BITES),
 }

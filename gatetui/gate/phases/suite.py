@@ -1,9 +1,11 @@
 """The suite phase: copies of the installed workspace, each a fresh export
 of head with only the install's environment, run side by side: head's suite
 three times (the third in a random order with `random_order`, run 1 followed
-by reruns of the tests head added or changed), base's tests over head's code,
+by reruns of the tests head added or changed, run 2 measuring which test
+runs each changed line), base's tests over head's code,
 and the hidden tests when a check still needs them. Which copies are made
-follows what the open checks declare they need."""
+follows what the open checks declare they need. Then the mutants of the
+changed lines (`bites`), on copies of their own."""
 
 from __future__ import annotations
 
@@ -18,7 +20,9 @@ from gatetui.gate.hidden import hidden_command, judge_hidden
 from gatetui.gate.judge import SuiteRun
 from gatetui.gate.phases import judging
 from gatetui.gate.phases.base_own import BaseOwn
+from gatetui.gate.phases.bites import BitesPhase
 from gatetui.gate.phases.context import Context
+from gatetui.gate.phases.coverage import MEASURED_RUN, CoverageRun
 from gatetui.gate.phases.suite_run import SuiteRunner
 from gatetui.stacks.base import RunTree
 
@@ -28,6 +32,8 @@ RUNS = 3  # head's suite, this often: a test that fails in some and not others i
 class SuitePhase:
     def __init__(self, ctx: Context, runner: SuiteRunner, base: BaseOwn):
         self.ctx, self.runner, self.base = ctx, runner, base
+        self.coverage = CoverageRun(ctx, runner)
+        self.bites = BitesPhase(ctx, runner, self.coverage)
 
     async def run(self, workspace: Workspace) -> None:
         """Every run side by side on copies of `workspace`, then what they say."""
@@ -44,6 +50,7 @@ class SuitePhase:
             assert ctx.plan.hidden is not None  # needed only when configured and found (plan_phase.hidden)
             ctx.ledger.finish(judge_hidden(done[RUNS + 1], ctx.plan.hidden))
         await judging.judge_suite(ctx, self.base, done[:RUNS], done[RUNS])
+        await self.bites.run(workspace, done[:RUNS])
 
     async def _side_by_side(self, copies: list[Workspace], hidden: bool) -> list[SuiteRun]:
         """Head's runs, then base's tests, then the hidden tests, one copy each."""
@@ -69,6 +76,11 @@ class SuitePhase:
         if index == 0:
             return await self._first_run(workspace)
         name = f"run {index + 1}"
+        if index == MEASURED_RUN:
+            env = await self.coverage.env(workspace)
+            run = await self.runner.run(workspace, CheckId.RUNS, name, env)
+            await self.coverage.read(workspace)
+            return run
         if seed is None or index != random_order.RUN_INDEX:
             return await self.runner.run(workspace, CheckId.RUNS, name, {})
         shuffle = self.ctx.plan.profile.shuffle

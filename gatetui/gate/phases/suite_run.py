@@ -22,8 +22,9 @@ class SuiteRunner:
         self.ctx = ctx
 
     async def run(self, workspace: Workspace, check: CheckId, name: str, extra_env: dict[str, str],
-                  test: str | None = None, ran: RunTree | None = None) -> SuiteRun:
-        """One run of the suite in `workspace`, whose tree is `ran` (head's by default)."""
+                  test: str | None = None, ran: RunTree | None = None, timeout: float | None = None) -> SuiteRun:
+        """One run of the suite in `workspace`, whose tree is `ran` (head's by
+        default), within `timeout` seconds (the plan's by default)."""
         report_name = f"{name.replace(' ', '-')}.xml"
         path = shlex.quote(workspace.report_path(report_name))
         profile = self.ctx.plan.profile
@@ -31,7 +32,7 @@ class SuiteRunner:
             await workspace.write_files(self._in_gate_folder(profile.test_files))
         command = (test or profile.test).replace("{report}", path)
         result = await self.ctx.ledger.run(workspace, check, name, command, self._env(workspace, path, extra_env),
-                                           network=profile.test_network)
+                                           network=profile.test_network, timeout=timeout)
         raw = await workspace.read_report(report_name)
         if raw is None:
             return SuiteRun(name, result, None, self._no_report(name, result))

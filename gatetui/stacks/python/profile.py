@@ -17,7 +17,9 @@ from gatetui.config import ConfigError, Settings, parse_toml
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, Profile, RunPlugin, Stack
 from gatetui.stacks.python import wheel_tree
+from gatetui.stacks.python.coverage_lines import PYTHON_COVERAGE
 from gatetui.stacks.python import pip_report
+from gatetui.stacks.python.mutants import mutate
 from gatetui.stacks.python.extras import declared_extras
 from gatetui.stacks.python.support import test_support
 
@@ -100,6 +102,8 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         old_tests_env={} if custom else {"PYTEST_ADDOPTS": f"-c {SEALED_INI} --rootdir=."},
         shuffle=None if custom else SHUFFLE,
         rerun=None if custom else RERUN,
+        coverage=None if custom else PYTHON_COVERAGE,
+        mutate=mutate,  # head's source is read with ast, whatever command runs its tests
     )
 
 

@@ -85,8 +85,10 @@ class RunActions(Screen[None]):
         from gatetui.tui.screens.review import ReviewScreen
 
         run = self.run
-        if run is None or run.checks[CheckId.OLD_TESTS].status is not Status.FAIL:
-            self.notify("nothing to review: old_tests did not fail in this run")
+        asks = run is not None and (run.checks[CheckId.OLD_TESTS].status is Status.FAIL or any(
+            run.checks[c].status is Status.REVIEW for c in (CheckId.COVERED, CheckId.BITES)))
+        if run is None or not asks:
+            self.notify("nothing to review: old_tests did not fail, and covered and bites found nothing")
             return
         self.app.push_screen(ReviewScreen(self.supervisor, run))
 

@@ -1,8 +1,10 @@
 """The review screen: each changed sealed file (and each library file a
-finding names), base and head side by side.
+finding names), base and head side by side; a changed line no test runs,
+or a mutant no test killed, is noted under head's line.
 
-Shown when only `old_tests` failed: the one decision the gate leaves to a
-person. Accept or reject is recorded, sealed, in the run's history.
+Shown when the verdict asks a person: `old_tests` failed, or `covered` or
+`bites` found something. Accept or reject is recorded, sealed, in the run's
+history.
 """
 
 from __future__ import annotations
@@ -14,17 +16,20 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 from rich.text import Text
 
-from gatetui.gate.checks import CheckId
+from gatetui.gate.checks import CheckId, Status
 from gatetui.supervise.reviews import NAMED_FILE
 from gatetui.supervise.runs import ReviewFile, Run
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.format import short
 
 REMOVED, ADDED = "on #5f1f1f", "on #1f4f1f"
+NOTE = "bold #ffd75f"
+ASKS = {CheckId.COVERED: "changed code no test runs", CheckId.BITES: "mutants no test kills"}
 
 
 def side_by_side(file: ReviewFile) -> tuple[Text, Text]:
-    """Both versions aligned line by line, changed lines highlighted."""
+    """Both versions aligned line by line, changed lines highlighted, each
+    note under head's line it is about (an empty row beside it at base)."""
     a, b = (file.base or "").splitlines(), (file.head or "").splitlines()
     left, right = Text(), Text()
     for tag, i1, i2, j1, j2 in file.opcodes():
@@ -32,6 +37,9 @@ def side_by_side(file: ReviewFile) -> tuple[Text, Text]:
         for k in range(rows):
             _line(left, a, i1 + k if i1 + k < i2 else None, "" if tag == "equal" else REMOVED)
             _line(right, b, j1 + k if j1 + k < j2 else None, "" if tag == "equal" else ADDED)
+            for note in file.notes.get(j1 + k + 1, ()) if j1 + k < j2 else ():
+                left.append("\n")
+                right.append(f"     ^ {note}\n", style=NOTE)
     return left, right
 
 
@@ -82,9 +90,16 @@ class ReviewScreen(Screen[None]):
 
     def heading(self) -> str:
         run = self.run
-        reasons = "".join(f"{line}\n" for line in reasons_of(run.checks[CheckId.OLD_TESTS].detail))
+        lines, asks = [], []
+        if run.checks[CheckId.OLD_TESTS].status is Status.FAIL:
+            lines, asks = reasons_of(run.checks[CheckId.OLD_TESTS].detail), ["old tests fail on new code"]
+        for check, what in ASKS.items():
+            if run.checks[check].status is Status.REVIEW:
+                lines.append(f"{check}: {run.checks[check].detail.splitlines()[0]}")
+                asks.append(what)
+        reasons = "".join(f"{line}\n" for line in lines)
         decision = f"decided: {run.review}" if run.review else "undecided: a accept, x reject"
-        return f"review {run.branch} at {short(run.head)}: old tests fail on new code\n{reasons}{decision}"
+        return f"review {run.branch} at {short(run.head)}: {'; '.join(asks)}\n{reasons}{decision}"
 
     @staticmethod
     def _label(side: str, sha: str, text: str | None) -> Text:

@@ -1,0 +1,88 @@
+"""The library lines head adds or changes: what `covered` and `bites` judge.
+
+Read from the diff (base...head), never from a sandbox: the files of the
+stack's language that are not test files, the lines of head's version that
+base's does not account for, and of those only the statements (the stack's
+own analysis: no blank line, comment or docstring).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from gatetui.gate.diffscan import added_lines
+from gatetui.git.changes import FileChange
+from gatetui.stacks.base import LineCoverage, Profile, under_any
+from gatetui.stacks.codeview import normalize
+
+MAX_FILE_BYTES = 2 << 20  # a bigger file is generated, not written: not judged line by line
+
+
+@dataclass(frozen=True)
+class ChangedCode:
+    """Per file, the statements head added or changed (first lines), and
+    the text of head's version they are lines of."""
+
+    lines: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    texts: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def files(self) -> frozenset[str]:
+        return frozenset(self.lines)
+
+    def count(self) -> int:
+        return sum(len(lines) for lines in self.lines.values())
+
+    def pairs(self) -> list[tuple[str, int]]:
+        """Every changed line as (path, line), in file and line order."""
+        return [(path, line) for path in sorted(self.lines) for line in sorted(self.lines[path])]
+
+
+def changed_code(changes: list[FileChange], profile: Profile, probe: LineCoverage) -> ChangedCode:
+    """The statements head adds or changes in its library files."""
+    lines: dict[str, frozenset[int]] = {}
+    texts: dict[str, str] = {}
+    for change in changes:
+        path = change.new_path
+        if path is None or change.new_data is None or not library_file(path, profile, probe):
+            continue
+        if len(change.new_data) > MAX_FILE_BYTES:
+            continue
+        new = _text(change.new_data)
+        old = _text(change.old_data) if change.old_data is not None else ""
+        found = probe.statements(new, frozenset(added_lines(old, new)))
+        if found:
+            lines[path], texts[path] = found, new
+    return ChangedCode(MappingProxyType(lines), MappingProxyType(texts))
+
+
+def library_file(path: str, profile: Profile, probe: LineCoverage) -> bool:
+    """Code of the stack's language that no test runner collects, outside
+    the folders the install hands on (an environment committed by mistake)."""
+    return probe.code_file(path) and not profile.is_test_file(path) and not under_any(path, profile.environment)
+
+
+def wanted(profile: Profile, probe: LineCoverage) -> Callable[[list[str]], bool]:
+    """For GitRepo.changes: read the contents of library files only."""
+    return lambda paths: any(library_file(p, profile, probe) for p in paths)
+
+
+def _text(data: bytes) -> str:
+    return normalize(data.decode("utf-8", errors="replace"))
+
+
+def ranges(lines: list[int]) -> list[str]:
+    """12, 13, 14, 20 -> ["12-14", "20"]: lines as a reviewer reads them."""
+    out: list[str] = []
+    for line in sorted(lines):
+        if out and _last(out[-1]) == line - 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{line}"
+        else:
+            out.append(str(line))
+    return out
+
+
+def _last(span: str) -> int:
+    return int(span.rsplit("-", 1)[-1])

@@ -1,0 +1,78 @@
+"""`bites`: mutants of the changed lines, each run in a copy of its own.
+
+After the suite's runs, each chosen mutant (gate/mutant_trials.py) gets a
+fresh copy of the installed workspace (a fork, like the suite's runs), its
+mutated file written over head's tree, and runs only the tests that reached
+its line, stopping at the first failure; as many side by side as the
+machine has cores. The copies are forked one at a time and closed as each
+run ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from gatetui.backends.base import Workspace, close_all
+from gatetui.gate import rerun
+from gatetui.gate.checks import CheckId, CheckResult, Status
+from gatetui.gate.judge import SuiteRun
+from gatetui.gate.mutant_trials import Chosen, Outcome, Trial, choose, judge_bites, outcome
+from gatetui.gate.phases.context import Context
+from gatetui.gate.phases.coverage import NOT_HERE, CoverageRun
+from gatetui.gate.phases.suite_run import SuiteRunner
+from gatetui.stacks.base import RunTree
+
+
+class BitesPhase:
+    def __init__(self, ctx: Context, runner: SuiteRunner, coverage: CoverageRun):
+        self.ctx, self.runner, self.coverage = ctx, runner, coverage
+        self._forking = asyncio.Lock()
+
+    async def run(self, workspace: Workspace, runs: list[SuiteRun]) -> None:
+        """Answer `bites` when it is still open, from head's runs."""
+        ledger = self.ctx.ledger
+        if CheckId.BITES not in {spec.id for spec in ledger.open()}:
+            return
+        chosen = self._choose(runs)
+        if isinstance(chosen, str):
+            ledger.finish(CheckResult(CheckId.BITES, Status.SKIPPED, chosen))
+            return
+        ledger.time_from_now(CheckId.BITES)
+        ledger.progress(CheckId.BITES, f"{len(chosen.trials)} mutants, {parallel()} at a time")
+        slots = asyncio.Semaphore(parallel())
+        outcomes = await asyncio.gather(*(self._try(workspace, slots, i, t) for i, t in enumerate(chosen.trials)))
+        ledger.finish(judge_bites(chosen.trials, list(outcomes), chosen.untried))
+
+    def _choose(self, runs: list[SuiteRun]) -> Chosen | str:
+        """The trials, or why there are none."""
+        profile = self.ctx.plan.profile
+        if profile.mutate is None or self.ctx.changed is None:
+            return NOT_HERE
+        if self.coverage.reached is None:
+            return f"not run: coverage not measured ({self.coverage.problem or 'see covered'})"
+        chosen = choose(self.ctx.changed, self.coverage.reached, runs, profile.mutate, profile.mutant_cap,
+                        self.ctx.plan.timeout)
+        return chosen if chosen.trials else chosen.why_none
+
+    async def _try(self, workspace: Workspace, slots: asyncio.Semaphore, index: int, trial: Trial) -> Outcome:
+        """One mutant in a fresh copy, closed however its run ends."""
+        ctx, profile = self.ctx, self.ctx.plan.profile
+        async with slots:
+            async with self._forking:
+                [copy] = await workspace.fork(1, ctx.export_head, profile.environment, network=profile.test_network)
+            try:
+                mutated = {trial.mutant.path: trial.mutant.source}
+                await copy.write_files(mutated)
+                env = dict(profile.coverage.fail_fast) if profile.coverage is not None else {}
+                run = await self.runner.run(copy, CheckId.BITES, f"mutant {index + 1}", env,
+                                            rerun.command(profile.test, list(trial.tests)),
+                                            RunTree(ctx.plan.head, mutated), timeout=trial.timeout)
+            finally:
+                await close_all([copy])
+        return outcome(run, profile.cannot_start)
+
+
+def parallel() -> int:
+    """Mutant runs side by side: the machine's cores."""
+    return max(1, os.cpu_count() or 1)
