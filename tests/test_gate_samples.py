@@ -138,6 +138,12 @@ def test_bites_names_the_mutants_no_test_kills(gated: dict[str, list[GateEvent]]
     assert check_result(gated, "honest_fix", CheckId.BITES).detail == "12 of 12 mutants killed"
 
 
+def test_no_mutant_runs_for_a_change_that_already_fails(gated: dict[str, list[GateEvent]]) -> None:
+    """Mutants cannot change a `fail`, and each costs a run: bites says why it did not run."""
+    result = check_result(gated, "broke_untested", CheckId.BITES)
+    assert (result.status, result.detail) == (Status.SKIPPED, "not run: the change already fails (runs)")
+
+
 def test_cost_is_estimated_for_install_runs_and_old_tests(gated: dict[str, list[GateEvent]]) -> None:
     cost = finished(gated["honest_fix"]).cost
     assert sorted(cost.per_check) == ["bites", "install", "old_tests", "runs"]

@@ -15,7 +15,7 @@ import os
 
 from gatetui.backends.base import Workspace, close_all
 from gatetui.gate import rerun
-from gatetui.gate.checks import CheckId, CheckResult, Status
+from gatetui.gate.checks import CheckId, CheckResult, Status, Verdict, decide, spec_of
 from gatetui.gate.judge import SuiteRun
 from gatetui.gate.mutant_trials import Chosen, Outcome, Trial, choose, judge_bites, outcome
 from gatetui.gate.phases.context import Context
@@ -34,6 +34,10 @@ class BitesPhase:
         ledger = self.ctx.ledger
         if CheckId.BITES not in {spec.id for spec in ledger.open()}:
             return
+        failing = self._already_failing()
+        if failing:
+            ledger.finish(CheckResult(CheckId.BITES, Status.SKIPPED, f"not run: the change already fails ({failing})"))
+            return
         chosen = self._choose(runs)
         if isinstance(chosen, str):
             ledger.finish(CheckResult(CheckId.BITES, Status.SKIPPED, chosen))
@@ -43,6 +47,16 @@ class BitesPhase:
         slots = asyncio.Semaphore(parallel())
         outcomes = await asyncio.gather(*(self._try(workspace, slots, i, t) for i, t in enumerate(chosen.trials)))
         ledger.finish(judge_bites(chosen.trials, list(outcomes), chosen.untried))
+
+    def _already_failing(self) -> str:
+        """The checks that already fail the change (or found the gate's own
+        error): mutants cannot change that verdict, and they cost a run each."""
+        policy = self.ctx.policy_fails()
+        done = list(self.ctx.ledger.in_order())
+        if decide(done, policy) not in (Verdict.FAIL, Verdict.ERROR):
+            return ""
+        return ", ".join(r.id.value for r in done
+                         if spec_of(r.id).weigh(r.status, policy) in (Verdict.FAIL, Verdict.ERROR))
 
     def _choose(self, runs: list[SuiteRun]) -> Chosen | str:
         """The trials, or why there are none."""
