@@ -119,6 +119,8 @@ class LayerShelf:
         return os.open(self._ready() / "locks" / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
 
     def listing(self) -> list[LayerInfo]:
+        if not self.root.is_dir():
+            return []
         found = []
         for folder in sorted(self._ready().iterdir()):
             if not KEY.match(folder.name) or not folder.is_dir():
