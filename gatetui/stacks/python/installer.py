@@ -55,18 +55,20 @@ def find_uv(environ: Mapping[str, str] | None = None) -> str | None:
         return shutil.which("uv")
 
 
-def pip_index_settings(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The index options pip would use in the sandbox: files first
-    ([global] then [install]), PIP_* variables over them."""
+def pip_index_settings(environ: Mapping[str, str] | None = None,
+                       machine: tuple[str, ...] = GLOBAL_FILES) -> dict[str, str]:
+    """The index options pip would use in the sandbox: the machine's files
+    (XDG_CONFIG_DIRS' pip/pip.conf in place of the first), PIP_CONFIG_FILE,
+    each file's [global] then [install], and PIP_* variables over them."""
     env = os.environ if environ is None else environ
     found: dict[str, str] = {}
     named = env.get("PIP_CONFIG_FILE", "")
     if named != os.devnull:
         parser = configparser.RawConfigParser()
         dirs = [d for d in env.get("XDG_CONFIG_DIRS", "").split(":") if d]
-        files = [os.path.join(d, "pip", "pip.conf") for d in dirs] or list(GLOBAL_FILES[:1])
+        files = [os.path.join(d, "pip", "pip.conf") for d in dirs] + list(machine[1:]) if dirs else list(machine)
         try:
-            parser.read([*files, GLOBAL_FILES[1], *([named] if named else [])])
+            parser.read([*files, *([named] if named else [])])
         except configparser.Error:
             parser = configparser.RawConfigParser()  # pip would refuse it too: the flags say nothing
         for section in ("global", "install"):
