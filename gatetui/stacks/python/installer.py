@@ -117,3 +117,15 @@ class Installer:
         command = (f"{cache}{env}{uv} pip install --python {venv}/bin/python --no-progress {flags} "
                    f"{args}")
         return f"if [ -x {uv} ]; then {command}; else {pip}; fi"
+
+    def wheel(self, src: str, out: str) -> str:
+        """A wheel of the project at src into out (shell words, quoted by
+        the caller): `uv build --wheel`, else `pip wheel`."""
+        pip = (f'python3 -m pip wheel --disable-pip-version-check --no-input --progress-bar off --no-deps '
+               f'-w "{out}" "{src}"')
+        if self.uv is None:
+            return pip
+        env, flags = uv_flags(self.settings)
+        uv = shlex.quote(self.uv)
+        return (f'if [ -x {uv} ]; then {env}{uv} build --wheel --no-progress {flags} -o "{out}" "{src}"; '
+                f"else {pip}; fi")

@@ -67,7 +67,7 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         environment=environment,
         environment_check=python_environment_check(environment),
         import_command=PYTHON_IMPORT_CHECK,
-        build_check=PYTHON_WHEEL if settings.wheel_check and not settings.install else None,
+        build_check=python_wheel(installer) if installer is not None and settings.wheel_check else None,
         build_generated=build_generated(base),
         unreadable_code=r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$",
         test=settings.test or ".venv/bin/python -m pytest",
@@ -109,13 +109,15 @@ RERUN = RunPlugin(
     MappingProxyType({"PYTEST_ADDOPTS": "-p gatetui_rerun", "PYTHONPATH": "{folder}", "GATETUI_RERUNS": "{reruns}"}))
 
 
-# Head's wheel, built from a copy of the tree (its build leaves nothing in the tree the install
-# uses), with the machine's pip and head's declared build backend.
-PYTHON_WHEEL = BuildCheck(
-    'src="$(mktemp -d)" && out="$(mktemp -d)" && tar -cf - --exclude=./.venv . | tar -xf - -C "$src" && '
-    'python3 -m pip wheel --disable-pip-version-check --no-input --progress-bar off --no-deps '
-    '-w "$out" "$src" && set -- "$out"/*.whl && [ "$#" -eq 1 ] && [ -f "$1" ] && cp "$1" {report}',
-    wheel_tree.REPORT, "head's wheel", wheel_tree.wheel_findings, wheel_tree.describe)
+def python_wheel(installer: Installer) -> BuildCheck:
+    """Head's wheel, built from a copy of the tree (its build leaves nothing
+    in the tree the install uses) with head's declared build backend, by uv
+    (`uv build`) where the install uses uv, else the machine's pip."""
+    return BuildCheck(
+        'src="$(mktemp -d)" && out="$(mktemp -d)" && tar -cf - --exclude=./.venv . | tar -xf - -C "$src" && '
+        f'{{ {installer.wheel("$src", "$out")}; }} && set -- "$out"/*.whl && [ "$#" -eq 1 ] && [ -f "$1" ] && '
+        'cp "$1" {report}',
+        wheel_tree.REPORT, "head's wheel", wheel_tree.wheel_findings, wheel_tree.describe)
 
 
 def build_generated(base: Snapshot) -> tuple[str, ...]:
