@@ -144,6 +144,12 @@ def gate(repo: Path, head: str, layers: Path | None, work: Path) -> tuple[float,
     return time.monotonic() - start, finished
 
 
+def phases(run: RunFinished) -> str:
+    """Where a gate's time went: the install check, then the runs (side by side)."""
+    seconds = {r.id.value: r.seconds for r in run.results}
+    return f"(install {seconds.get('install', 0):.1f} s, runs {seconds.get('runs', 0):.1f} s)"
+
+
 def main() -> int:
     uv = find_uv()
     if uv is None:
@@ -175,9 +181,9 @@ def main() -> int:
                   + "; ".join(f"{r.id.value} {r.status.value} {r.detail[:200]}" for r in run.results))
     print(f"pip by hand (fresh venv, install, one run)    {pip_floor:6.2f} s")
     print(f"uv by hand, cache warm                        {uv_floor:6.2f} s")
-    print(f"gate cold ({cold_run.digests.cache_words or 'no layer'})".ljust(46) + f"{cold:6.2f} s")
-    print(f"gate warm ({warm_run.digests.cache_words or 'no layer'})".ljust(46) + f"{warm:6.2f} s")
-    print(f"gate as it was (pip, no layer)                {plain:6.2f} s")
+    print(f"gate cold ({cold_run.digests.cache_words or 'no layer'})".ljust(46) + f"{cold:6.2f} s  {phases(cold_run)}")
+    print(f"gate warm ({warm_run.digests.cache_words or 'no layer'})".ljust(46) + f"{warm:6.2f} s  {phases(warm_run)}")
+    print(f"gate as it was (pip, no layer)                {plain:6.2f} s  {phases(plain_run)}")
     print(f"figure 5  cold / pip floor = {cold / pip_floor:.2f}   (goal <= 0.8)")
     print(f"figure 6  warm / uv floor  = {warm / uv_floor:.2f}   (goal <= 1.5)")
     return 0

@@ -5,6 +5,7 @@ and `gatetui cache` (test_warm_gates.py gates for real)."""
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import json
 import os
@@ -160,6 +161,27 @@ def test_a_changed_layer_is_thrown_away_and_said(tmp_path: Path) -> None:
         False)
 
 
+def test_a_layer_in_use_is_still_found_by_the_next_gate_and_kept_from_prunes(tmp_path: Path) -> None:
+    """A run holds its layer for its whole length: another gate (or the
+    same run's install of base) still claims the key to find it."""
+    key = "b" * 64
+    fake_layer(tmp_path, key, 1000.0)
+    store = LocalLayers(tmp_path, opener=None, folder_of=None)  # type: ignore[arg-type]  # nothing is built
+
+    async def scenario() -> tuple[bool, bool]:
+        release = await store.hold(key)
+        try:
+            async with asyncio.timeout(10):
+                async with store.claim(key):
+                    found = await store.find(key)
+            return found.path == tmp_path / key / "env", store.remove(key)
+        finally:
+            release()
+
+    assert asyncio.run(scenario()) == (True, False)
+    assert store.remove(key) is True
+
+
 def test_differing_names_changed_added_and_gone() -> None:
     assert differing({"a": "dir", "b": "file:1", "c": "dir"}, {"a": "dir", "b": "file:2", "d": "dir"}) == ["b", "c", "d"]
 
@@ -173,7 +195,7 @@ def test_the_cap_evicts_the_least_recently_used_but_never_one_held(tmp_path: Pat
         fake_layer(tmp_path, key, used, size=100)
     shelf = LayerShelf(tmp_path, cap=250)
     (tmp_path / "locks").mkdir()
-    fd = os.open(tmp_path / "locks" / f"{held}.lock", os.O_RDWR | os.O_CREAT)
+    fd = os.open(tmp_path / "locks" / f"{held}.use", os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
         assert shelf.evict() == [old]

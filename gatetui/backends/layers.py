@@ -9,9 +9,10 @@ the supervisor's state directory's `layers/` (serve, the TUI) or a cache
 folder (`gatetui check`: GATETUI_CACHE_DIR, else $XDG_CACHE_HOME/gatetui),
 0700: a sandbox reaches a layer only through the read-only mount its run
 is given. A layer that no longer matches its manifest is thrown away and
-built again; one key's lock (`locks/<key>.lock`, flock) makes two gates
-that race for it build it once, and a run in progress holds it shared so
-that no prune removes it under the run.
+built again; one key's build lock (`locks/<key>.build`, flock) makes two
+gates that race for it build it once, and its use lock (`locks/<key>.use`),
+held shared by every run in progress that uses it, keeps a prune from
+removing it under a run.
 """
 
 from __future__ import annotations
@@ -113,10 +114,14 @@ class LayerShelf:
         (self.root / "locks").mkdir(exist_ok=True, mode=0o700)
         return self.root
 
-    def _lock_fd(self, key: str) -> int:
+    def _lock_fd(self, key: str, what: str) -> int:
+        """A key's lock: `build` (exclusive: one gate finds or builds at a
+        time) or `use` (shared by the runs using the layer). Apart, so that
+        a run using a layer never keeps another gate (or its own install of
+        base) from finding it; removing one takes both."""
         if not KEY.match(key):
             raise BackendError(f"not a layer key: {key[:80]!r}")
-        return os.open(self._ready() / "locks" / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        return os.open(self._ready() / "locks" / f"{key}.{what}", os.O_RDWR | os.O_CREAT, 0o600)
 
     def listing(self) -> list[LayerInfo]:
         if not self.root.is_dir():
@@ -138,16 +143,18 @@ class LayerShelf:
 
     def remove(self, key: str) -> bool:
         """Remove one layer unless a gate holds or builds it; whether it went."""
-        fd = self._lock_fd(key)
+        fds = [self._lock_fd(key, "build"), self._lock_fd(key, "use")]
         try:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                for fd in fds:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return False
             remove_tree(self.root / key)
             return True
         finally:
-            os.close(fd)
+            for fd in fds:
+                os.close(fd)
 
     def evict(self, keep: str = "") -> list[str]:
         """The least recently used layers removed until the rest fit the cap."""
@@ -199,7 +206,7 @@ class LocalLayers(LayerShelf):
 
     @contextlib.asynccontextmanager
     async def claim(self, key: str) -> AsyncIterator[None]:
-        fd = self._lock_fd(key)
+        fd = self._lock_fd(key, "build")
         try:
             await _flock(fd, fcntl.LOCK_EX)
             yield
@@ -207,7 +214,7 @@ class LocalLayers(LayerShelf):
             os.close(fd)
 
     async def hold(self, key: str) -> Callable[[], None]:
-        fd = self._lock_fd(key)
+        fd = self._lock_fd(key, "use")
         try:
             await _flock(fd, fcntl.LOCK_SH)
         except BaseException:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gatetui.backends.base import LayerStore, Workspace
 from gatetui.gate.install import Failed, Run
@@ -45,24 +46,18 @@ class LayerSteps:
     async def install(self, workspace: Workspace, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved,
                       env: dict[str, str]) -> LayerUse | Failed:
         key = recipe.key(resolved, await self.store.interpreter(recipe.interpreter))
-        failed: list[Failed] = []
-        async with self.store.claim(key):
-            found = await self.store.find(key)
-            if found.note:
-                self.notes.append(found.note)
-            path, state = found.path, "hit"
-            if path is None:
-                state = "rebuilt" if found.note else "miss"
-                built = await self.store.build(key, recipe.folder, self._maker(deps, recipe, resolved, env, failed),
-                                               recipe.verify, {"holds": _holds(resolved)})
-                if not isinstance(built, list):
-                    path = built
-                elif failed:
-                    return failed[0]
-                else:
-                    return Failed("dependency layer", None, "the dependency layer built from the index "
-                                       f"failed its check: {'; '.join(built[:3])}")
-        self.releases.append(await self.store.hold(key))
+        for _ in range(2):  # a prune between the claim and the hold took it: once more
+            got = await self._get(key, deps, recipe, resolved, env)
+            if isinstance(got, Failed):
+                return got
+            path, state = got
+            release = await self.store.hold(key)
+            if path.is_dir():
+                break
+            release()
+        else:
+            return Failed("dependency layer", None, "the dependency layer was removed as it was built, twice")
+        self.releases.append(release)
         shown = await workspace.show_layer(path)
         link = {k: v.replace("{layer}", shown) for k, v in recipe.link.env.items()}
         result = await self.run(workspace, recipe.link.command, link, False)
@@ -70,6 +65,25 @@ class LayerSteps:
             return Failed("link the dependency layer", result)
         use = self.used[workspace.path] = LayerUse(key, state, shown)
         return use
+
+    async def _get(self, key: str, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved,
+                   env: dict[str, str]) -> tuple[Path, str] | Failed:
+        """The layer's folder, found (`hit`) or built under the key's lock."""
+        failed: list[Failed] = []
+        async with self.store.claim(key):
+            found = await self.store.find(key)
+            if found.note:
+                self.notes.append(found.note)
+            if found.path is not None:
+                return found.path, "hit"
+            built = await self.store.build(key, recipe.folder, self._maker(deps, recipe, resolved, env, failed),
+                                           recipe.verify, {"holds": _holds(resolved)})
+        if not isinstance(built, list):
+            return built, "rebuilt" if found.note else "miss"
+        if failed:
+            return failed[0]
+        return Failed("dependency layer", None, f"the dependency layer built from the index failed its check: "
+                                                f"{'; '.join(built[:3])}")
 
     def _maker(self, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved, env: dict[str, str],
                failed: list[Failed]) -> Callable[[Workspace], Awaitable[bool]]:
