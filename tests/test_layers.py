@@ -18,7 +18,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from gatetui.backends.layer_files import differing, digest_of, manifest, seal_tree
-from gatetui.backends.layers import LayerShelf, LocalLayers, cap_from_env
+from gatetui.backends.layers import LayerShelf, LocalLayers, cap_from_env, open_root
 from gatetui.cli.main import main
 from gatetui.errors import BadInput
 from gatetui.gate.digests import Digests
@@ -217,6 +217,11 @@ def test_prune_by_age_keeps_the_recent(tmp_path: Path) -> None:
 def test_the_cap_is_read_from_the_environment(text: str, cap: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GATETUI_LAYER_CAP", text)
     assert cap_from_env() == cap
+
+
+def test_the_folders_made_for_layers_are_private(tmp_path: Path) -> None:
+    open_root(tmp_path / "state" / "layers")
+    assert [oct((tmp_path / p).stat().st_mode & 0o777) for p in ("state", "state/layers")] == ["0o700", "0o700"]
 
 
 def test_a_cap_that_is_no_size_is_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:

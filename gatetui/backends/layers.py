@@ -88,7 +88,9 @@ def open_root(root: Path) -> Path:
     """The layers' folder: made 0700, refused when it is another user's."""
     root = root.absolute()
     try:
-        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for folder in [*reversed(root.parents), root]:  # every folder made here private (a state directory's too)
+            if not folder.exists():
+                folder.mkdir(mode=0o700)
         info = root.lstat()
     except OSError as err:
         raise BadInput(f"cannot use {root} for dependency layers: {err.strerror} "
