@@ -56,6 +56,7 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/gate_bench.py
 	$(BIN)/python bench/runtime_bench.py
+	$(BIN)/python bench/warm_bench.py
 
 clean:
 	rm -rf $(VENV) $(DEMO)

@@ -132,7 +132,7 @@ class StreamingWorkspace:
 
 
 class StreamingBackend:
-    name, notes, measured, isolation = "bench", (), False, None
+    name, notes, measured, isolation, layers = "bench", (), False, None, None
 
     async def account(self) -> None:
         return None

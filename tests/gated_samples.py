@@ -164,7 +164,7 @@ async def _gate(scenario: Scenario, root: Path, limit: asyncio.Semaphore,
         plan = await asyncio.to_thread(make_plan, request)
         kept: dict[str, int] = {}
         events: list[GateEvent] = []
-        async for event in run_gate(plan, LocalBackend(work_root=root)):
+        async for event in run_gate(plan, LocalBackend(work_root=root, layers=root / "layers")):
             if isinstance(event, OutputChunk):
                 if CANARY in event.text:
                     around.leaks.setdefault(scenario.name, []).append(event.text[:500])

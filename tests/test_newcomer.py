@@ -64,11 +64,14 @@ def test_help_names_the_tui_and_version_answers() -> None:
 
 
 @pytest.mark.parametrize(("argv", "said"), [
-    (["frob"], "gatetui: unknown command 'frob' (commands: check, samples, demo, lab, verify, submit, serve, mcp); "
+    (["frob"], "gatetui: unknown command 'frob' (commands: check, samples, demo, lab, verify, submit, serve, mcp, "
+               "cache); "
                "to watch a repository, pass its folder: `gatetui PATH`\n"),
     (["chek"], "gatetui: unknown command 'chek' (did you mean `gatetui check`? commands: check, samples, demo, lab, "
-               "verify, submit, serve, mcp); to watch a repository, pass its folder: `gatetui PATH`\n"),
+               "verify, submit, serve, mcp, cache); to watch a repository, pass its folder: `gatetui PATH`\n"),
     (["check", "--bogus"], "gatetui: unknown option --bogus (see `gatetui check --help`)\n"),
+    (["cache", "prune"], "gatetui: one of the arguments --older-than --all is required "
+                         "(see `gatetui cache prune --help`)\n"),
     (["check", "--base", "main", "--head", "x", "--bogus=1"],
      "gatetui: unknown option --bogus (see `gatetui check --help`)\n"),
 ])

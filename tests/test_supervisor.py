@@ -67,6 +67,7 @@ class FakeBackend:
     notes: tuple[str, ...] = ()
     measured = False
     isolation = None
+    layers = None
 
     async def account(self) -> None:
         return None

@@ -9,7 +9,8 @@ gate does not know which backend it drives.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -90,7 +91,51 @@ class Workspace(Protocol):
         first fork."""
         ...
 
+    async def show_layer(self, folder: Path) -> str:
+        """Show a dependency layer (a folder of the backend's layer store)
+        read-only to this workspace's later commands and to its copies;
+        where they see it. Only called on a backend whose `layers` is set."""
+        ...
+
     async def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Found:
+    """A layer looked up: its folder, verified against its manifest, or
+    None (to build); `note` says a layer was thrown away, for the run's notes."""
+
+    path: Path | None
+    note: str = ""
+
+
+class LayerStore(Protocol):
+    """Dependency layers kept between gates (backends/layers.py): keyed by
+    what was resolved, built once, verified at every use, never written by
+    anything that runs head's code."""
+
+    async def interpreter(self, argv: tuple[str, ...]) -> str:
+        """What `argv` prints on this machine (the interpreter and platform a key names)."""
+        ...
+
+    def claim(self, key: str) -> AbstractAsyncContextManager[None]:
+        """The key's lock, exclusive: one gate builds, the others wait and find it."""
+        ...
+
+    async def find(self, key: str) -> Found: ...
+
+    async def build(self, key: str, folder: str, make: Callable[[Workspace], Awaitable[bool]],
+                    verify: Callable[[str], list[str]], about: Mapping[str, object]) -> Path | list[str]:
+        """`make` fills `folder` in a fresh workspace holding nothing of
+        head's; the folder is then taken into the store, made the
+        supervisor's and read-only, verified, and its manifest written.
+        The layer's folder, or what was wrong (`make` failed: [])."""
+        ...
+
+    async def hold(self, key: str) -> Callable[[], None]:
+        """Keep the layer from being pruned while a run uses it; calling
+        what is returned lets it go."""
+        ...
 
 
 class Enforcement(Protocol):
@@ -115,6 +160,12 @@ class Backend(Protocol):
     @property
     def notes(self) -> tuple[str, ...]:
         """Protections this backend does not enforce here, said plainly."""
+        ...
+
+    @property
+    def layers(self) -> LayerStore | None:
+        """Where dependency layers are kept between gates; None: every gate
+        installs its dependencies itself."""
         ...
 
     @property

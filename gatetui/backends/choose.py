@@ -27,21 +27,22 @@ def to_stderr(line: str) -> None:
 
 
 def choose_backend(name: str, *, on_progress: ProgressSink | None = None, max_sandboxes: int | None = None,
-                   work_root: Path | None = None) -> Backend:
+                   work_root: Path | None = None, layers: Path | None = None) -> Backend:
     """`on_progress` hears the backend's own news (stderr by default);
-    `max_sandboxes` overrides the environment's Runtime cap and `work_root`
-    the local backend's workspace folder: each backend ignores what it has no use for."""
+    `max_sandboxes` overrides the environment's Runtime cap, `work_root`
+    the local backend's workspace folder and `layers` where it keeps
+    dependency layers (None: none kept): each backend ignores what it has no use for."""
     if name == "local":
-        return _local(work_root)
+        return _local(work_root, layers)
     if name == "runtime":
         return _runtime(on_progress or to_stderr, max_sandboxes)
     raise BackendError(f"unknown backend {name!r}: use --backend local (it needs nothing) or runtime")
 
 
-def _local(work_root: Path | None) -> Backend:
+def _local(work_root: Path | None, layers: Path | None) -> Backend:
     from gatetui.backends.local import LocalBackend
 
-    return LocalBackend(work_root=work_root)
+    return LocalBackend(work_root=work_root, layers=layers)
 
 
 def _runtime(on_progress: ProgressSink, max_sandboxes: int | None) -> Backend:

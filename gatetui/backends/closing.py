@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from gatetui.backends.base import Backend, Enforcement, TreeExporter, close_all
+from gatetui.backends.base import Backend, Enforcement, LayerStore, TreeExporter, close_all
 
 
 class ClosingBackend:
@@ -62,6 +62,10 @@ class ClosingBackend:
     @property
     def isolation(self) -> Enforcement | None:
         return self.backend.isolation
+
+    @property
+    def layers(self) -> LayerStore | None:
+        return self.backend.layers
 
     async def close_all(self) -> None:
         with contextlib.suppress(Exception):  # each was closed or tried; the run is over either way

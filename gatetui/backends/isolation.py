@@ -138,7 +138,8 @@ def probe_isolation() -> Isolation:
 # copy's own reports folder, $4 uid, $5 network flag, $6 the command, $7 the
 # installed tree whose folders named in $8 (one per line: the environment)
 # are shown read-only at their place in the tree (a test run's); $9-$11
-# where the tree, home and reports are shown (under /tmp), ${12} the host name.
+# where the tree, home and reports are shown (under /tmp), ${12} the host name,
+# ${13} a dependency layer (the supervisor's, read-only) shown at ${14}.
 # Every folder anyone may write on a host gets an empty tmpfs of the
 # command's own (/var/tmp, /dev/shm, /run/lock; a test run's whole /run):
 # what the code under test leaves there (hidden tests copied out, a note for
@@ -166,6 +167,11 @@ printf '%s\n' "$8" | while IFS= read -r name; do
   mount --bind "$7/$name" "$R/mnt${{T#/tmp}}/$name"
   mount -n -o remount,bind,ro,nosuid,nodev "$R/mnt${{T#/tmp}}/$name"
 done
+if [ -n "${{13}}" ]; then
+  mkdir -p "$R/mnt${{14#/tmp}}"
+  mount --bind "${{13}}" "$R/mnt${{14#/tmp}}"
+  mount -n -o remount,bind,ro,nosuid,nodev "$R/mnt${{14#/tmp}}"
+fi
 printf '%s' "${{12}}" > /proc/sys/kernel/hostname
 mount --move "$R/mnt" /tmp
 priv() {{
@@ -201,6 +207,7 @@ class Where:
     reports: str
     hostname: str
     user: str  # the run's uid's name in the /etc/passwd it sees
+    layer: str = ""  # where a dependency layer is shown, read-only, when the run has one
 
     @classmethod
     def draw(cls) -> Where:
@@ -212,7 +219,8 @@ class Where:
         while user in taken:
             user = f"{word()}{secrets.randbelow(10_000)}"
         return cls(tree=f"{top}/{word()}", home=f"/tmp/{word()}-{secrets.token_hex(3)}",
-                   reports=f"/tmp/.{secrets.token_hex(6)}", hostname=secrets.token_hex(6), user=user)
+                   reports=f"/tmp/.{secrets.token_hex(6)}", hostname=secrets.token_hex(6), user=user,
+                   layer=f"/tmp/{word()}{secrets.token_hex(2)}")
 
     def accounts(self, uid: int) -> dict[str, str]:
         """/etc/passwd and /etc/group as the run sees them: the host's, and a
@@ -246,6 +254,7 @@ class View:
     layer: Path | None = None
     environment: Path | None = None
     keep: tuple[str, ...] = ()
+    deps: Path | None = None  # a dependency layer, shown read-only at where.layer
 
     def specs(self) -> tuple[str, str, str, str, str]:
         tree = str(self.tree)
@@ -266,7 +275,8 @@ def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> li
     where = view.where
     return [*unshare, "--", "/bin/sh", "-c", script, str(root), tree, home, reports, str(uid),
             "net" if network else "nonet", command, environment, keep,
-            where.tree, where.home, where.reports, where.hostname]
+            where.tree, where.home, where.reports, where.hostname,
+            str(view.deps or ""), where.layer if view.deps is not None else ""]
 
 
 class UidPool:

@@ -34,11 +34,12 @@ from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
-from gatetui.backends.base import TreeExporter
+from gatetui.backends.base import LayerStore, TreeExporter, Workspace
 from gatetui.backends.isolation import (
     NONE, UID_COUNT, UID_FIRST, Isolation, UidPool, Where, keep_when, kill_uid, probe_isolation,
 )
 from gatetui.backends.local_layout import BIND_SCRIPT, FORK_MODES, OVERLAY_SCRIPT, UNSHARE, chown_tree, to_the_end
+from gatetui.backends.layers import LocalLayers, open_root
 from gatetui.backends.local_workspace import LocalWorkspace, scrubbed_env
 from gatetui.errors import BackendError, BadInput
 
@@ -55,8 +56,12 @@ class LocalBackend:
         return None
 
     def __init__(self, work_root: Path | None = None, fork_mode: str | None = None,
-                 isolate: bool | None = None, uids: tuple[int, int] | None = None):
+                 isolate: bool | None = None, uids: tuple[int, int] | None = None, layers: Path | None = None):
+        """`layers`: the folder where dependency layers are kept between
+        gates (backends/layers.py); None: every gate installs its own."""
         self.work_root = work_root or default_work_root()
+        self.layers: LayerStore | None = None if layers is None else LocalLayers(
+            open_root(layers), self.open, _folder_of)
         self.uid_range = uids or uid_range_from_env()
         self._forced_mode = fork_mode or fork_mode_from_env()
         self._isolate = isolate
@@ -84,6 +89,9 @@ class LocalBackend:
     @property
     def notes(self) -> tuple[str, ...]:
         notes = list(self.isolation.notes())
+        if self.layers is not None and not self.isolation.separate_uid:
+            notes.append("dependency layers are read-only by their mode only: the runs are the supervisor's "
+                         "own user (each layer is checked against its manifest at every use)")
         if self.fork_mode == "swap":
             notes.append("no mount namespace here: the side-by-side runs take turns")
         return tuple(notes)
@@ -145,6 +153,12 @@ class LocalBackend:
         mode = await asyncio.to_thread(lambda: self.fork_mode)
         return LocalWorkspace(root, root / "ws", "install", mode, asyncio.Lock(),
                               uid=uid, pool=self.uids, where=where)
+
+
+def _folder_of(workspace: Workspace, name: str) -> Path:
+    """Where a folder of a workspace this backend opened lies on disk."""
+    assert isinstance(workspace, LocalWorkspace)
+    return workspace.canonical / name
 
 
 def fork_mode_from_env() -> str | None:

@@ -70,6 +70,13 @@ class Layout:
         self.label = label
         self.mode = mode
         self._tokens: dict[str, str] = {}
+        self.deps: Path | None = None  # a dependency layer shown read-only to every later command
+
+    def layer_path(self, folder: Path) -> str:
+        """Where commands see the dependency layer at `folder`: at a path
+        drawn for the run where it is isolated, else where it lies."""
+        self.deps = folder
+        return self.where.layer if self.uid is not None else str(folder)
 
     @property
     def path(self) -> str:
@@ -106,12 +113,13 @@ class Layout:
 
     def _view(self) -> View:
         if self.copy is None:
-            return View(self.canonical, self.root / "home", self.reports, self.where)
+            return View(self.canonical, self.root / "home", self.reports, self.where, deps=self.deps)
         environment, keep = self.canonical, self.copy.keep
         if self.mode == "overlay":
             return View(self.copy.lower, self.copy.home, self.reports, self.where, layer=self.source,
-                        environment=environment, keep=keep)
-        return View(self.source, self.copy.home, self.reports, self.where, environment=environment, keep=keep)
+                        environment=environment, keep=keep, deps=self.deps)
+        return View(self.source, self.copy.home, self.reports, self.where, environment=environment, keep=keep,
+                    deps=self.deps)
 
 
 def lay_out(export: TreeExporter, installed: Path, fresh: Path, keep: tuple[str, ...], dests: list[Path],

@@ -126,9 +126,14 @@ class LocalWorkspace(Layout):
         copies: list[Workspace] = []
         for dest, label in made:
             home = copy_room(self.root, dest, label, self.uid)
-            copies.append(LocalWorkspace(self.root, dest, label, self.mode, self._lock, self.uid, self._pool,
-                                         Copy(fresh, home, kept), self.where))
+            copy = LocalWorkspace(self.root, dest, label, self.mode, self._lock, self.uid, self._pool,
+                                  Copy(fresh, home, kept), self.where)
+            copy.deps = self.deps  # the environment links to the layer: every copy sees it where it was
+            copies.append(copy)
         return copies
+
+    async def show_layer(self, folder: Path) -> str:
+        return self.layer_path(folder)
 
     async def close(self) -> None:
         """The original's close ends the run: no process of its uid survives.

@@ -80,6 +80,7 @@ class RuntimeBackend:
     name = "runtime"
     measured = True  # durations, CPU and memory as Runtime reports and bills them
     isolation = None  # sandboxes are machines of their own: nothing of this machine's to report
+    layers = None  # no dependency layers kept here yet: every gate installs cold (README, "Warm gates")
 
     def __init__(self, *, labels: Mapping[str, str] | None = None,
                  settings: RuntimeSettings | None = None, on_progress: ProgressSink | None = None,

@@ -164,6 +164,10 @@ class RuntimeWorkspace:
         self._forks += 1
         return RuntimeWorkspace(self.family, sandbox, self.home, f"{self.label}-copy{self._forks}", self.memory)
 
+    async def show_layer(self, folder: Path) -> str:
+        """The runtime backend keeps no layers (its `layers` is None)."""
+        raise BackendError("the runtime backend shows no dependency layers")
+
     async def close(self) -> None:
         if self._closed:
             return

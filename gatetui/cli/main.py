@@ -31,8 +31,11 @@ class _Parser(argparse.ArgumentParser):
     --bogus` is about --bogus, not about --base and --head."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        command = self.prog.split()[-1]
-        raise BadInput(f"{message} (see `gatetui{'' if command == 'gatetui' else ' ' + command} --help`)")
+        words = self.prog.split()[1:]
+        while words and not all(re.fullmatch(r"[a-z]+", word) for word in words):
+            words.pop(0)  # the top parser's usage before the command's words: `check`, `cache prune`
+        command = " ".join(words)
+        raise BadInput(f"{message} (see `gatetui{' ' + command if command else ''} --help`)")
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         words = list(sys.argv[1:] if args is None else args)
@@ -73,10 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--state-dir", type=Path, metavar="DIR", help="where the hidden tests and the baseline "
                        "cache are kept (default: $XDG_STATE_HOME/gatetui); read only, unless a baseline is cached")
     from gatetui.lab.rules import add_lab_parser
+    from gatetui.supervise.layer_cache import add_cache_parser
     from gatetui.supervise.verify import add_verify_parser
 
     add_lab_parser(sub)
     add_verify_parser(sub)
+    add_cache_parser(sub)
     samples = sub.add_parser("samples", help="write every sample as a real git repo (and its hidden tests into "
                                              "the state directory, where `check` reads them)")
     samples.add_argument("dir", type=Path, help="a new or empty folder for the repos")
@@ -176,11 +181,13 @@ def _at_least_one(text: str) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from gatetui.supervise.layer_cache import layers_for_check
     from gatetui.supervise.state_inputs import headless_inputs
 
     inputs = headless_inputs(args.state_dir, args.repo, sys.stderr)
     request = gate_request(args.repo, args.base, args.head, inputs, timeout=args.timeout)
-    backend = choose_backend(args.backend, max_sandboxes=args.max_sandboxes)
+    backend = choose_backend(args.backend, max_sandboxes=args.max_sandboxes,
+                             layers=layers_for_check(args.state_dir))
     started, finished = asyncio.run(gate_once(request, backend, sys.stderr, args.verbose))
     print(verdict_json(started, finished) if args.json else verdict_block(finished))
     if args.junit:
@@ -226,15 +233,18 @@ def cmd_tui(args: argparse.Namespace) -> int:
         raise BadInput("the TUI needs a terminal: for scripts and CI run `gatetui check REPO --base REF --head REF`")
     from gatetui.tui.launch import run_tui
 
-    backends = functools.partial(_tui_backends, max_sandboxes=args.max_sandboxes)
+    from gatetui.supervise.layer_cache import layers_for_state
+
+    backends = functools.partial(_tui_backends, max_sandboxes=args.max_sandboxes,
+                                 layers=layers_for_state(args.state_dir))
     return run_tui(args.repo, args.base, args.branch, args.backend, args.state_dir, backends,
                    args.socket, args.cap, lab_scenarios=args.scenarios, lab_rules=args.rules)
 
 
-def _tui_backends(name: str, max_sandboxes: int | None = None) -> Backend:
+def _tui_backends(name: str, max_sandboxes: int | None = None, layers: Path | None = None) -> Backend:
     """Backends for the TUI: nothing may print over the screen; the app
     turns the backend's own news into notifications."""
-    return choose_backend(name, on_progress=lambda line: None, max_sandboxes=max_sandboxes)
+    return choose_backend(name, on_progress=lambda line: None, max_sandboxes=max_sandboxes, layers=layers)
 
 
 def _wants_tui(argv: list[str]) -> bool:
@@ -286,10 +296,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     store = Store.open(args.state_dir)
     if store.note:
         print(f"gatetui serve: {store.note}", file=sys.stderr, flush=True)
-    backend = choose_backend(args.backend, max_sandboxes=args.max_sandboxes)
+    backend = choose_backend(args.backend, max_sandboxes=args.max_sandboxes, layers=store.root / "layers")
     supervisor = Supervisor(args.repo, backend, store, base=args.base, pattern=args.branch,
                             submit_cap=args.cap)
     return run_serve(supervisor, SubmitServer(supervisor, args.socket, group=args.group))
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    from gatetui.supervise.layer_cache import cmd_cache as run
+
+    return run(args)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -299,7 +315,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"check": cmd_check, "samples": cmd_samples, "demo": cmd_demo, "lab": cmd_lab,
-            "verify": cmd_verify, "submit": cmd_submit, "serve": cmd_serve, "mcp": cmd_mcp}
+            "verify": cmd_verify, "submit": cmd_submit, "serve": cmd_serve, "mcp": cmd_mcp, "cache": cmd_cache}
 
 
 def main(argv: list[str] | None = None) -> int:

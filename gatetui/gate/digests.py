@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -59,10 +59,26 @@ class Digests:
     hidden: str = ""  # sha256 of the hidden tests that judged (hidden configured)
     hidden_files: int = 0  # how many files: a count, never their names
     test_network: bool = False  # base's config gave the test runs the network
+    layer: str = ""  # the dependency layer's key (the resolved set's), when one was used
+    layer_state: str = ""  # "hit", "miss" (built by this run) or "rebuilt" (a tampered one replaced)
 
     @property
     def sealed_intact(self) -> bool:
         return not self.sealed_changed
+
+    def with_layer(self, key: str, state: str) -> Digests:
+        return replace(self, layer=key, layer_state=state)
+
+    @property
+    def cache_words(self) -> str:
+        """The install cache, as the manifest line says it: `cache hit` or
+        `cache miss (building)`; '' when no layer was used."""
+        if not self.layer:
+            return ""
+        if self.layer_state == "hit":
+            return f"cache hit (layer {self.layer[:12]})"
+        why = "building: the kept one no longer matched its manifest" if self.layer_state == "rebuilt" else "building"
+        return f"cache miss ({why}; layer {self.layer[:12]})"
 
     def forbidden(self) -> list[str]:
         """Changes that an `on_change = "fail"` rule forbids, each named with its rule."""
@@ -78,7 +94,8 @@ class Digests:
                 "intact": self.sealed_intact,
                 "changed": list(self.sealed_changed),
             },
-            "manifest": {"digest": self.manifest, "files": list(self.manifest_files)},
+            "manifest": {"digest": self.manifest, "files": list(self.manifest_files),
+                         **({"layer": self.layer, "cache": self.layer_state} if self.layer else {})},
             "judge_changed": list(self.judge_changed),
             "rules": [rule.to_json() for rule in self.rules],
             # present only when configured, so a plain run's record reads as before

@@ -17,10 +17,14 @@ import json
 import shlex
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gatetui.backends.base import CommandResult, Workspace
 from gatetui.gate.fingerprint import changes, describe, read_fingerprint
-from gatetui.stacks.base import Dependencies, OwnInstall, Profile, ReportProblem
+from gatetui.stacks.base import Dependencies, OwnInstall, Profile, ReportProblem, Resolved
+
+if TYPE_CHECKING:
+    from gatetui.gate.layer_steps import LayerSteps
 
 RESOLVED = "resolved.json"
 Run = Callable[[Workspace, str, dict[str, str], bool], Awaitable[CommandResult]]
@@ -35,11 +39,12 @@ class Failed:
 
 
 class Installer:
-    def __init__(self, profile: Profile, run: Run):
+    def __init__(self, profile: Profile, run: Run, layers: LayerSteps | None = None):
         self.profile, self.run = profile, run
         # the environment as the steps where no code of head's runs left it
         # (Profile.own_install): what every copy handed on must hold
         self.expected: dict[str, str] | None = None
+        self.layers = layers  # the run's use of the backend's dependency layers; None: none kept
 
     async def install(self, workspace: Workspace, verify: bool) -> Failed | None:
         """None when the workspace is installed (and, with `verify`, its
@@ -86,9 +91,9 @@ class Installer:
             if isinstance(refused, Failed):
                 return refused
         if resolved.pinned:
-            result = await self.run(workspace, deps.pinned_command(deps.pinned, resolved), env, True)
-            if not result.ok:
-                return Failed(deps.pinned, result)
+            failed = await self._pinned(workspace, deps, resolved, env)
+            if failed is not None:
+                return failed
         refused = await self.check(workspace, "all", verify)
         return refused if isinstance(refused, Failed) else None
 
@@ -127,6 +132,20 @@ class Installer:
             return Failed(own.label, None, f"the environment could not be fingerprinted "
                                            f"({result.describe_end()}): {_last(result.output_tail)}")
         return found
+    async def _pinned(self, workspace: Workspace, deps: Dependencies, resolved: Resolved,
+                      env: dict[str, str]) -> Failed | None:
+        """The index's distributions: from a dependency layer where the
+        backend keeps them and the stack makes them (layer_steps.py), else
+        installed here. A set with a dependency head named by URL is never
+        layered (its file is head's choice, not the index's)."""
+        if self.layers is not None and deps.layer is not None:
+            if not resolved.direct:
+                used = await self.layers.install(workspace, deps, deps.layer, resolved, env)
+                return used if isinstance(used, Failed) else None
+            self.layers.notes.append(f"no dependency layer: {', '.join(resolved.direct)} named by URL, "
+                                     "installed in the gate's own environment")
+        result = await self.run(workspace, deps.pinned_command(deps.pinned, resolved), env, True)
+        return None if result.ok else Failed(deps.pinned, result)
 
     async def check(self, workspace: Workspace, mode: str, verify: bool) -> Failed | list[str]:
         """The stack's environment check: what it refused (when verifying),
@@ -137,7 +156,12 @@ class Installer:
             return []
         name = f"environment-{mode}.json"
         command = check.command.replace("{report}", shlex.quote(workspace.report_path(name)))
-        result = await self.run(workspace, command.replace("{mode}", mode), dict(check.env), False)
+        env = dict(check.env)
+        deps = self.profile.dependencies
+        shown = self.layers.shown_to(workspace) if self.layers is not None else ""
+        if shown and deps is not None and deps.layer is not None:
+            env[deps.layer.link_env] = shown  # the one link no RECORD lists that the check accepts
+        result = await self.run(workspace, command.replace("{mode}", mode), env, False)
         data = _report(await workspace.read_report(name)) if result.ok else None
         if data is None:
             return Failed(check.command, None, f"the environment the install left could not be checked "

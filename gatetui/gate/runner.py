@@ -132,13 +132,15 @@ class _Gate:
             await close_all([w for w in (workspace, self.build.opened) if w is not None])
         finally:
             await self.base.stopped(running)
+            if self.ctx.layers is not None:
+                self.ctx.layers.release()
 
     def _done(self) -> None:
         ledger = self.ledger
         self.emit(RunFinished(
             verdict=decide(ledger.in_order(), self.ctx.policy_fails()), results=ledger.in_order(),
-            digests=self.plan.digests, cost=ledger.cost(), seconds=round(time.monotonic() - ledger.clock, 3),
-            notes=self.backend.notes, baseline=self.base.info,
+            digests=self.ctx.digests(), cost=ledger.cost(), seconds=round(time.monotonic() - ledger.clock, 3),
+            notes=(*self.backend.notes, *self.ctx.notes), baseline=self.base.info,
         ))
 
 

@@ -72,6 +72,31 @@ class Resolved:
 
     pinned: tuple[str, ...]  # the index's, pinned: installed where head's code does not run
     local: tuple[str, ...]  # what lives in the tree or a VCS: installed with head's own project
+    direct: tuple[str, ...] = ()  # pinned ones head named by URL (`name @ url`): never in a shared layer
+
+
+@dataclass(frozen=True)
+class LayerRecipe:
+    """The pinned third-party set as a dependency layer: built once per
+    resolved set in a workspace no code of head's runs in, kept by the
+    supervisor, shown read-only underneath every gate whose resolve gives
+    the same key; head's own project stays in the gate's own environment.
+    `build` runs in the layer's workspace ({layer}: the folder it makes;
+    the last command takes the pinned set like Dependencies.pinned);
+    `interpreter` (an argv, run on the supervisor's machine) prints what
+    the key names besides the set (interpreter, platform); `verify` names
+    what is wrong with a built layer (every file against its RECORD);
+    `link` runs in the gate's workspace, after every step of head's code,
+    and shows the layer at {layer} to its environment; the environment
+    check is told where with the variable `link_env`."""
+
+    build: tuple[str, ...]
+    interpreter: tuple[str, ...]
+    key: Callable[[Resolved, str], str]
+    verify: Callable[[str], list[str]]
+    link: GateScript
+    link_env: str
+    folder: str = ".layer"
 
 
 @dataclass(frozen=True)
@@ -91,6 +116,7 @@ class Dependencies:
     read: Callable[[bytes | None, str], Resolved]
     local_command: Callable[[str, Resolved], str]
     pinned_command: Callable[[str, Resolved], str]
+    layer: LayerRecipe | None = None  # the pinned set as a layer kept between gates; None: installed each gate
 
 
 @dataclass(frozen=True)

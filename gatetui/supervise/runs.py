@@ -287,7 +287,8 @@ def digests_from_json(data: dict[str, Any]) -> Digests | None:
                    rules=tuple(_rule_from_json(rule) for rule in data.get("rules") or ()),
                    random_seed=seed if isinstance(seed, int) else None,
                    hidden=str(hidden.get("digest", "")), hidden_files=int(hidden.get("files", 0)),
-                   test_network=data.get("test_network") is True)
+                   test_network=data.get("test_network") is True,
+                   layer=str(manifest.get("layer", "")), layer_state=str(manifest.get("cache", "")))
 
 
 def _rule_from_json(data: dict[str, Any]) -> RuleDigest:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from gatetui.backends.base import Workspace, close_all
 from gatetui.errors import BackendError
 from gatetui.gate.checks import CheckId, CheckResult, Status
+from gatetui.gate.events import DigestsComputed
 from gatetui.gate.install import Failed, Installer
 from gatetui.gate.phases import blame
 from gatetui.gate.phases.context import Context
@@ -38,7 +39,10 @@ class BuildPhase:
             ctx.ledger.finish(CheckResult(CheckId.INSTALL, Status.FAIL, refused))
             return None
         workspace = self.opened = await ctx.backend.open(ctx.export_head, ctx.plan.request.run_id)
+        ctx.layer_of_head = workspace.path
         failed, findings = await self._install_and_build(workspace)
+        if ctx.digests() != ctx.plan.digests:  # the dependency layer the install used, named
+            ctx.ledger.emit(DigestsComputed(ctx.digests()))
         if failed is None:
             failed = await hand_on(ctx, workspace, self.installer)
         if failed is not None:

@@ -13,7 +13,9 @@ from gatetui.backends.base import Backend, CommandResult, Workspace, close_all
 from gatetui.gate import changed_code
 from gatetui.gate.changed_code import ChangedCode
 from gatetui.gate.checks import CheckId
-from gatetui.gate.install import Installer
+from gatetui.gate.digests import Digests
+from gatetui.gate.install import Installer, Run
+from gatetui.gate.layer_steps import LayerSteps
 from gatetui.gate.phases.ledger import Ledger
 from gatetui.gate.plan import Plan
 from gatetui.stacks.base import HookScan
@@ -41,21 +43,39 @@ class Context:
     changed: ChangedCode | None = None  # the library lines head changed; None: the stack cannot measure
     gate_folder: str = field(default_factory=_gate_folder)
     outside: list[str] = field(default_factory=list)  # base tests passed by a change outside the tests
+    layers: LayerSteps | None = None  # the backend's dependency layers as this run uses them
+    layer_of_head: str = ""  # the install workspace's path: whose layer the digests name
 
     @classmethod
     def of(cls, plan: Plan, backend: Backend, ledger: Ledger) -> Context:
         profile = plan.profile
-        return cls(plan, backend, ledger, profile.stack.scan_hooks(plan.base, plan.head, profile.is_test_file),
-                   _changed(plan))
+        ctx = cls(plan, backend, ledger, profile.stack.scan_hooks(plan.base, plan.head, profile.is_test_file),
+                  _changed(plan))
+        if backend.layers is not None:
+            ctx.layers = LayerSteps(backend.layers, ctx._run_for(CheckId.INSTALL, "install"))
+        return ctx
+
+    def digests(self) -> Digests:
+        """The plan's digests, with the dependency layer head's install used."""
+        use = self.layers.used.get(self.layer_of_head) if self.layers is not None else None
+        return self.plan.digests if use is None else self.plan.digests.with_layer(use.key, use.state)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What this run adds to the backend's notes (a layer thrown away)."""
+        return tuple(self.layers.notes) if self.layers is not None else ()
 
     def export_head(self, dest: Path) -> None:
         self.plan.repo.export(self.plan.head.sha, dest)
 
     def installer(self, check: CheckId, stream: str) -> Installer:
         """The profile's install, its commands charged to `check` on `stream`."""
+        return Installer(self.plan.profile, self._run_for(check, stream), self.layers)
+
+    def _run_for(self, check: CheckId, stream: str) -> Run:
         async def run(workspace: Workspace, command: str, env: dict[str, str], network: bool) -> CommandResult:
             return await self.ledger.run(workspace, check, stream, command, env, network=network)
-        return Installer(self.plan.profile, run)
+        return run
 
     def test_file_unchanged(self, path: str) -> bool:
         base, head = self.plan.base, self.plan.head

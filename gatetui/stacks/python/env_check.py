@@ -30,6 +30,7 @@ import stat
 import sys
 from dataclasses import asdict, dataclass
 
+UV_LOCK = ".lock"  # uv's lock of the venv it installs into: empty, never read by the interpreter
 VENV_MADE = ("pyvenv.cfg", "bin/activate", "bin/activate.csh", "bin/activate.fish", "bin/Activate.ps1")
 STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
 RUNNER_SCRIPTS = ("pytest", "py.test")
@@ -41,6 +42,12 @@ LINKS = "links that lead into the environment or to a file the run may write"
 UNREADABLE = "files the check could not read"
 HOME = "a pyvenv.cfg whose interpreter home the run could write"
 FORGED = "distributions no index gave, made while head's code ran"
+# The gate's own link to the dependency layer (a read-only venv of the
+# third-party set, kept between gates): the one file no RECORD lists that
+# the check accepts, and only with the exact line the gate writes for the
+# layer the run was shown (GATE_LAYER: where). Sorted last among the .pth
+# files, so that head's own project comes first on sys.path.
+LINK = "zz-gatetui-layer.pth"
 
 
 @dataclass(frozen=True)
@@ -132,7 +139,7 @@ def judge_file(venv: str, path: str, records: dict[str, Record], sites: list[str
         return [] if venv_link_ok(venv, rel, path) else [Problem(LINKS, shown(venv, path, sites))]
     if rel == "pyvenv.cfg":
         return [] if home_ok(venv, read_text(path)) else [Problem(HOME, rel)]
-    if rel in VENV_MADE:
+    if rel in VENV_MADE or is_link(path, sites) or (rel == UV_LOCK and info.st_size == 0):
         return []
     record = records.get(os.path.normpath(path))
     if record is None or not stat.S_ISREG(info.st_mode):
@@ -144,6 +151,47 @@ def judge_file(venv: str, path: str, records: dict[str, Record], sites: list[str
     if record.digest and record.digest != found:
         return [Problem(CHANGED, shown(venv, path, sites))]
     return []
+
+
+def layer_site(layer: str) -> str | None:
+    """The layer's site-packages (it is a venv of its own), if it has one."""
+    found = site_dirs(layer) if layer else []
+    return found[0] if len(found) == 1 else None
+
+
+def link_line(layer: str) -> str | None:
+    site = layer_site(layer)
+    return None if site is None else f"import site; site.addsitedir({site!r})\n"
+
+
+def is_link(path: str, sites: list[str]) -> bool:
+    """The gate's link, exactly as written for the layer shown to this run."""
+    if os.path.basename(path) != LINK or os.path.dirname(path) not in sites:
+        return False
+    expected = link_line(os.environ.get("GATE_LAYER", ""))
+    return expected is not None and read_text(path) == expected
+
+
+def write_link(venv: str, layer: str) -> str:
+    """The link in each site dir of venv: whatever stood at its name goes
+    first (never written through); '' when done, else why not."""
+    line = link_line(layer)
+    if line is None:
+        return f"the dependency layer at {layer} holds no single site-packages"
+    for site in site_dirs(venv):
+        target = os.path.join(site, LINK)
+        if os.path.lexists(target) and not os.path.isdir(target):
+            os.unlink(target)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(line)
+    return ""
+
+
+def verify_layer(layer: str) -> list[str]:
+    """What is wrong with a built dependency layer: every file against its
+    distribution's RECORD, as for any environment the gate hands on."""
+    return [f"{problem.why}: {problem.path}" for problem in check(layer)]
 
 
 def home_ok(venv: str, text: str | None) -> bool:
@@ -251,9 +299,14 @@ def describe(problems: list[dict[str, str]], limit: int = 8) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """python3 -I -S python_env.py REPORT own|all VENV...: the problems as JSON."""
+    """python3 -I -S python_env.py REPORT own|all VENV...: the problems as JSON.
+    REPORT link VENV...: the link to the layer at GATE_LAYER written instead."""
     report, mode, venvs = argv[0], argv[1], argv[2:]
     venvs = [venv for venv in venvs if os.path.isfile(os.path.join(venv, "pyvenv.cfg"))]
+    if mode == "link":
+        failed = [why for venv in venvs if (why := write_link(venv, os.environ.get("GATE_LAYER", "")))]
+        print("\n".join(failed) or f"linked the dependency layer at {os.environ.get('GATE_LAYER')}")
+        return 1 if failed or not venvs else 0
     problems = [asdict(p) for venv in venvs for p in check(venv, own_only=mode == "own")]
     own = sorted({r.dist.removesuffix(".dist-info").rsplit("-", 1)[0] for venv in venvs
                   for r in read_records(venv, site_dirs(venv)).values() if r.own})

@@ -18,6 +18,7 @@ artifacts from that index, as a declared dependency could.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
@@ -43,12 +44,32 @@ def split(raw: bytes | None, tree: str) -> Resolved:
         raise ReportProblem("pip wrote no readable installation report") from None
     pinned: list[str] = []
     local: list[str] = []
+    direct: list[str] = []
     for item in items:
         pin, args = _one(item, tree.rstrip("/"))
         if pin:
             pinned.append(pin)
+            if isinstance(item, dict) and item.get("is_direct") is True:
+                direct.append(pin.split("==", 1)[0])
         local.extend(args)
-    return Resolved(tuple(sorted(set(pinned))), tuple(local))
+    return Resolved(tuple(sorted(set(pinned))), tuple(local), tuple(sorted(set(direct))))
+
+
+def layer_key(resolved: Resolved, interpreter: str) -> str:
+    """The dependency layer's key: sha256 over the sorted (name, version,
+    file hash) of every pinned distribution, and the interpreter and
+    platform line. A set that differs in one file is another layer."""
+    items = sorted(_parts(line) for line in resolved.pinned)
+    body = json.dumps({"pinned": items, "interpreter": interpreter.strip()}, separators=(",", ":"))
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def _parts(line: str) -> tuple[str, str, str]:
+    """`name==version --hash=sha256:digest` (as _pin writes it) in parts,
+    the name in its canonical form."""
+    requirement, _, digest = line.partition(" --hash=")
+    name, _, version = requirement.partition("==")
+    return re.sub(r"[-_.]+", "-", name).lower(), version, digest
 
 
 def _one(item: object, tree: str) -> tuple[str, list[str]]:

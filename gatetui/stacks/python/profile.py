@@ -16,16 +16,18 @@ from typing import Any
 from gatetui.config import ConfigError, Settings, parse_toml
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, Profile, RunPlugin, Stack
-from gatetui.stacks.python import wheel_tree
+from gatetui.stacks.python import pip_report, wheel_tree
 from gatetui.stacks.python.coverage_lines import PYTHON_COVERAGE
-from gatetui.stacks.python import pip_report
-from gatetui.stacks.python.mutants import mutate
 from gatetui.stacks.python.extras import declared_extras
+from gatetui.stacks.python.installer import PINNED_CACHE, PIP_INTO, Installer
+from gatetui.stacks.python.layer import default_installer, python_layer
+from gatetui.stacks.python.mutants import mutate
 from gatetui.stacks.python.support import test_support
 
 # The machine's pip installs into the fresh venv: a venv without its own pip
-# is as fresh and five seconds faster to make (no ensurepip).
-PIP = "python3 -m pip --python .venv/bin/python install --disable-pip-version-check --no-input --progress-bar off"
+# is as fresh and five seconds faster to make (no ensurepip). uv installs
+# instead where it is found (installer.py); the resolve is always pip's.
+PIP = PIP_INTO.format(venv=".venv")
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 TOX_FACTOR = re.compile(r"^!?[\w.-]+(?:[,-]!?[\w.-]+)*\s*:\s")
 SCM_BACKENDS = re.compile(r"setuptools[_-]scm|hatch-vcs|versioningit|pdm-backend|flit[_-]scm")
@@ -40,11 +42,6 @@ HERE = Path(__file__).parent
 # hook (code at every interpreter start, which the environment check refuses)
 EDITABLE = "--config-settings editable_mode=compat"
 RESOLVE = f"--dry-run --report {{report}} {EDITABLE}"
-# The pinned step reuses what the resolve downloaded (pip checks every file
-# against its pinned hash), never a wheel built in a step head's code ran in
-# (pip's wheel cache is not checked), and reads no configuration from the
-# home those steps could write (an index of head's choosing).
-PINNED_CACHE = 'rm -rf "$HOME/.cache/pip/wheels"; PIP_CACHE_DIR="$HOME/.cache/pip" HOME="$(mktemp -d)" XDG_CONFIG_HOME='
 
 # Every Python process of a test run: nothing is imported from the tree's
 # root before the runner (a pytest.py there would be the runner, hidden tests
@@ -62,17 +59,18 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
     test_globs = python_test_globs(test_paths, pytest_settings(base).get("python_files"))
     environment = settings.environment if settings.environment is not None else (".venv",)
     custom = settings.test is not None
+    installer = None if settings.install else default_installer()
     return Profile(
         stack=stack,
         runner="custom" if custom else "pytest",
         report_ids="pytest",  # a custom command's pytest still writes the report (PYTEST_ADDOPTS)
-        install=settings.install or python_install(base),
-        dependencies=None if settings.install else python_dependencies(base),
+        install=settings.install or python_install(base, installer),
+        dependencies=None if settings.install else python_dependencies(base, installer),
         tools=() if settings.install else (("python3", "-m", "pip", "--version"),),
         environment=environment,
         environment_check=python_environment_check(environment),
         import_command=PYTHON_IMPORT_CHECK,
-        build_check=PYTHON_WHEEL if settings.wheel_check and not settings.install else None,
+        build_check=python_wheel(installer) if installer is not None and settings.wheel_check else None,
         build_generated=build_generated(base),
         unreadable_code=r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$",
         test=settings.test or ".venv/bin/python -m pytest",
@@ -119,13 +117,15 @@ RERUN = RunPlugin(
     MappingProxyType({"PYTEST_ADDOPTS": "-p gatetui_rerun", "PYTHONPATH": "{folder}", "GATETUI_RERUNS": "{reruns}"}))
 
 
-# Head's wheel, built from a copy of the tree (its build leaves nothing in the tree the install
-# uses), with the machine's pip and head's declared build backend.
-PYTHON_WHEEL = BuildCheck(
-    'src="$(mktemp -d)" && out="$(mktemp -d)" && tar -cf - --exclude=./.venv . | tar -xf - -C "$src" && '
-    'python3 -m pip wheel --disable-pip-version-check --no-input --progress-bar off --no-deps '
-    '-w "$out" "$src" && set -- "$out"/*.whl && [ "$#" -eq 1 ] && [ -f "$1" ] && cp "$1" {report}',
-    wheel_tree.REPORT, "head's wheel", wheel_tree.wheel_findings, wheel_tree.describe)
+def python_wheel(installer: Installer) -> BuildCheck:
+    """Head's wheel, built from a copy of the tree (its build leaves nothing
+    in the tree the install uses) with head's declared build backend, by uv
+    (`uv build`) where the install uses uv, else the machine's pip."""
+    return BuildCheck(
+        'src="$(mktemp -d)" && out="$(mktemp -d)" && tar -cf - --exclude=./.venv . | tar -xf - -C "$src" && '
+        f'{{ {installer.wheel("$src", "$out")}; }} && set -- "$out"/*.whl && [ "$#" -eq 1 ] && [ -f "$1" ] && '
+        'cp "$1" {report}',
+        wheel_tree.REPORT, "head's wheel", wheel_tree.wheel_findings, wheel_tree.describe)
 
 
 def build_generated(base: Snapshot) -> tuple[str, ...]:
@@ -214,14 +214,15 @@ def python_test_paths(base: Snapshot) -> tuple[str, ...]:
     return tuple(d for d in ("tests", "test") if base.has_dir(d)) or (".",)
 
 
-def python_install(base: Snapshot) -> tuple[str, ...]:
+def python_install(base: Snapshot, installer: Installer | None = None) -> tuple[str, ...]:
     """A fresh venv and the project itself, without its dependencies: head's
     build runs here, before any third-party distribution is installed (see
     python_dependencies for the rest)."""
-    return ("python3 -m venv --without-pip .venv", f"{PIP} --no-deps {EDITABLE} -e .")
+    installer = installer or default_installer()
+    return ("python3 -m venv --without-pip .venv", installer.install(".venv", f"--no-deps {EDITABLE} -e ."))
 
 
-def python_dependencies(base: Snapshot) -> Dependencies:
+def python_dependencies(base: Snapshot, installer: Installer | None = None) -> Dependencies:
     """The project's test extras (resolved from the installed project's own
     metadata, {own}: no second build of head), then the rest of its declared
     test dependencies; pytest only when none declares it."""
@@ -237,12 +238,15 @@ def python_dependencies(base: Snapshot) -> Dependencies:
     args = [target, *(a for f in reqs for a in ("-r", f)), *groups, *tox]
     if not any(re.match(r"\s*pytest\s*($|[<>=!~;\[ ])", d) for d in declared if isinstance(d, str)):
         args.append("pytest")
+    installer = installer or default_installer()
     return Dependencies(resolve=f"{PIP} {RESOLVE} {shlex.join(args)}",
-                        local=f"{PIP} --no-deps {EDITABLE} {{local}}",
-                        pinned=f"{PINNED_CACHE} {PIP} --no-deps --require-hashes -r /dev/stdin",
+                        local=installer.install(".venv", f"--no-deps {EDITABLE} {{local}}"),
+                        pinned=installer.install(".venv", "--no-deps --require-hashes -r /dev/stdin",
+                                                 pip_prefix=PINNED_CACHE + " ", fresh_cache=True),
                         own_name=pip_report.NAME, read=pip_report.split,
                         local_command=lambda command, resolved: command.replace("{local}", pip_report.local_args(resolved)),
-                        pinned_command=lambda command, resolved: pip_report.heredoc(command, resolved.pinned))
+                        pinned_command=lambda command, resolved: pip_report.heredoc(command, resolved.pinned),
+                        layer=python_layer(installer))
 
 
 def scm_version_env(base: Snapshot) -> dict[str, str]:

@@ -31,7 +31,8 @@ def digest_text(branch: Branch | None, run: Run | None) -> str:
     judge = f"\njudge changed {', '.join(d.judge_changed)}" if d.judge_changed else ""
     return (f"base      {short(d.base)}\nhead      {short(d.head)}  {stale}\n"
             f"sealed    base {d.sealed_base[:12]}  head {d.sealed_head[:12]}\n"
-            f"          {sealed}\nmanifest  {d.manifest[:12]} ({files})\nseal      {seal}{judge}"
+            f"          {sealed}\nmanifest  {d.manifest[:12]} ({files}){'  ' + d.cache_words if d.layer else ''}"
+            f"\nseal      {seal}{judge}"
             f"{judged_by(run.record, d)}")
 
 

@@ -1,0 +1,131 @@
+"""Which installer the python profile's default commands use, and how.
+
+uv where it is on this machine (a maintained installer, far faster than pip
+at building head's project in an isolated build environment and at
+installing a pinned set); pip where the project's own install command is
+used, and as the fallback when uv is missing (then, or in a sandbox that
+lacks the binary, each command says `else` pip). The resolve stays pip's:
+its installation report, read from the installed project's metadata, is
+what pip_report.py reads.
+
+Whichever installs, the index configuration is the user's, read where pip
+reads it inside the sandbox: the PIP_* variables (the sandbox gets them)
+and the machine-wide pip.conf files (the run's HOME is fresh, so no
+per-user file), or PIP_CONFIG_FILE. uv is given the same as flags and
+reads no configuration of its own (`--no-config`).
+
+Venvs are made by `python3 -m venv --without-pip`, not `uv venv`: uv's
+venv adds files no distribution's RECORD accounts for (.gitignore, more
+activate scripts), which the environment check would rightly refuse, and
+both take a few tens of milliseconds.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import shlex
+import shutil
+from collections.abc import Mapping
+
+PIP_INTO = "python3 -m pip --python {venv}/bin/python install --disable-pip-version-check --no-input --progress-bar off"
+# The pinned step reuses what the resolve downloaded (pip checks every file
+# against its pinned hash), never a wheel built in a step head's code ran in
+# (pip's wheel cache is not checked), and reads no configuration from the
+# home those steps could write (an index of head's choosing).
+PINNED_CACHE = 'rm -rf "$HOME/.cache/pip/wheels"; PIP_CACHE_DIR="$HOME/.cache/pip" HOME="$(mktemp -d)" XDG_CONFIG_HOME='
+GLOBAL_FILES = ("/etc/xdg/pip/pip.conf", "/etc/pip.conf")
+# pip's option -> uv's flag; values are space-separated lists where pip allows several
+FLAGS = {"index-url": "--index-url", "extra-index-url": "--extra-index-url", "find-links": "--find-links",
+         "trusted-host": "--allow-insecure-host"}
+
+
+def find_uv(environ: Mapping[str, str] | None = None) -> str | None:
+    """The uv binary: GATETUI_UV when set (a path, or `off` for pip), else
+    the one the `uv` package ships, else uv on PATH; None: pip installs."""
+    env = os.environ if environ is None else environ
+    chosen = env.get("GATETUI_UV", "")
+    if chosen:
+        return None if chosen == "off" else chosen
+    try:
+        from uv import find_uv_bin
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+def pip_index_settings(environ: Mapping[str, str] | None = None,
+                       machine: tuple[str, ...] = GLOBAL_FILES) -> dict[str, str]:
+    """The index options pip would use in the sandbox: the machine's files
+    (XDG_CONFIG_DIRS' pip/pip.conf in place of the first), PIP_CONFIG_FILE,
+    each file's [global] then [install], and PIP_* variables over them."""
+    env = os.environ if environ is None else environ
+    found: dict[str, str] = {}
+    named = env.get("PIP_CONFIG_FILE", "")
+    if named != os.devnull:
+        parser = configparser.RawConfigParser()
+        dirs = [d for d in env.get("XDG_CONFIG_DIRS", "").split(":") if d]
+        files = [os.path.join(d, "pip", "pip.conf") for d in dirs] + list(machine[1:]) if dirs else list(machine)
+        try:
+            parser.read([*files, *([named] if named else [])])
+        except configparser.Error:
+            parser = configparser.RawConfigParser()  # pip would refuse it too: the flags say nothing
+        for section in ("global", "install"):
+            if parser.has_section(section):
+                found.update({k: v for k, v in parser.items(section) if k in (*FLAGS, "no-index", "cert")})
+    for key in (*FLAGS, "no-index", "cert"):
+        value = env.get("PIP_" + key.upper().replace("-", "_"))
+        if value is not None:
+            found[key] = value
+    return found
+
+
+def uv_flags(settings: Mapping[str, str]) -> tuple[str, str]:
+    """uv's flags for pip's index settings (pip's merge of every index, not
+    uv's first-index default), and the variable that gives uv pip's `cert`."""
+    args = ["--no-config", "--link-mode", "copy", "--index-strategy", "unsafe-best-match"]
+    for key, flag in FLAGS.items():
+        for value in settings.get(key, "").split():
+            args += [flag, value]
+    if settings.get("no-index", "").strip().lower() in ("1", "true", "yes", "on"):
+        args.append("--no-index")
+    cert = settings.get("cert", "").strip()
+    prefix = f"SSL_CERT_FILE={shlex.quote(cert)} " if cert else ""
+    return prefix, shlex.join(args)
+
+
+class Installer:
+    """The install commands of the python profile's default steps: `uv pip
+    install` where uv is found (else pip's), into the venv named."""
+
+    def __init__(self, uv: str | None, pip: str, settings: Mapping[str, str] | None = None):
+        self.uv, self.pip = uv, pip
+        self.settings = pip_index_settings() if settings is None else dict(settings)
+
+    def install(self, venv: str, args: str, pip_prefix: str = "", fresh_cache: bool = False) -> str:
+        """`uv pip install ARGS` into venv when uv runs here, else pip's
+        (`pip_prefix` before pip's, e.g. its cache rules). `fresh_cache`:
+        uv reads and writes only a cache made for this command (a step no
+        code of head's may have prepared)."""
+        pip = f"{pip_prefix}{self.pip.format(venv=venv)} {args}".strip()
+        if self.uv is None:
+            return pip
+        env, flags = uv_flags(self.settings)
+        cache = 'UV_CACHE_DIR="$(mktemp -d)" HOME="$(mktemp -d)" XDG_CONFIG_HOME= ' if fresh_cache else ""
+        uv = shlex.quote(self.uv)
+        command = (f"{cache}{env}{uv} pip install --python {venv}/bin/python --no-progress {flags} "
+                   f"{args}")
+        return f"if [ -x {uv} ]; then {command}; else {pip}; fi"
+
+    def wheel(self, src: str, out: str) -> str:
+        """A wheel of the project at src into out (shell words, quoted by
+        the caller): `uv build --wheel`, else `pip wheel`."""
+        pip = (f'python3 -m pip wheel --disable-pip-version-check --no-input --progress-bar off --no-deps '
+               f'-w "{out}" "{src}"')
+        if self.uv is None:
+            return pip
+        env, flags = uv_flags(self.settings)
+        uv = shlex.quote(self.uv)
+        return (f'if [ -x {uv} ]; then {env}{uv} build --wheel --no-progress {flags} -o "{out}" "{src}"; '
+                f"else {pip}; fi")

@@ -1,0 +1,299 @@
+"""Dependency layers without a sandbox: the key, the link the environment
+check accepts, the manifest and what a changed layer does, the store's
+shelf (listing, pruning, the size cap), the index settings uv is given,
+and `gatetui cache` (test_warm_gates.py gates for real)."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from gatetui.backends.layer_files import differing, digest_of, manifest, seal_tree
+from gatetui.backends.layers import LayerShelf, LocalLayers, cap_from_env, open_root
+from gatetui.cli.main import main
+from gatetui.errors import BadInput
+from gatetui.gate.digests import Digests
+from gatetui.stacks.base import Resolved
+from gatetui.stacks.python import env_check
+from gatetui.stacks.python.installer import Installer, pip_index_settings, uv_flags
+from gatetui.stacks.python.pip_report import layer_key, split
+from gatetui.supervise.runs import digests_from_json
+
+SITE = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
+HASHES = st.text("0123456789abcdef", min_size=64, max_size=64)
+PINS = st.lists(st.tuples(st.sampled_from(["six", "Six", "py_yaml", "PyYAML", "attrs"]),
+                          st.sampled_from(["1.0", "2.0"]), HASHES), min_size=1, max_size=5)
+
+
+def pinned(items: list[tuple[str, str, str]]) -> Resolved:
+    return Resolved(tuple(f"{name}=={version} --hash=sha256:{digest}" for name, version, digest in items), ())
+
+
+# --- the key -------------------------------------------------------------------
+
+
+@given(PINS.flatmap(lambda items: st.tuples(st.just(items), st.permutations(items))))
+def test_the_key_is_the_set_whatever_its_order(both: tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]) -> None:
+    items, shuffled = both
+    assert layer_key(pinned(items), "cpython-311") == layer_key(pinned(shuffled), "cpython-311")
+
+
+@given(PINS, HASHES)
+def test_one_other_file_or_interpreter_is_another_key(items: list[tuple[str, str, str]], other: str) -> None:
+    name, version, digest = items[0]
+    assume(other != digest)
+    key = layer_key(pinned(items), "cpython-311 linux-x86_64")
+    assert layer_key(pinned([(name, version, other), *items[1:]]), "cpython-311 linux-x86_64") != key
+    assert layer_key(pinned(items), "cpython-312 linux-x86_64") != key
+
+
+def test_a_dependency_named_by_url_is_said_to_be_direct() -> None:
+    digest = "a" * 64
+    report = {"install": [
+        {"download_info": {"url": "https://files.example.invalid/six.whl", "archive_info": {"hashes": {"sha256": digest}}},
+         "metadata": {"name": "six", "version": "1.0"}, "is_direct": False},
+        {"download_info": {"url": "https://elsewhere.example.invalid/evil.whl",
+                           "archive_info": {"hashes": {"sha256": digest}}},
+         "metadata": {"name": "evil", "version": "2.0"}, "is_direct": True},
+    ]}
+    resolved = split(json.dumps(report).encode(), "/tree")
+    assert (resolved.pinned, resolved.direct) == (
+        (f"evil==2.0 --hash=sha256:{digest}", f"six==1.0 --hash=sha256:{digest}"), ("evil",))
+
+
+# --- the link the environment check accepts ----------------------------------------
+
+
+@pytest.fixture
+def venv_and_layer(tmp_path: Path) -> tuple[Path, Path]:
+    for name in (".venv", "layer"):
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / name)], check=True)
+    return tmp_path / ".venv", tmp_path / "layer"
+
+
+def test_the_link_written_for_the_layer_shown_is_accepted(venv_and_layer: tuple[Path, Path],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    venv, layer = venv_and_layer
+    assert env_check.write_link(str(venv), str(layer)) == ""
+    assert (venv / SITE / env_check.LINK).read_text() == f"import site; site.addsitedir({str(layer / SITE)!r})\n"
+    monkeypatch.setenv("GATE_LAYER", str(layer))
+    assert env_check.check(str(venv)) == []
+
+
+@pytest.mark.parametrize("shown", ["", "other"])
+def test_a_link_for_no_layer_or_another_is_unaccounted(venv_and_layer: tuple[Path, Path], shown: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    venv, layer = venv_and_layer
+    env_check.write_link(str(venv), str(layer))
+    if shown:
+        other = venv.parent / shown
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(other)], check=True)
+        monkeypatch.setenv("GATE_LAYER", str(other))
+    else:
+        monkeypatch.delenv("GATE_LAYER", raising=False)
+    assert env_check.check(str(venv)) == [env_check.Problem(env_check.UNACCOUNTED, env_check.LINK)]
+
+
+def test_a_link_planted_before_the_gates_is_replaced_never_written_through(venv_and_layer: tuple[Path, Path]) -> None:
+    venv, layer = venv_and_layer
+    victim = venv.parent / "victim.txt"
+    victim.write_text("kept")
+    (venv / SITE / env_check.LINK).symlink_to(victim)
+    assert env_check.write_link(str(venv), str(layer)) == ""
+    assert (victim.read_text(), (venv / SITE / env_check.LINK).is_symlink()) == ("kept", False)
+
+
+def test_a_uv_lock_is_accepted_only_empty(venv_and_layer: tuple[Path, Path]) -> None:
+    venv, _ = venv_and_layer
+    (venv / ".lock").write_bytes(b"")
+    assert env_check.check(str(venv)) == []
+    (venv / ".lock").write_text("import os")
+    assert env_check.check(str(venv)) == [env_check.Problem(env_check.UNACCOUNTED, ".venv/.lock")]
+
+
+# --- the manifest, and a layer that no longer matches it -------------------------------
+
+
+def fake_layer(root: Path, key: str, used: float, size: int = 10) -> Path:
+    """A kept layer as the store leaves one (its files, manifest, info, last use)."""
+    folder = root / key
+    (folder / "env" / "lib").mkdir(parents=True)
+    (folder / "env" / "lib" / "mod.py").write_text("VALUE = 1\n")
+    seal_tree(folder / "env")
+    (folder / "manifest.json").write_text(json.dumps(manifest(folder / "env")))
+    (folder / "info.json").write_text(json.dumps({"key": key, "size": size, "built": used, "holds": ["six==1.0"]}))
+    (folder / "used").touch()
+    os.utime(folder / "used", (used, used))
+    return folder
+
+
+def test_the_manifest_names_kind_mode_and_content_of_every_entry(tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "tool").write_text("#!/bin/sh\n")
+    (tmp_path / "bin" / "tool").chmod(0o755)
+    (tmp_path / "bin" / "py").symlink_to("/usr/bin/python3")
+    seal_tree(tmp_path)
+    entries = manifest(tmp_path)
+    assert entries == {"bin": "dir", "bin/py": "link:/usr/bin/python3",
+                       "bin/tool": "file:555:" + __import__("hashlib").sha256(b"#!/bin/sh\n").hexdigest()}
+    assert digest_of(entries) == digest_of(dict(reversed(entries.items())))
+
+
+def test_a_changed_layer_is_thrown_away_and_said(tmp_path: Path) -> None:
+    key = "a" * 64
+    folder = fake_layer(tmp_path, key, 1000.0)
+    store = LocalLayers(tmp_path, opener=None, folder_of=None)  # type: ignore[arg-type]  # finding opens nothing
+    assert store._find(key).path == folder / "env"
+    (folder / "env" / "lib" / "mod.py").chmod(0o644)
+    (folder / "env" / "lib" / "mod.py").write_text("VALUE = 2\n")
+    found = store._find(key)
+    assert (found.path, found.note, folder.exists()) == (
+        None, f"dependency layer {key[:12]} no longer matched its manifest (lib/mod.py): thrown away and built again",
+        False)
+
+
+def test_a_layer_in_use_is_still_found_by_the_next_gate_and_kept_from_prunes(tmp_path: Path) -> None:
+    """A run holds its layer for its whole length: another gate (or the
+    same run's install of base) still claims the key to find it."""
+    key = "b" * 64
+    fake_layer(tmp_path, key, 1000.0)
+    store = LocalLayers(tmp_path, opener=None, folder_of=None)  # type: ignore[arg-type]  # nothing is built
+
+    async def scenario() -> tuple[bool, bool]:
+        release = await store.hold(key)
+        try:
+            async with asyncio.timeout(10):
+                async with store.claim(key):
+                    found = await store.find(key)
+            return found.path == tmp_path / key / "env", store.remove(key)
+        finally:
+            release()
+
+    assert asyncio.run(scenario()) == (True, False)
+    assert store.remove(key) is True
+
+
+def test_differing_names_changed_added_and_gone() -> None:
+    assert differing({"a": "dir", "b": "file:1", "c": "dir"}, {"a": "dir", "b": "file:2", "d": "dir"}) == ["b", "c", "d"]
+
+
+# --- the shelf: listing, pruning, the size cap ----------------------------------------
+
+
+def test_the_cap_evicts_the_least_recently_used_but_never_one_held(tmp_path: Path) -> None:
+    held, old, new = "1" * 64, "2" * 64, "3" * 64
+    for key, used in ((held, 1000.0), (old, 2000.0), (new, 3000.0)):
+        fake_layer(tmp_path, key, used, size=100)
+    shelf = LayerShelf(tmp_path, cap=250)
+    (tmp_path / "locks").mkdir()
+    fd = os.open(tmp_path / "locks" / f"{held}.use", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        assert shelf.evict() == [old]
+        assert [layer.key for layer in shelf.listing()] == [held, new]
+    finally:
+        os.close(fd)
+
+
+def test_prune_by_age_keeps_the_recent(tmp_path: Path) -> None:
+    recent = __import__("time").time()
+    fake_layer(tmp_path, "4" * 64, 1000.0)
+    fake_layer(tmp_path, "5" * 64, recent)
+    assert LayerShelf(tmp_path).prune(older_than_days=1) == (["4" * 64], [])
+    assert [layer.key for layer in LayerShelf(tmp_path).listing()] == ["5" * 64]
+
+
+@pytest.mark.parametrize(("text", "cap"), [("20G", 20 << 30), ("500M", 500 << 20), ("1.5gib", int(1.5 * (1 << 30))),
+                                           ("4096", 4096)])
+def test_the_cap_is_read_from_the_environment(text: str, cap: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GATETUI_LAYER_CAP", text)
+    assert cap_from_env() == cap
+
+
+def test_the_folders_made_for_layers_are_private(tmp_path: Path) -> None:
+    open_root(tmp_path / "state" / "layers")
+    assert [oct((tmp_path / p).stat().st_mode & 0o777) for p in ("state", "state/layers")] == ["0o700", "0o700"]
+
+
+def test_a_cap_that_is_no_size_is_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GATETUI_LAYER_CAP", "lots")
+    with pytest.raises(BadInput, match=r"^GATETUI_LAYER_CAP='lots' is not a size \(bytes, or a number with K, M, G"):
+        cap_from_env()
+
+
+# --- the index settings uv is given -------------------------------------------------
+
+
+def test_uv_gets_pips_index_settings_environment_over_files(tmp_path: Path) -> None:
+    conf = tmp_path / "pip.conf"
+    conf.write_text("[global]\nindex-url = https://file.example.invalid/simple\nfind-links = /srv/a /srv/b\n"
+                    "[install]\nno-index = false\n")
+    settings = pip_index_settings({"PIP_CONFIG_FILE": str(conf), "PIP_INDEX_URL": "https://env.example.invalid/simple",
+                                   "PIP_NO_INDEX": "1"}, machine=())
+    assert settings == {"index-url": "https://env.example.invalid/simple", "find-links": "/srv/a /srv/b",
+                        "no-index": "1"}
+    assert uv_flags(settings) == ("", "--no-config --link-mode copy --index-strategy unsafe-best-match "
+                                      "--index-url https://env.example.invalid/simple --find-links /srv/a "
+                                      "--find-links /srv/b --no-index")
+
+
+def test_pip_config_file_devnull_reads_no_file(tmp_path: Path) -> None:
+    assert pip_index_settings({"PIP_CONFIG_FILE": os.devnull, "PIP_CERT": "/etc/ca.pem"}) == {"cert": "/etc/ca.pem"}
+    assert uv_flags({"cert": "/etc/ca.pem"})[0] == "SSL_CERT_FILE=/etc/ca.pem "
+
+
+def test_without_uv_the_install_is_pips_alone() -> None:
+    installer = Installer(None, "pip --python {venv}/bin/python install", {})
+    assert installer.install(".layer", "-r x", pip_prefix="A=1 ") == "A=1 pip --python .layer/bin/python install -r x"
+    assert installer.install(".venv", "-e .").startswith("pip --python .venv/bin/python")
+    with_uv = Installer("/opt/uv", "pip --python {venv}/bin/python install", {})
+    assert with_uv.install(".venv", "-e .") == (
+        "if [ -x /opt/uv ]; then /opt/uv pip install --python .venv/bin/python --no-progress --no-config "
+        "--link-mode copy --index-strategy unsafe-best-match -e .; else pip --python .venv/bin/python install -e .; fi")
+
+
+# --- where it shows -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("state", "words"), [
+    ("hit", "cache hit (layer 0123456789ab)"),
+    ("miss", "cache miss (building; layer 0123456789ab)"),
+    ("rebuilt", "cache miss (building: the kept one no longer matched its manifest; layer 0123456789ab)"),
+])
+def test_the_manifest_line_and_json_name_the_layer(state: str, words: str) -> None:
+    digests = Digests("b", "h", manifest="m").with_layer("0123456789ab" + "c" * 52, state)
+    assert digests.cache_words == words
+    assert digests.to_json()["manifest"] == {"digest": "m", "files": [], "layer": "0123456789ab" + "c" * 52,
+                                             "cache": state}
+    assert digests_from_json(digests.to_json()) == digests
+    assert Digests("b", "h").cache_words == ""
+
+
+def test_cache_ls_and_prune_say_what_they_did(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "layers").mkdir(mode=0o700)
+    fake_layer(tmp_path / "layers", "6" * 64, 1000.0, size=3 << 20)
+    assert main(["cache", "ls", "--state-dir", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["KEY", "SIZE", "AGE", "LAST", "USE", "HOLDS"]
+    assert lines[1].split()[:3] == ["6" * 12, "3.0", "MB"]
+    assert main(["cache", "ls", "--json", "--state-dir", str(tmp_path)]) == 0
+    assert [layer["key"] for layer in json.loads(capsys.readouterr().out)] == ["6" * 64]
+    assert main(["cache", "prune", "--all", "--state-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == "removed 1 layer\n"
+    assert main(["cache", "ls", "--state-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == "no dependency layers kept\n"
+
+
+def test_cache_prune_with_days_that_are_not_a_number_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cache", "prune", "--older-than", "soon"]) == 2
+    assert capsys.readouterr().err == ("gatetui: argument --older-than: 'soon' is not a number of days, 0 or more "
+                                       "(see `gatetui cache prune --help`)\n")
