@@ -174,7 +174,7 @@ def test_a_project_with_a_vitest_config_passes(make_repo: MakeRepo, tmp_path: Pa
     done = gate(repo, tmp_path / "work")
     assert ({k: v[0] for k, v in results(done).items()}, done.verdict) == ({
         "install": "pass", "runs": "pass", "tests_kept": "pass", "no_new_skips": "pass", "old_tests": "pass",
-        "hidden": "skipped"}, Verdict.PASS)
+        "hidden": "skipped", "covered": "skipped", "bites": "skipped"}, Verdict.PASS)
 
 
 def test_an_install_script_that_builds_into_the_tree_still_passes(make_repo: MakeRepo, tmp_path: Path) -> None:
@@ -188,5 +188,5 @@ def test_an_install_script_that_builds_into_the_tree_still_passes(make_repo: Mak
     done = gate(make_repo(BASE, head), tmp_path / "work")
     assert {k: v[0] for k, v in results(done).items()} == {
         "install": "pass", "runs": "pass", "tests_kept": "pass", "no_new_skips": "pass", "old_tests": "pass",
-        "hidden": "skipped"}
+        "hidden": "skipped", "covered": "skipped", "bites": "skipped"}
     assert done.verdict is Verdict.PASS
