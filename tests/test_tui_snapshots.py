@@ -50,6 +50,14 @@ MEASURED = {"honest_fix", "toothless_test"}  # samples whose head changes librar
 COST = Cost({"install": Usage(6.2, 4.1, 0.21), "runs": Usage(3.3, 2.9, 0.09), "old_tests": Usage(1.1, 0.9, 0.03)})
 
 
+@pytest.fixture(autouse=True)
+def pip_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The install commands as the snapshots hold them, pip's: uv's would
+    name the uv binary's path on this machine, and the output pane wraps
+    by length."""
+    monkeypatch.setenv("GATETUI_UV", "off")
+
+
 def record(name: str, head: str, base: str, sealed: tuple[str, ...]) -> dict[str, Any]:
     checks = []
     for check in CheckId:

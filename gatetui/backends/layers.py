@@ -108,7 +108,7 @@ class LayerShelf:
     layer (held by a run, or being built) is never removed."""
 
     def __init__(self, root: Path, cap: int | None = None):
-        self.root = root
+        self.root = root.absolute()  # shown to sandboxes by this path: never relative to a cwd
         self.cap = cap_from_env() if cap is None else cap
 
     def _ready(self) -> Path:

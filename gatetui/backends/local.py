@@ -39,7 +39,7 @@ from gatetui.backends.isolation import (
     NONE, UID_COUNT, UID_FIRST, Isolation, UidPool, Where, keep_when, kill_uid, probe_isolation,
 )
 from gatetui.backends.local_layout import BIND_SCRIPT, FORK_MODES, OVERLAY_SCRIPT, UNSHARE, chown_tree, to_the_end
-from gatetui.backends.layers import LocalLayers, open_root
+from gatetui.backends.layers import LocalLayers
 from gatetui.backends.local_workspace import LocalWorkspace, scrubbed_env
 from gatetui.errors import BackendError, BadInput
 
@@ -60,8 +60,7 @@ class LocalBackend:
         """`layers`: the folder where dependency layers are kept between
         gates (backends/layers.py); None: every gate installs its own."""
         self.work_root = work_root or default_work_root()
-        self.layers: LayerStore | None = None if layers is None else LocalLayers(
-            open_root(layers), self.open, _folder_of)
+        self.layers: LayerStore | None = None if layers is None else LocalLayers(layers, self.open, _folder_of)
         self.uid_range = uids or uid_range_from_env()
         self._forced_mode = fork_mode or fork_mode_from_env()
         self._isolate = isolate

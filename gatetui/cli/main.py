@@ -187,7 +187,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     inputs = headless_inputs(args.state_dir, args.repo, sys.stderr)
     request = gate_request(args.repo, args.base, args.head, inputs, timeout=args.timeout)
     backend = choose_backend(args.backend, max_sandboxes=args.max_sandboxes,
-                             layers=layers_for_check(args.state_dir))
+                             layers=layers_for_check())
     started, finished = asyncio.run(gate_once(request, backend, sys.stderr, args.verbose))
     print(verdict_json(started, finished) if args.json else verdict_block(finished))
     if args.junit:

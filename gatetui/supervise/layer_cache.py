@@ -1,8 +1,9 @@
 """`gatetui cache ls|prune`: the dependency layers kept between gates.
 
 Where they live: the supervisor's state directory's `layers/` (`serve`, the
-TUI, and `check --state-dir DIR`), else the cache folder of one-shot checks
-(GATETUI_CACHE_DIR, else $XDG_CACHE_HOME/gatetui, `layers/` inside). Without
+TUI), and the cache folder of one-shot checks (GATETUI_CACHE_DIR, else
+$XDG_CACHE_HOME/gatetui, `layers/` inside: `check` only reads a state
+directory). Without
 --state-dir both places are listed. Exit 0 done, 2 bad input (a folder that
 is not the user's own, a number of days that is not one).
 """
@@ -27,10 +28,10 @@ def layers_for_state(state_dir: Path | None) -> Path:
     return (state_dir or default_state_dir()) / LAYERS
 
 
-def layers_for_check(state_dir: Path | None) -> Path:
-    """Where a one-shot `gatetui check` keeps them: the state directory's
-    when one is named, else the cache folder."""
-    return state_dir / LAYERS if state_dir is not None else default_cache_dir() / LAYERS
+def layers_for_check() -> Path:
+    """Where a one-shot `gatetui check` keeps them: the cache folder, even
+    with --state-dir (check only reads a state directory)."""
+    return default_cache_dir() / LAYERS
 
 
 def add_cache_parser(subparsers: Any) -> argparse.ArgumentParser:

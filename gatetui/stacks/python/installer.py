@@ -119,8 +119,9 @@ class Installer:
         return f"if [ -x {uv} ]; then {command}; else {pip}; fi"
 
     def wheel(self, src: str, out: str) -> str:
-        """A wheel of the project at src into out (shell words, quoted by
-        the caller): `uv build --wheel`, else `pip wheel`."""
+        """A wheel of the project at src into out (shell words, quoted here):
+        `uv build --wheel`, else `pip wheel`; one command either way (an
+        `if` compound), to chain with &&."""
         pip = (f'python3 -m pip wheel --disable-pip-version-check --no-input --progress-bar off --no-deps '
                f'-w "{out}" "{src}"')
         if self.uv is None:

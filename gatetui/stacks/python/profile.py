@@ -123,7 +123,7 @@ def python_wheel(installer: Installer) -> BuildCheck:
     (`uv build`) where the install uses uv, else the machine's pip."""
     return BuildCheck(
         'src="$(mktemp -d)" && out="$(mktemp -d)" && tar -cf - --exclude=./.venv . | tar -xf - -C "$src" && '
-        f'{{ {installer.wheel("$src", "$out")}; }} && set -- "$out"/*.whl && [ "$#" -eq 1 ] && [ -f "$1" ] && '
+        f'{installer.wheel("$src", "$out")} && set -- "$out"/*.whl && [ "$#" -eq 1 ] && [ -f "$1" ] && '
         'cp "$1" {report}',
         wheel_tree.REPORT, "head's wheel", wheel_tree.wheel_findings, wheel_tree.describe)
 
