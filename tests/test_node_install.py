@@ -10,7 +10,6 @@ each is gated for real by the local backend and none may reach `pass`.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import shutil
@@ -20,11 +19,9 @@ from pathlib import Path
 import pytest
 
 from gatetui.backends.isolation import probe_isolation
-from gatetui.backends.local import LocalBackend
-from gatetui.gate.checks import CheckId, Verdict
+from gatetui.gate.checks import Verdict
 from gatetui.gate.events import RunFinished
-from gatetui.gate.plan import GateRequest, make_plan
-from gatetui.gate.runner import run_gate
+from tests.gating import gate_locally
 from tests.conftest import MakeRepo, git
 
 pytestmark = [
@@ -96,13 +93,7 @@ def head_with(script: str, when: str) -> dict[str, str | None]:
 
 
 def gate(repo: Path, work: Path) -> RunFinished:
-    async def go() -> RunFinished:
-        plan = make_plan(GateRequest(repo, "main", "agent/x"))
-        events = [e async for e in run_gate(plan, LocalBackend(work_root=work))]
-        assert isinstance(events[-1], RunFinished)
-        return events[-1]
-
-    return asyncio.run(go())
+    return gate_locally(repo, work)
 
 
 def results(done: RunFinished) -> dict[str, tuple[str, str]]:

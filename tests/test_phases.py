@@ -11,7 +11,6 @@ stopped where the defence says it is.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import py_compile
 import textwrap
@@ -20,11 +19,9 @@ from pathlib import Path
 import pytest
 
 from gatetui.backends.isolation import probe_isolation
-from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import CheckId, Status, Verdict
 from gatetui.gate.events import RunFinished
-from gatetui.gate.plan import GateRequest, make_plan
-from gatetui.gate.runner import run_gate
+from tests.gating import gate_locally
 from tests.conftest import MakeRepo, git
 from tests.test_local_backend import fork_mode_or_skip
 
@@ -215,13 +212,7 @@ def head_of(attack: str) -> dict[str, str | None]:
 
 
 def gate(repo: Path, work: Path, mode: str) -> RunFinished:
-    async def go() -> RunFinished:
-        plan = make_plan(GateRequest(repo, "main", "agent/x"))
-        events = [e async for e in run_gate(plan, LocalBackend(work_root=work, fork_mode=mode))]
-        assert isinstance(events[-1], RunFinished)
-        return events[-1]
-
-    return asyncio.run(go())
+    return gate_locally(repo, work, mode)
 
 
 def statuses(done: RunFinished) -> dict[str, str]:

@@ -11,8 +11,6 @@ it); gated through the emulator, none may reach `pass`.
 
 from __future__ import annotations
 
-import asyncio
-import base64
 import io
 import tarfile
 import textwrap
@@ -24,8 +22,7 @@ from hypothesis import given, strategies as st
 from gatetui.backends.environment_archive import rewrite
 from gatetui.backends.runtime import RuntimeBackend
 from gatetui.gate.events import RunFinished
-from gatetui.gate.plan import GateRequest, make_plan
-from gatetui.gate.runner import run_gate
+from tests.gating import gate_with
 from tests.conftest import MakeRepo
 from tests.runtime_emulator import Emulator
 from tests.runtime_emulator.fixtures import emulator  # noqa: F401 - a fixture
@@ -81,13 +78,7 @@ ATTACKS = {
 
 
 def gate(repo: Path) -> RunFinished:
-    async def go() -> RunFinished:
-        plan = make_plan(GateRequest(repo, "main", "agent/x"))
-        events = [e async for e in run_gate(plan, RuntimeBackend(settings=FAST))]
-        assert isinstance(events[-1], RunFinished)
-        return events[-1]
-
-    return asyncio.run(go())
+    return gate_with(repo, RuntimeBackend(settings=FAST))
 
 
 @pytest.mark.sandbox

@@ -7,7 +7,6 @@ step changes what the wheel ships while the tree the runs test stays honest.
 
 from __future__ import annotations
 
-import asyncio
 import io
 import textwrap
 import zipfile
@@ -18,14 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gatetui.backends.isolation import probe_isolation
-from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import CheckId, Status, Verdict
 from gatetui.gate.events import RunFinished
-from gatetui.gate.plan import GateRequest, make_plan
-from gatetui.gate.runner import run_gate
 from gatetui.stacks.python.wheel_tree import describe, wheel_findings
 from gatetui.stacks.python.profile import build_generated
 from gatetui.git.snapshot import Snapshot
+from tests.gating import gate_locally
 from tests.conftest import MakeRepo
 
 CORE = b"def add(a, b):\n    return a + b\n"
@@ -163,12 +160,7 @@ PATCHES_IN_PLACE = ('core = Path(self.build_lib, "mathlib", "core.py"); '
 
 
 def gate(repo: Path, work: Path) -> RunFinished:
-    async def go() -> RunFinished:
-        plan = make_plan(GateRequest(repo, "main", "agent/x"))
-        events = [e async for e in run_gate(plan, LocalBackend(work_root=work))]
-        assert isinstance(events[-1], RunFinished)
-        return events[-1]
-    return asyncio.run(go())
+    return gate_locally(repo, work)
 
 
 @pytest.mark.skipif(not probe_isolation().full,

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from difflib import SequenceMatcher
@@ -81,3 +82,9 @@ def without_comment(line: str, marker: str) -> str:
             return line[:i]
         i += 1
     return line
+
+
+def first_match(code: str, rules: Sequence[tuple[re.Pattern[str], str]]) -> str | None:
+    """What the first rule that matches `code` says of it (the stacks' hook
+    scans weigh an added line against their rules in order)."""
+    return next((said for pattern, said in rules if pattern.search(code)), None)

@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Finding, HookScan
-from gatetui.stacks.lines import added, without_comment
+from gatetui.stacks.lines import added, first_match, without_comment
 
 JS = re.compile(r"\.(?:[cm]?js|jsx|[cm]?ts|tsx)$")
 RUNNER_PROBE = re.compile(
@@ -68,15 +68,16 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
     return HookScan(reaches=tuple(reaches))
 
 
+# The means a forgery needs when it names no runner, in the order they are said.
+MEANS = ((WHOLE_ENVIRONMENT, "library code reads the whole environment"),
+         (DYNAMIC_CODE, "library code runs code it builds at run time"),
+         (PROCESS_END, "library code reaches into how the process ends"),
+         (RUNNER_API, "library code uses the test runner's API"))
+
+
 def _concern(code: str) -> str | None:
     if RUNNER_PROBE.search(code) or (ENV_READ.search(code) and TEST_WORD.search(code)) or TEST_COMPARED.search(code):
         return "library code checks whether a test runner is loaded"
     if SANDBOX_PROBE.search(code):
         return "library code looks for the gate's sandbox"
-    for pattern, what in ((WHOLE_ENVIRONMENT, "reads the whole environment"),
-                          (DYNAMIC_CODE, "runs code it builds at run time"),
-                          (PROCESS_END, "reaches into how the process ends"),
-                          (RUNNER_API, "uses the test runner's API")):
-        if pattern.search(code):
-            return f"library code {what}"
-    return None
+    return first_match(code, MEANS)

@@ -39,7 +39,7 @@ from pathlib import PurePosixPath
 
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Finding, HookScan
-from gatetui.stacks.lines import added, without_comment
+from gatetui.stacks.lines import added, first_match, without_comment
 
 STARTUP_NAMES = ("sitecustomize.py", "usercustomize.py")
 SKIP_CALL = re.compile(
@@ -112,6 +112,14 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
     return HookScan(tuple(plugins), tuple(findings), tuple(skips), tuple(reaches), blocked)
 
 
+# The means a forgery needs when it names no runner, in the order they are said.
+MEANS = ((DYNAMIC_CODE, "library code runs code it builds at run time"),
+         (INTERPRETER_REACH, "library code reaches into the interpreter or how the process ends"),
+         (RUNNER_REPORT, "library code names the test runner's report"),
+         (WHOLE_ENVIRONMENT, "library code reads the whole environment"),
+         (CALLER, "library code looks at who calls it"))
+
+
 def _runner_concern(code: str) -> str | None:
     """What an added library line does with the test runner or the gate's
     sandbox, or with the means a forgery needs, that a person should look
@@ -122,14 +130,7 @@ def _runner_concern(code: str) -> str | None:
         return "library code checks whether a test runner is loaded"
     if SANDBOX_NAME.search(code):
         return "library code looks for the gate's sandbox"
-    for pattern, what in ((DYNAMIC_CODE, "runs code it builds at run time"),
-                          (INTERPRETER_REACH, "reaches into the interpreter or how the process ends"),
-                          (RUNNER_REPORT, "names the test runner's report"),
-                          (WHOLE_ENVIRONMENT, "reads the whole environment"),
-                          (CALLER, "looks at who calls it")):
-        if pattern.search(code):
-            return f"library code {what}"
-    return None
+    return first_match(code, MEANS)
 
 
 def pytest_plugins(snap: Snapshot) -> list[str]:
