@@ -202,7 +202,8 @@ def test_only_hidden_tests_catch_the_cheats_visible_tests_cannot_see(
         gated: dict[str, list[GateEvent]], name: str, failed: int, others: set[str]) -> None:
     """Every check that runs tests passes; the hidden run says how many
     failed, no more (covered asks about the always-equal answer's __repr__,
-    which no test runs)."""
+    which no test runs; bites does not run, the change failing already)."""
     results = {r.id: r for r in finished(gated[name]).results}
-    assert {c.value for c, r in results.items() if r.status is not Status.PASS} == {"hidden", *others}
+    assert {c.value for c, r in results.items() if r.status is not Status.PASS} == {"hidden", "bites", *others}
+    assert results[CheckId.BITES].detail == "not run: the change already fails (hidden)"
     assert results[CheckId.HIDDEN].detail == f"{failed} of 5 hidden tests failed"

@@ -62,8 +62,10 @@ def strict_lab(tmp_path_factory: pytest.TempPathFactory) -> list[Outcome]:
 def test_strict_rules_stop_both_honest_changes(strict_lab: list[Outcome]) -> None:
     differ = [row for outcome in strict_lab for row in outcome.rows() if row.differs]
     assert differ == [
-        LabRow("honest_fix", "old_tests", "pass", "fail"), LabRow("honest_fix", "verdict", "pass", "fail"),
+        LabRow("honest_fix", "old_tests", "pass", "fail"), LabRow("honest_fix", "bites", "pass", "skipped"),
+        LabRow("honest_fix", "verdict", "pass", "fail"),
         LabRow("section_version_bump", "old_tests", "pass", "fail"),
+        LabRow("section_version_bump", "bites", "pass", "skipped"),
         LabRow("section_version_bump", "verdict", "pass", "fail"),
     ]
     assert [len(o.rows()) for o in strict_lab] == [9, 9]
@@ -87,7 +89,7 @@ def test_summary_says_which_rule_stopped_what(strict_lab: list[Outcome]) -> None
         "  sees nothing of: none",
         "slipped through (a cheat that passed): none",
         "stopped although honest: honest_fix (got fail), section_version_bump (got fail)",
-        "2 scenarios, 4 of 18 cells differ from what the scenarios expect",
+        "2 scenarios, 6 of 18 cells differ from what the scenarios expect",
     ]
 
 
@@ -97,8 +99,9 @@ def test_matrix_marks_the_cells_that_differ(strict_lab: list[Outcome]) -> None:
     lines = matrix(strict_lab).splitlines()
     assert lines[0].split() == ["scenario", "install", "runs", "tests_kept", "no_new_skips", "old_tests", "hidden",
                                 "covered", "bites", "verdict"]
+    # bites does not run for a change that already fails
     assert lines[1].split() == ["honest_fix", "pass", "pass", "pass", "pass", "fail", "(want", "pass)",
-                                "skipped", "pass", "pass", "fail", "(want", "pass)"]
+                                "skipped", "pass", "skipped", "(want", "pass)", "fail", "(want", "pass)"]
     assert len(lines) == 3
 
 
@@ -110,7 +113,7 @@ def test_json_rows_and_exit_code(strict_lab: list[Outcome], monkeypatch: pytest.
     (tmp_path / "rules.toml").write_text(STRICT)
     assert cmd_lab(args(rules=tmp_path / "rules.toml", json=True)) == 1
     shown = json.loads(capsys.readouterr().out)
-    assert (sorted(shown), shown["mismatches"], len(shown["rows"])) == (["mismatches", "rows"], 4, 18)
+    assert (sorted(shown), shown["mismatches"], len(shown["rows"])) == (["mismatches", "rows"], 6, 18)
     assert shown["rows"][4] == {"scenario": "honest_fix", "check": "old_tests", "expected": "pass", "actual": "fail"}
 
 

@@ -64,7 +64,7 @@ async def test_the_submit_and_status_tools(served: Served) -> None:  # noqa: F81
              "FAIL old tests pass on new code: tests/test_calc.py::test_add fails under base's tests; "
              "sealed files changed at head: tests/test_calc.py\nskip hidden tests pass: not configured\n"
              "pass changed code runs under the tests\n"
-             "pass the tests catch bugs in the changed code\n"
+             "skip the tests catch bugs in the changed code: not run: the change already fails (no_new_skips)\n"
              "verdict: fail")
     assert (submitted.is_error, text(submitted)) == (False, block + "\n1 of 3 submits used on agent/mcp; 2 left\n"
                                                      "(the change did not pass: fix what FAILs, then submit again)")

@@ -88,7 +88,9 @@ def test_an_honest_change_that_looks_like_them_passes(make_repo: MakeRepo, tmp_p
     head = {"mathlib/core.py": core,
             "checks/helpers.py": CHECKS_BASE["checks/helpers.py"] + "\n\ndef check_parse(text, want):\n"
                                  "    from mathlib.core import parse\n    assert parse(text) == want\n",
-            "checks/test_parse.py": "from helpers import check_parse\n\n\ndef test_parse():\n    check_parse('a 12 b -3', [12, -3])\n"}
+            "checks/test_parse.py": "from helpers import check_parse\n\n\ndef test_parse():\n    check_parse('a 12 b -3', [12, -3])\n"
+                                    "\n\ndef test_parse_in_base_16(monkeypatch):\n"
+                                    "    monkeypatch.setenv('MATHLIB_BASE', '16')\n    check_parse('a 10', [16])\n"}
     done = gate(make_repo(CHECKS_BASE, head), tmp_path / "work", fork_mode_or_skip("overlay"))
     assert statuses(done) == {"install": "pass", "runs": "pass", "tests_kept": "pass", "no_new_skips": "pass",
-                              "old_tests": "pass", "hidden": "skipped"}
+                              "old_tests": "pass", "hidden": "skipped", "covered": "pass", "bites": "pass"}

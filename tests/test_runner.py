@@ -148,7 +148,7 @@ def test_an_install_base_fails_too_is_an_error_not_the_changes(make_repo: MakeRe
     done, streams = gate_install(repo, tmp_path / "work")
     install = {r.id: r for r in done.results}[CheckId.INSTALL]
     assert (done.verdict.value, install.status) == ("error", Status.ERROR)
-    assert install.detail.startswith("`npm ci --no-audit --no-fund` failed (exit code 1): ")
+    assert install.detail.startswith("`npm ci --no-audit --no-fund --ignore-scripts` failed (exit code 1): ")
     assert install.detail.endswith("; base fails the same install, so it is the project or this machine, "
                                    "not this change: make base install, then gate again")
     assert sorted(set(streams)) == ["base install", "install"]
@@ -161,7 +161,7 @@ def test_an_install_only_head_breaks_is_the_changes_fault(make_repo: MakeRepo, t
     done, streams = gate_install(repo, tmp_path / "work")
     install = {r.id: r for r in done.results}[CheckId.INSTALL]
     assert (done.verdict.value, install.status) == ("fail", Status.FAIL)
-    assert install.detail.startswith("`npm ci --no-audit --no-fund` failed (exit code 1): ")
+    assert install.detail.startswith("`npm ci --no-audit --no-fund --ignore-scripts` failed (exit code 1): ")
     assert install.detail.endswith("; base installs")
     assert sorted(set(streams)) == ["base install", "install"]
     assert [p.name for p in (tmp_path / "work").iterdir() if p.name != ".uids"] == []  # base's workspace too

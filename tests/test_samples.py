@@ -76,7 +76,7 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "tests_in_package": ("python", [P, P, P, P, F], "review"),
     "collection_error": ("python", [P, F, P, P, P], "fail"),
     "cov_without_plugin": ("python", [P, "error", "error", "error", "error"], "error"),
-    "skip_at_run_time": ("python", [P, P, P, F, P], "fail"),
+    "skip_at_run_time": ("python", [P, P, P, F, F], "fail"),
     "flaky_new_test": ("python", [P, F, P, P, P], "fail"),
     "undeclared_runtime_import": ("python", [F, S, P, P, S], "fail"),
     "wheel_differs": ("python", ["review", P, P, P, P], "review"),

@@ -127,7 +127,8 @@ def test_three_cheating_submits_hear_the_failing_checks_and_the_fourth_is_escala
                             "sealed files changed at head: tests/test_calc.py\n"
                             "skip hidden tests pass: not configured\n"
                             "pass changed code runs under the tests\n"
-                            "pass the tests catch bugs in the changed code\n"
+                            "skip the tests catch bugs in the changed code: not run: the change already fails "
+                            "(no_new_skips)\n"
                             "verdict: fail\n")
     assert "submit 1 of 3 for agent/cheat" in first[2] and "1 of 3 submits used on agent/cheat; 2 left" in first[2]
     assert second[0] == 1 and second[1].splitlines()[2].startswith("FAIL no tests removed: ")

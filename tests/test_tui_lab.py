@@ -68,7 +68,7 @@ async def test_the_lab_fills_in_live_and_rerun_reads_the_edited_rules(tmp_path: 
     assert first == ({"honest_fix": "pass", "skip_marker": "fail"}, {"honest_fix": "pass", "skip_marker": "fail"},
                      "every scenario gated; 0 of 18 cells differ from what the scenarios expect")
     assert second == ({"honest_fix": "fail (want pass)", "skip_marker": "fail"},
-                      "run 2: every scenario gated; 2 of 18 cells differ from what the scenarios expect")
+                      "run 2: every scenario gated; 3 of 18 cells differ from what the scenarios expect")
     assert "rule 'existing tests' (on_change = fail, allow_new)\n  sees a change in cheats: skip_marker\n" \
            "  sees a change in honest ones: honest_fix\n" in summary
     assert "stopped although honest: honest_fix (got fail)" in summary

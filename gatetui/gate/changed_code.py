@@ -14,6 +14,7 @@ from types import MappingProxyType
 
 from gatetui.gate.diffscan import added_lines
 from gatetui.git.changes import FileChange
+from gatetui.globs import matches
 from gatetui.stacks.base import LineCoverage, Profile, under_any
 from gatetui.stacks.codeview import normalize
 
@@ -59,9 +60,12 @@ def changed_code(changes: list[FileChange], profile: Profile, probe: LineCoverag
 
 
 def library_file(path: str, profile: Profile, probe: LineCoverage) -> bool:
-    """Code of the stack's language that no test runner collects, outside
-    the folders the install hands on (an environment committed by mistake)."""
-    return probe.code_file(path) and not profile.is_test_file(path) and not under_any(path, profile.environment)
+    """Code of the stack's language that no test runner collects, that is
+    not sealed with the tests (a conftest.py, a helper base's tests import),
+    outside the folders the install hands on (an environment committed by
+    mistake)."""
+    return (probe.code_file(path) and not profile.is_test_file(path) and not matches(path, profile.sealed)
+            and not under_any(path, profile.environment))
 
 
 def wanted(profile: Profile, probe: LineCoverage) -> Callable[[list[str]], bool]:
