@@ -280,7 +280,7 @@ def test_every_mutant_of_a_generated_module_parses_differs_and_changes_only_its_
                                            "\r", "\\", "f'{a}'", " and ", "not "])).map("".join)))
 def test_mutate_never_raises_and_what_it_gives_parses(text: str) -> None:
     for m in mutate("m.py", text, everywhere(text)):
-        assert (ast.parse(m.source) is not None, m.source != text.encode()) == (True, True)
+        assert (isinstance(ast.parse(m.source), ast.Module), m.source != text.encode()) == (True, True)
 
 
 GRADES = '''\
