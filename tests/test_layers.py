@@ -179,7 +179,7 @@ def test_a_layer_in_use_is_still_found_by_the_next_gate_and_kept_from_prunes(tmp
             release()
 
     assert asyncio.run(scenario()) == (True, False)
-    assert store.remove(key) is True
+    assert (store.remove(key), (tmp_path / key).exists()) == (True, False)  # removed once nothing holds it
 
 
 def test_differing_names_changed_added_and_gone() -> None:

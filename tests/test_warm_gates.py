@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import functools
 import hashlib
-import http.server
 import io
 import subprocess
 import sys
-import threading
 import zipfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +32,7 @@ from gatetui.gate.checks import Verdict
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
+from bench.warm_bench import served
 from tests.conftest import git, write_tree
 
 pytestmark = [
@@ -149,21 +147,8 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("wheelhouse")
     name, data = tinydep_wheel()
     (folder / name).write_bytes(data)
-    handler = functools.partial(QuietHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
-        return None
+    with served(folder) as url:  # the bench's loopback wheelhouse
+        yield url
 
 
 @pytest.fixture(scope="module")
