@@ -17,8 +17,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from gatetui.backends.layer_files import differing, digest_of, manifest, seal_tree
-from gatetui.backends.layers import LayerShelf, LocalLayers, cap_from_env, open_root
+from gatetui.backends.layer_files import differing, digest_of, manifest, mirror_points, seal_tree
+from gatetui.backends.layers import LayerShelf, LocalLayers, cap_from_env, layer_manifest, open_root
 from gatetui.cli.main import main
 from gatetui.errors import BadInput
 from gatetui.gate.digests import Digests
@@ -161,6 +161,38 @@ def test_a_changed_layer_is_thrown_away_and_said(tmp_path: Path) -> None:
         False)
 
 
+@pytest.mark.parametrize(("change", "named"), [
+    ("edit", "/cache/lib/mod.cpython-311.pyc"),
+    ("plant", "/cache/lib/other.cpython-311.pyc"),
+    ("link", "/cache, /cache/lib, /cache/lib/mod.cpython-311.pyc"),
+])
+def test_a_changed_bytecode_cache_is_a_changed_layer(tmp_path: Path, change: str, named: str) -> None:
+    """The cache is the layer's as much as its files: run code reads it, so
+    a byte changed, a file added or the folder replaced throws it all away."""
+    key = "c" * 64
+    folder = fake_layer(tmp_path, key, 1000.0)
+    (folder / "cache" / "lib").mkdir(parents=True)
+    (folder / "cache" / "lib" / "mod.cpython-311.pyc").write_bytes(b"compiled")
+    seal_tree(folder / "cache")
+    (folder / "manifest.json").write_text(json.dumps(layer_manifest(folder)))
+    store = LocalLayers(tmp_path, opener=None, folder_of=None)  # type: ignore[arg-type]  # finding opens nothing
+    assert store._find(key).path == folder / "env"
+    (folder / "cache" / "lib").chmod(0o755 | 0o200)
+    if change == "edit":
+        (folder / "cache" / "lib" / "mod.cpython-311.pyc").chmod(0o644)
+        (folder / "cache" / "lib" / "mod.cpython-311.pyc").write_bytes(b"planted!")
+    elif change == "plant":
+        (folder / "cache" / "lib" / "other.cpython-311.pyc").write_bytes(b"planted")
+    else:
+        (folder / "cache").rename(folder / "cache-real")
+        (folder / "cache").symlink_to(folder / "cache-real")
+    (folder / "cache" / "lib").chmod(0o755)
+    found = store._find(key)
+    assert (found.path, found.note, folder.exists()) == (
+        None, f"dependency layer {key[:12]} no longer matched its manifest ({named}): thrown away and built again",
+        False)
+
+
 def test_a_layer_in_use_is_still_found_by_the_next_gate_and_kept_from_prunes(tmp_path: Path) -> None:
     """A run holds its layer for its whole length: another gate (or the
     same run's install of base) still claims the key to find it."""
@@ -297,3 +329,22 @@ def test_cache_prune_with_days_that_are_not_a_number_is_bad_input(capsys: pytest
     assert main(["cache", "prune", "--older-than", "soon"]) == 2
     assert capsys.readouterr().err == ("gatetui: argument --older-than: 'soon' is not a number of days, 0 or more "
                                        "(see `gatetui cache prune --help`)\n")
+
+
+# --- where a layer's bytecode cache is shown -------------------------------------------
+
+
+def test_the_mirror_is_shown_at_the_first_folder_with_several_and_never_in_tmp(tmp_path: Path) -> None:
+    for folder in ("usr/lib/python3.11/json", "usr/lib/python3.11/email", "opt/py/lib/python3.11/json",
+                   "tmp/tree/pkg", "tmp/tree/other"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "usr" / "lib" / "python3.11" / "json" / "decoder.cpython-311.pyc").write_bytes(b"x")
+    assert mirror_points(tmp_path) == ["/opt/py/lib/python3.11/json", "/usr/lib/python3.11"]
+
+
+def test_a_name_with_a_line_break_is_never_a_mount_point(tmp_path: Path) -> None:
+    (tmp_path / "usr" / "lib\nevil" / "a").mkdir(parents=True)
+    (tmp_path / "usr" / "lib\nevil" / "b").mkdir()
+    (tmp_path / "srv" / "x").mkdir(parents=True)
+    (tmp_path / "srv" / "y").mkdir()
+    assert mirror_points(tmp_path) == ["/srv"]

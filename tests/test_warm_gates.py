@@ -66,8 +66,10 @@ for site in pathlib.Path(".venv/lib").glob("python*/site-packages"):
     (site / "zz-gatetui-layer.pth").write_text("import site; site.addsitedir('/nowhere')\\n")
 setup()
 '''
-HOSTILE_TEST = '''import os
+HOSTILE_TEST = '''import importlib.util
+import os
 import pathlib
+import sys
 
 import tinydep
 
@@ -85,6 +87,27 @@ def test_the_layer_cannot_be_written():
         except OSError:
             continue
         raise AssertionError(f"changed the layer at {layer}")
+
+
+def test_the_layers_bytecode_was_read_and_cannot_be_written():
+    cached = pathlib.Path(importlib.util.cache_from_source(tinydep.__file__))
+    assert sys.pycache_prefix and str(cached).startswith(sys.pycache_prefix)
+    assert cached.stat().st_uid != os.getuid()  # compiled with the layer, not by this run
+    for attempt in (lambda: cached.write_bytes(b"planted"), lambda: (cached.parent / "x.pyc").write_bytes(b"x"),
+                    lambda: cached.unlink()):
+        try:
+            attempt()
+        except OSError:
+            continue
+        raise AssertionError(f"changed the layer's bytecode at {cached}")
+
+
+def test_the_standard_librarys_bytecode_was_read_too():
+    import argparse  # imported by every pytest start: compiled with the layer
+
+    cached = pathlib.Path(argparse.__cached__)
+    assert str(cached).startswith(sys.pycache_prefix)
+    assert cached.stat().st_uid != os.getuid()
 '''
 
 

@@ -94,7 +94,10 @@ class Workspace(Protocol):
     async def show_layer(self, folder: Path) -> str:
         """Show a dependency layer (a folder of the backend's layer store)
         read-only to this workspace's later commands and to its copies;
-        where they see it. Only called on a backend whose `layers` is set."""
+        where they see it. Its cache, where the store kept one (a `cache`
+        folder beside it), is shown read-only at that path under each
+        command's `scratch_path("cache")` where the backend can (else the
+        runs do without). Only called on a backend whose `layers` is set."""
         ...
 
     async def close(self) -> None: ...
@@ -125,11 +128,13 @@ class LayerStore(Protocol):
     async def find(self, key: str) -> Found: ...
 
     async def build(self, key: str, folder: str, make: Callable[[Workspace], Awaitable[bool]],
-                    verify: Callable[[str], list[str]], about: Mapping[str, object]) -> Path | list[str]:
-        """`make` fills `folder` in a fresh workspace holding nothing of
-        head's; the folder is then taken into the store, made the
-        supervisor's and read-only, verified, and its manifest written.
-        The layer's folder, or what was wrong (`make` failed: [])."""
+                    verify: Callable[[str], list[str]], about: Mapping[str, object],
+                    cache: str = "") -> Path | list[str]:
+        """`make` fills `folder` (and `cache`, the layer's path-keyed cache,
+        when named) in a fresh workspace holding nothing of head's; they
+        are then taken into the store, made the supervisor's and read-only,
+        verified, and their manifest written. The layer's folder, or what
+        was wrong (`make` failed: [])."""
         ...
 
     async def hold(self, key: str) -> Callable[[], None]:

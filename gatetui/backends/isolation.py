@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from gatetui.backends.layer_files import mirror_points
+from gatetui.backends.layers import CACHE
 from gatetui.backends.process import pid_alive
 
 WORDS = ("app", "api", "core", "web", "lib", "tools", "service", "project", "work", "src", "build", "repo",
@@ -139,7 +141,12 @@ def probe_isolation() -> Isolation:
 # installed tree whose folders named in $8 (one per line: the environment)
 # are shown read-only at their place in the tree (a test run's); $9-$11
 # where the tree, home and reports are shown (under /tmp), ${12} the host name,
-# ${13} a dependency layer (the supervisor's, read-only) shown at ${14}.
+# ${13} a dependency layer (the supervisor's, read-only) shown at ${14},
+# ${15} its cache: its `layer` folder shown read-only at the layer's path
+# under ${16} (the command's scratch cache folder; that folder and its /tmp
+# stay writable to the command, sticky, for the bytecode of everything
+# else), and its `root` folder's subtrees named in ${17} (one absolute path
+# per line) at those paths under ${16}.
 # Every folder anyone may write on a host gets an empty tmpfs of the
 # command's own (/var/tmp, /dev/shm, /run/lock; a test run's whole /run):
 # what the code under test leaves there (hidden tests copied out, a note for
@@ -171,6 +178,21 @@ if [ -n "${{13}}" ]; then
   mkdir -p "$R/mnt${{14#/tmp}}"
   mount --bind "${{13}}" "$R/mnt${{14#/tmp}}"
   mount -n -o remount,bind,ro,nosuid,nodev "$R/mnt${{14#/tmp}}"
+  if [ -n "${{15}}" ]; then
+    C="$R/mnt${{16#/tmp}}"
+    mkdir -p "$C${{14}}"
+    chmod 1777 "$C" "$C/tmp"
+    if [ -d "${{15}}/layer" ]; then
+      mount --bind "${{15}}/layer" "$C${{14}}"
+      mount -n -o remount,bind,ro,nosuid,nodev "$C${{14}}"
+    fi
+    printf '%s\n' "${{17}}" | while IFS= read -r name; do
+      [ -n "$name" ] || continue
+      mkdir -p "$C$name"
+      mount --bind "${{15}}/root$name" "$C$name"
+      mount -n -o remount,bind,ro,nosuid,nodev "$C$name"
+    done
+  fi
 fi
 printf '%s' "${{12}}" > /proc/sys/kernel/hostname
 mount --move "$R/mnt" /tmp
@@ -208,6 +230,7 @@ class Where:
     hostname: str
     user: str  # the run's uid's name in the /etc/passwd it sees
     layer: str = ""  # where a dependency layer is shown, read-only, when the run has one
+    scratch: str = ""  # the suffix of the run's scratch folders (see scratch_path)
 
     @classmethod
     def draw(cls) -> Where:
@@ -220,7 +243,11 @@ class Where:
             user = f"{word()}{secrets.randbelow(10_000)}"
         return cls(tree=f"{top}/{word()}", home=f"/tmp/{word()}-{secrets.token_hex(3)}",
                    reports=f"/tmp/.{secrets.token_hex(6)}", hostname=secrets.token_hex(6), user=user,
-                   layer=f"/tmp/{word()}{secrets.token_hex(2)}")
+                   layer=f"/tmp/{word()}{secrets.token_hex(2)}", scratch=secrets.token_hex(8))
+
+    def scratch_path(self, name: str) -> str:
+        """A folder a command makes for its own use, on its own /tmp."""
+        return f"/tmp/{name}-{self.scratch}"
 
     def accounts(self, uid: int) -> dict[str, str]:
         """/etc/passwd and /etc/group as the run sees them: the host's, and a
@@ -256,6 +283,13 @@ class View:
     keep: tuple[str, ...] = ()
     deps: Path | None = None  # a dependency layer, shown read-only at where.layer
 
+    def deps_cache(self) -> Path | None:
+        """The layer's cache (layers.py keeps it beside the layer), if it has one."""
+        if self.deps is None:
+            return None
+        cache = self.deps.parent / CACHE
+        return cache if cache.is_dir() and not cache.is_symlink() else None
+
     def specs(self) -> tuple[str, str, str, str, str]:
         tree = str(self.tree)
         if self.layer is not None:
@@ -273,10 +307,13 @@ def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> li
         unshare.append("--net")
     tree, home, reports, environment, keep = view.specs()
     where = view.where
+    cache = view.deps_cache()
     return [*unshare, "--", "/bin/sh", "-c", script, str(root), tree, home, reports, str(uid),
             "net" if network else "nonet", command, environment, keep,
             where.tree, where.home, where.reports, where.hostname,
-            str(view.deps or ""), where.layer if view.deps is not None else ""]
+            str(view.deps or ""), where.layer if view.deps is not None else "",
+            str(cache) if cache is not None else "", where.scratch_path("cache") if cache is not None else "",
+            "\n".join(mirror_points(cache / "root")) if cache is not None else ""]
 
 
 class UidPool:

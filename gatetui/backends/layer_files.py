@@ -119,3 +119,28 @@ def remove_tree(root: Path) -> None:
     if root.is_dir() and not root.is_symlink():
         os.chmod(root, 0o700)
     shutil.rmtree(root, ignore_errors=True)
+
+
+def mirror_points(folder: Path) -> list[str]:
+    """Where a cache's `root` mirror is shown: each of its subtrees at the
+    first folder that holds more than one folder (the standard library's,
+    not all of /usr), never inside /tmp (the run's own), and no name with a
+    line break (the script reads one per line)."""
+    points: list[str] = []
+
+    def walk(folder: Path, shown: str) -> None:
+        try:
+            kids = sorted(os.listdir(folder))
+        except OSError:
+            return
+        alone = len(kids) == 1 and (folder / kids[0]).is_dir() and not (folder / kids[0]).is_symlink()
+        if shown and not alone:
+            if shown != "/tmp" and not shown.startswith("/tmp/") and "\n" not in shown:
+                points.append(shown)
+            return
+        for kid in kids:
+            if (folder / kid).is_dir() and not (folder / kid).is_symlink():
+                walk(folder / kid, f"{shown}/{kid}")
+
+    walk(folder, "")
+    return points

@@ -2,8 +2,9 @@
 by the supervisor, verified at every use.
 
 A layer is `ROOT/<key>/env` (the environment folder a build made, the
-supervisor's and read-only), `manifest.json` beside it (every entry's kind,
-mode and sha256: the layer's digest is this file's), `info.json` (what it
+supervisor's and read-only), `cache` beside it where the stack makes one
+(its bytecode, keyed by path), `manifest.json` (every entry of both: its
+kind, mode and sha256; the layer's digest is this file's), `info.json` (what it
 holds, its size, when built) and `used` (its mtime: the last use). ROOT is
 the supervisor's state directory's `layers/` (serve, the TUI) or a cache
 folder (`gatetui check`: GATETUI_CACHE_DIR, else $XDG_CACHE_HOME/gatetui),
@@ -39,6 +40,7 @@ from gatetui.errors import BackendError, BadInput
 
 KEY = re.compile(r"^[0-9a-f]{64}$")
 ENV = "env"
+CACHE = "cache"
 POLL = 0.05  # seconds between tries of a busy lock (a wait, never a test's sleep)
 DEFAULT_CAP = 20 << 30
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -235,7 +237,7 @@ class LocalLayers(LayerShelf):
             kept = json.loads((folder / "manifest.json").read_text())
         except (OSError, ValueError):
             kept = None
-        now = manifest(folder / ENV) if (folder / ENV).is_dir() else {}
+        now = layer_manifest(folder)
         if not isinstance(kept, dict) or kept != now:
             changed = differing(kept, now) if isinstance(kept, dict) else ["manifest.json"]
             remove_tree(folder)
@@ -246,7 +248,8 @@ class LocalLayers(LayerShelf):
         return Found(folder / ENV)
 
     async def build(self, key: str, folder: str, make: Callable[[Workspace], Awaitable[bool]],
-                    verify: Callable[[str], list[str]], about: Mapping[str, object]) -> Path | list[str]:
+                    verify: Callable[[str], list[str]], about: Mapping[str, object],
+                    cache: str = "") -> Path | list[str]:
         staging = self._ready() / f".build-{secrets.token_hex(6)}"
         staging.mkdir(mode=0o700)
         try:
@@ -255,6 +258,8 @@ class LocalLayers(LayerShelf):
                 if not await make(workspace):
                     return []
                 await asyncio.to_thread(take_out, self.folder_of(workspace, folder), staging / ENV)
+                if cache:
+                    await asyncio.to_thread(take_out, self.folder_of(workspace, cache), staging / CACHE)
             finally:
                 await workspace.close()
             made = await asyncio.to_thread(self._keep, key, staging, verify, about)
@@ -267,10 +272,12 @@ class LocalLayers(LayerShelf):
     def _keep(self, key: str, staging: Path, verify: Callable[[str], list[str]],
               about: Mapping[str, object]) -> Path | list[str]:
         seal_tree(staging / ENV)
+        if (staging / CACHE).is_dir():
+            seal_tree(staging / CACHE)
         problems = verify(str(staging / ENV))
         if problems:
             return problems
-        entries = manifest(staging / ENV)
+        entries = layer_manifest(staging)
         (staging / "manifest.json").write_text(json.dumps(entries, sort_keys=True, separators=(",", ":")))
         info = {"key": key, "size": size_of(staging / ENV), "built": time.time(), **about}
         (staging / "info.json").write_text(json.dumps(info))
@@ -279,6 +286,20 @@ class LocalLayers(LayerShelf):
         remove_tree(target)
         os.rename(staging, target)
         return target / ENV
+
+
+def layer_manifest(folder: Path) -> dict[str, str]:
+    """The manifest of a layer's folder: its environment's entries by
+    their relative path, its cache's (when it has one) under `/cache`, a
+    name no relative path can have."""
+    entries = manifest(folder / ENV) if (folder / ENV).is_dir() else {}
+    cache = folder / CACHE
+    if cache.is_symlink():
+        entries[f"/{CACHE}"] = "other"  # never made so: it matches no manifest written here
+    elif cache.is_dir():
+        entries[f"/{CACHE}"] = "dir"
+        entries.update({f"/{CACHE}/{path}": entry for path, entry in manifest(cache).items()})
+    return entries
 
 
 async def _flock(fd: int, kind: int) -> None:

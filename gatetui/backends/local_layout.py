@@ -74,7 +74,9 @@ class Layout:
 
     def layer_path(self, folder: Path) -> str:
         """Where commands see the dependency layer at `folder`: at a path
-        drawn for the run where it is isolated, else where it lies."""
+        drawn for the run where it is isolated (its cache, a `cache` folder
+        beside it, then under each command's scratch cache), else where it
+        lies (and the runs do without its cache: no namespace to show it in)."""
         self.deps = folder
         return self.where.layer if self.uid is not None else str(folder)
 
@@ -98,9 +100,12 @@ class Layout:
 
     def scratch_path(self, name: str) -> str:
         """In the command's own /tmp where the run is isolated (a fresh tmpfs
-        each command), else in the run's tmp folder."""
-        folder = "/tmp" if self.uid is not None else str(self.root / "tmp")
-        return f"{folder}/{name}-{os.urandom(8).hex()}"
+        each command, so a name drawn once per run is as unplanted as one
+        drawn per command, and the layer's cache can be shown under it),
+        else in the run's tmp folder."""
+        if self.uid is not None:
+            return self.where.scratch_path(name)
+        return f"{self.root / 'tmp'}/{name}-{os.urandom(8).hex()}"
 
     def _report_name(self, name: str) -> str:
         token = self._tokens.setdefault(name, os.urandom(8).hex())

@@ -77,7 +77,8 @@ class LayerSteps:
             if found.path is not None:
                 return found.path, "hit"
             built = await self.store.build(key, recipe.folder, self._maker(deps, recipe, resolved, env, failed),
-                                           recipe.verify, {"holds": _holds(resolved)})
+                                           recipe.verify, {"holds": _holds(resolved)},
+                                           recipe.cache.folder if recipe.cache is not None else "")
         if not isinstance(built, list):
             return built, "rebuilt" if found.note else "miss"
         if failed:
@@ -93,6 +94,12 @@ class LayerSteps:
                 result = await self.run(workspace, step.replace("{layer}", recipe.folder), env, True)
                 if not result.ok:
                     failed.append(Failed(last if step not in first else step, result))
+                    return False
+            if recipe.cache is not None:  # no network: it only reads what the build installed
+                script = recipe.cache.script
+                result = await self.run(workspace, script.command, {**env, **script.env}, False)
+                if not result.ok:
+                    failed.append(Failed(script.command, result))
                     return False
             return True
         return make

@@ -88,7 +88,9 @@ class LayerRecipe:
     what is wrong with a built layer (every file against its RECORD);
     `link` runs in the gate's workspace, after every step of head's code,
     and shows the layer at {layer} to its environment; the environment
-    check is told where with the variable `link_env`."""
+    check is told where with the variable `link_env`. `cache`: what the
+    runs would otherwise redo in every command, made once with the layer
+    (see LayerCache)."""
 
     build: tuple[str, ...]
     interpreter: tuple[str, ...]
@@ -97,6 +99,23 @@ class LayerRecipe:
     link: GateScript
     link_env: str
     folder: str = ".layer"
+    cache: LayerCache | None = None
+
+
+@dataclass(frozen=True)
+class LayerCache:
+    """A cache keyed by file paths (Python's bytecode under a pycache
+    prefix), made with the layer: `script` runs in the layer's workspace
+    after its build, where nothing of head's ever was, and leaves `folder`
+    holding `layer/` (mirroring the layer: layer/lib/x.pyc for
+    {layer}/lib/x.py) and `root/` (mirroring absolute paths of the machine,
+    e.g. its standard library). It is kept, sealed and verified with the
+    layer, and every run is shown both read-only at those paths under its
+    own {scratch} cache folder: a run reads that bytecode instead of
+    compiling it again, and can write none of it."""
+
+    script: GateScript
+    folder: str
 
 
 @dataclass(frozen=True)
