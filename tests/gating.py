@@ -1,9 +1,18 @@
 """One gate of a repo made by `make_repo` (main against agent/x), for the
-tests that attack or exercise the whole gate: its last event."""
+tests that attack or exercise the whole gate: its last event.
+
+The local gates keep their dependency layers in one store per test process,
+as `gatetui check` keeps them in one cache folder: a layer (pytest, its
+bytecode) is built by the first gate that needs it and verified at every
+later use, so each attack is judged by the gate as users run it."""
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import shutil
+import tempfile
+from functools import cache
 from pathlib import Path
 
 from gatetui.backends.base import Backend
@@ -23,5 +32,13 @@ def gate_with(repo: Path, backend: Backend) -> RunFinished:
     return asyncio.run(go())
 
 
+@cache
+def shared_layers() -> Path:
+    """This test process's layer store, removed when it exits."""
+    folder = Path(tempfile.mkdtemp(prefix="gatetui-test-layers-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder / "layers"
+
+
 def gate_locally(repo: Path, work: Path, fork_mode: str | None = None) -> RunFinished:
-    return gate_with(repo, LocalBackend(work_root=work, fork_mode=fork_mode))
+    return gate_with(repo, LocalBackend(work_root=work, fork_mode=fork_mode, layers=shared_layers()))

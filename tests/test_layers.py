@@ -84,9 +84,30 @@ def test_the_link_written_for_the_layer_shown_is_accepted(venv_and_layer: tuple[
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     venv, layer = venv_and_layer
     assert env_check.write_link(str(venv), str(layer)) == ""
-    assert (venv / SITE / env_check.LINK).read_text() == f"import site; site.addsitedir({str(layer / SITE)!r})\n"
+    assert (venv / SITE / env_check.LINK).read_text() == env_check.link_line(str(layer), str(venv / SITE))
     monkeypatch.setenv("GATE_LAYER", str(layer))
     assert env_check.check(str(venv)) == []
+
+
+@pytest.mark.parametrize("editable", ["__editable__.pkg-1.0.pth", "!first.pth", "zzz-last.pth"])
+def test_the_layer_comes_right_after_the_venvs_own_packages_before_the_trees_root(
+        venv_and_layer: tuple[Path, Path], tmp_path: Path, editable: str) -> None:
+    """Wherever head's editable install sorts its path (a flat layout puts
+    the tree's root on sys.path), the layer's distributions come first, as
+    they would in a venv that held them: a `pytest.py` at the root of the
+    tree is not the runner."""
+    venv, layer = venv_and_layer
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "pytest.py").write_text("SHADOW = True\n")
+    (layer / SITE / "pytest.py").write_text("SHADOW = False\n")
+    (venv / SITE / editable).write_text(f"{tree}\n")
+    assert env_check.write_link(str(venv), str(layer)) == ""
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", "import sys, pytest; print(pytest.SHADOW); "
+                           "print('\\n'.join(p for p in sys.path if p.startswith(sys.argv[1])))", str(tmp_path)],
+                          capture_output=True, text=True, check=True)
+    assert (done.stderr, done.stdout.splitlines()) == (
+        "", ["False", str(venv / SITE), str(layer / SITE), str(tree)])
 
 
 @pytest.mark.parametrize("shown", ["", "other"])

@@ -45,8 +45,12 @@ FORGED = "distributions no index gave, made while head's code ran"
 # The gate's own link to the dependency layer (a read-only venv of the
 # third-party set, kept between gates): the one file no RECORD lists that
 # the check accepts, and only with the exact line the gate writes for the
-# layer the run was shown (GATE_LAYER: where). Sorted last among the .pth
-# files, so that head's own project comes first on sys.path.
+# layer the run was shown (GATE_LAYER: where). Its line puts the layer's
+# site-packages right after the venv's own, whatever order the .pth files
+# are read in: before the paths head's editable install adds (the tree's
+# root, in a flat layout), exactly where a venv holding the set itself
+# would have it. Appended after them, a `pytest.py` at the root of head's
+# tree was the runner.
 LINK = "zz-gatetui-layer.pth"
 
 
@@ -159,26 +163,36 @@ def layer_site(layer: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def link_line(layer: str) -> str | None:
+def link_line(layer: str, venv_site: str) -> str | None:
+    """The link's one line: the layer's site dir added (its own .pth files
+    read), then what that added moved to just after `venv_site`."""
     site = layer_site(layer)
-    return None if site is None else f"import site; site.addsitedir({site!r})\n"
+    if site is None:
+        return None
+    # site runs the line with exec() in a function: no comprehension or
+    # lambda could see its names, hence filter with bound methods
+    return (f"import itertools, site, sys; _b = set(sys.path); site.addsitedir({site!r}); "
+            "_a = list(itertools.filterfalse(_b.__contains__, sys.path)); "
+            "sys.path[:] = list(filter(_b.__contains__, sys.path)); "
+            f"_i = sys.path.index({venv_site!r}) + 1 if {venv_site!r} in sys.path else len(sys.path); "
+            "sys.path[_i:_i] = _a\n")
 
 
 def is_link(path: str, sites: list[str]) -> bool:
     """The gate's link, exactly as written for the layer shown to this run."""
     if os.path.basename(path) != LINK or os.path.dirname(path) not in sites:
         return False
-    expected = link_line(os.environ.get("GATE_LAYER", ""))
+    expected = link_line(os.environ.get("GATE_LAYER", ""), os.path.abspath(os.path.dirname(path)))
     return expected is not None and read_text(path) == expected
 
 
 def write_link(venv: str, layer: str) -> str:
     """The link in each site dir of venv: whatever stood at its name goes
     first (never written through); '' when done, else why not."""
-    line = link_line(layer)
-    if line is None:
-        return f"the dependency layer at {layer} holds no single site-packages"
     for site in site_dirs(venv):
+        line = link_line(layer, os.path.abspath(site))
+        if line is None:
+            return f"the dependency layer at {layer} holds no single site-packages"
         target = os.path.join(site, LINK)
         if os.path.lexists(target) and not os.path.isdir(target):
             os.unlink(target)
