@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from gatetui.backends.isolation import UID_COUNT, UID_FIRST
+from gatetui.backends.uids import UID_COUNT, UID_FIRST
 
 pytest_plugins = ["tests.tiers"]  # the `sandbox` and `install` marks, checked as each test runs
 

@@ -21,6 +21,7 @@ from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.supervise.state_inputs import StateCache
 from tests.conftest import MakeRepo
+from tests.gating import shared_layers
 
 OK = CommandResult(exit_code=0, wall_seconds=1.0)
 FAILED = CommandResult(exit_code=1, wall_seconds=1.0)
@@ -93,7 +94,7 @@ HEAD = {"mathlib/__init__.py": "def double(x):\n    return x + x\n\n\ndef half(x
 def gate(repo: Path, work: Path, cache: MemoryCache) -> list[object]:
     async def go() -> list[object]:
         plan = make_plan(GateRequest(repo, "main", "agent/x", baseline_cache=cache))
-        return [e async for e in run_gate(plan, LocalBackend(work_root=work))]
+        return [e async for e in run_gate(plan, LocalBackend(work_root=work, layers=shared_layers()))]
 
     return asyncio.run(go())
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.backends.isolation import UID_COUNT, UID_FIRST, Isolation, UidPool, probe_isolation, uid_processes
+from gatetui.backends.isolation import Isolation, probe_isolation
+from gatetui.backends.uids import UID_COUNT, UID_FIRST, UidPool, known_id, login_range, uid_processes
 from gatetui.backends.local import LocalBackend
 from gatetui.backends.local_workspace import LocalWorkspace
 from gatetui.errors import BadInput
@@ -26,6 +27,7 @@ from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from tests.conftest import MakeRepo
 from tests.test_local_backend import export_files, run
+from tests.gating import shared_layers
 
 needs_isolation = pytest.mark.skipif(
     not probe_isolation().full, reason=f"cannot isolate here: {probe_isolation().reason}")
@@ -329,7 +331,8 @@ def test_base_config_may_give_the_test_runs_the_network(make_repo: MakeRepo, all
     try:
         async def go() -> RunFinished:
             plan = make_plan(GateRequest(repo, "main", "agent/x"))
-            events = [e async for e in run_gate(plan, LocalBackend(work_root=repo.parent / "work"))]
+            backend = LocalBackend(work_root=repo.parent / "work", layers=shared_layers())
+            events = [e async for e in run_gate(plan, backend)]
             assert isinstance(events[-1], RunFinished)
             return events[-1]
 
@@ -338,3 +341,31 @@ def test_base_config_may_give_the_test_runs_the_network(make_repo: MakeRepo, all
         server.close()
     runs = {r.id: r for r in done.results}[CheckId.RUNS]
     assert (runs.status is Status.PASS, done.digests.to_json().get("test_network", False)) == (allowed, allowed)
+
+
+# --- which uids a run may get -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("UID_MIN\t\t\t 1000\nUID_MAX\t\t\t60000\n#SYS_UID_MAX 999\n", (1000, 59001)),
+    ("UID_MIN 2000\nUID_MAX 30000\n", (2000, 28001)),
+    ("UID_MIN 10\nUID_MAX 5000\n", (1000, 4001)),  # never a system account's uid
+    ("UID_MIN 5000\nUID_MAX 5050\n", (1000, 59001)),  # too few to draw from: the usual range
+    ("", (1000, 59001)),
+])
+def test_runs_draw_uids_from_the_machines_range_for_people(tmp_path: Path, text: str,
+                                                           expected: tuple[int, int]) -> None:
+    (tmp_path / "login.defs").write_text(text)
+    assert login_range(str(tmp_path / "login.defs")) == expected
+
+
+def test_without_login_defs_the_range_is_the_usual_one(tmp_path: Path) -> None:
+    assert login_range(str(tmp_path / "missing")) == (1000, 59001)
+
+
+def test_a_uid_or_gid_the_machine_names_is_never_handed_out(tmp_path: Path) -> None:
+    """root (0) is named on every machine: a pool of it alone has nothing to give."""
+    with pytest.raises(OSError, match="^no free uid left for a gate run$"):
+        UidPool(tmp_path / "uids", first=0, count=1).claim(tmp_path)
+    assert list((tmp_path / "uids").iterdir()) == []
+    assert (known_id(0), known_id(UID_FIRST + UID_COUNT + 123_456)) == (True, False)

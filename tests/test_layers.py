@@ -21,6 +21,8 @@ from gatetui.backends.layer_files import differing, digest_of, manifest, mirror_
 from gatetui.backends.layers import LayerShelf, LocalLayers, cap_from_env, layer_manifest, open_root
 from gatetui.cli.main import main
 from gatetui.errors import BadInput
+from gatetui.gate import layer_steps
+from gatetui.gate.cost import Usage
 from gatetui.gate.digests import Digests
 from gatetui.stacks.base import Resolved
 from gatetui.stacks.python import env_check
@@ -369,3 +371,19 @@ def test_a_name_with_a_line_break_is_never_a_mount_point(tmp_path: Path) -> None
     (tmp_path / "srv" / "x").mkdir(parents=True)
     (tmp_path / "srv" / "y").mkdir()
     assert mirror_points(tmp_path) == ["/srv"]
+
+
+# --- what a layer found saved -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("kept", "saved"), [
+    ({"wall_seconds": 8.5, "cpu_seconds": 12, "gib_seconds": 0.25}, Usage(8.5, 12.0, 0.25)),
+    (None, Usage()),
+    ("8.5", Usage()),
+    ({"wall_seconds": 8.5, "cpu_seconds": 12}, Usage()),  # one missing: no figure is made up
+    ({"wall_seconds": -1, "cpu_seconds": 12, "gib_seconds": 0}, Usage()),
+    ({"wall_seconds": True, "cpu_seconds": 12, "gib_seconds": 0}, Usage()),
+    ({"wall_seconds": "8", "cpu_seconds": 12, "gib_seconds": 0}, Usage()),
+])
+def test_what_a_kept_layer_saved_is_read_from_its_info_or_is_nothing(kept: object, saved: Usage) -> None:
+    assert layer_steps._usage(kept) == saved

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.backends.isolation import keep_when, uid_processes
+from gatetui.backends.isolation import keep_when
+from gatetui.backends.uids import uid_processes
 from gatetui.backends.local import LocalBackend, probe_fork_mode
 from gatetui.backends.local_workspace import LocalWorkspace
 from gatetui.errors import BadInput

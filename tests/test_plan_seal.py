@@ -19,6 +19,7 @@ from gatetui.gate.junit import Outcome, Report, TestResult
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from tests.conftest import MakeRepo
+from tests.gating import shared_layers
 
 PYPROJECT = ('[project]\nname = "calc"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n\n'
              '[[tool.gatetui.seal.rules]]\nname = "pytest settings"\n'
@@ -103,7 +104,7 @@ def test_a_fail_rule_fails_the_verdict_of_a_change_whose_tests_all_pass(make_rep
 
     async def gate() -> RunFinished:
         plan = make_plan(GateRequest(repo, "main", "agent/x"))
-        events = [e async for e in run_gate(plan, LocalBackend(work_root=work))]
+        events = [e async for e in run_gate(plan, LocalBackend(work_root=work, layers=shared_layers()))]
         assert isinstance(events[-1], RunFinished)
         return events[-1]
 

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.backends.isolation import uid_processes
+from gatetui.backends.uids import uid_processes
 from gatetui.backends.local import LocalBackend, uid_range_from_env
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from tests.conftest import MakeRepo
+from tests.gating import shared_layers
 
 LOCK = '{"name": "n", "version": "0.0.0", "lockfileVersion": 3, "requires": true, "packages": {"": {"name": "n", "version": "0.0.0"}}}\n'
 
@@ -108,7 +109,7 @@ def test_a_hanging_suite_fails_runs_at_the_time_limit(make_repo: MakeRepo, tmp_p
 
     async def go() -> RunFinished:
         plan = make_plan(GateRequest(repo, "main", "agent/x", timeout=4))
-        events = [e async for e in run_gate(plan, LocalBackend(work_root=tmp_path))]
+        events = [e async for e in run_gate(plan, LocalBackend(work_root=tmp_path, layers=shared_layers()))]
         assert isinstance(events[-1], RunFinished)
         return events[-1]
 
@@ -133,7 +134,7 @@ NODE_BASE = {"package.json": '{"name": "n", "version": "0.0.0", "scripts": {"tes
 def gate_install(repo: Path, work: Path) -> tuple[RunFinished, list[str]]:
     async def go() -> tuple[RunFinished, list[str]]:
         plan = make_plan(GateRequest(repo, "main", "agent/x"))
-        events = [e async for e in run_gate(plan, LocalBackend(work_root=work))]
+        events = [e async for e in run_gate(plan, LocalBackend(work_root=work, layers=shared_layers()))]
         assert isinstance(events[-1], RunFinished)
         return events[-1], [e.stream for e in events if isinstance(e, OutputChunk) and e.check is CheckId.INSTALL]
 

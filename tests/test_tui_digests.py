@@ -91,3 +91,27 @@ def test_the_projection_is_the_daily_average_times_30() -> None:
     assert projection_note(spread) == "* per month: the 2 runs of the last 10.0 days, per day x 30"
     # a burst says what it was, not "in 1.0 d" (five minutes of demo read as a day's pace, unsaid)
     assert projection_note(burst) == "* per month: the 2 runs of the last 10 min, counted as one day's work, x 30 days"
+
+
+@pytest.mark.asyncio
+async def test_the_credit_table_says_what_a_kept_layer_saved_apart_from_what_was_spent(tmp_path: Path) -> None:
+    """A gate that found its dependency layer did not pay for building it:
+    the table shows that work as saved, on a row of its own, and the
+    run's total is only what was spent."""
+    repo, head, base = sample_at_base("honest_fix", tmp_path / "repo")
+    store = Store.open(tmp_path / "state")
+    stored = record("honest_fix", head, base, ())
+    stored["cost"] = Cost({"install": Usage(2.0, 1.5, 0.0), "runs": Usage(3.0, 6.0, 0.0)},
+                          saved={"install": Usage(8.4, 12.0, 0.0)}).to_json()
+    store.save_run(repo, stored)
+    move_branch(repo, "agent/honest_fix", head)
+    supervisor = Supervisor(repo, FakeBackend(released=False), store, clock=lambda: NOW, watcher=RefWatcher(repo))
+    async with GatetuiApp(supervisor, clock=lambda: NOW).run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: cell(pilot, "#branches", "agent/honest_fix", "verdict") == "pass", 10)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: cell(pilot, "#cost-table", "saved-install", "what") != "", 10)
+        rows = {key: [cell(pilot, "#cost-table", key, c) for c in ("what", "wall", "cpu")]
+                for key in ("install", "run", "saved-install")}
+        await pilot.press("q")
+    assert rows == {"install": ["install", "2.0", "0.025"], "run": ["this run", "5.0", "0.125"],
+                    "saved-install": ["install saved (layer)", "8.4", "0.200"]}

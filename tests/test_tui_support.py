@@ -20,6 +20,7 @@ from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.app import GatetuiApp
 from gatetui.supervise.watch import RefWatcher
+from tests.gating import shared_layers
 
 SCENARIOS = {s.name: s for s in load_scenarios()}
 SIZE = (150, 46)
@@ -57,8 +58,8 @@ def commit_on_top(repo: Path, parent: str, name: str, text: str, when: int | Non
 def make_app(repo: Path, tmp: Path, backend: Backend | None = None,
              factory: Callable[[str], Backend] | None = None) -> GatetuiApp:
     (tmp / "work").mkdir(exist_ok=True)
-    supervisor = Supervisor(repo, backend or LocalBackend(work_root=tmp / "work"), Store.open(tmp / "state"),
-                            watcher=RefWatcher(repo, step_ms=20))
+    backend = backend or LocalBackend(work_root=tmp / "work", layers=shared_layers())
+    supervisor = Supervisor(repo, backend, Store.open(tmp / "state"), watcher=RefWatcher(repo, step_ms=20))
     return GatetuiApp(supervisor, factory)
 
 

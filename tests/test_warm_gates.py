@@ -15,6 +15,7 @@ import asyncio
 import base64
 import hashlib
 import io
+import json
 import subprocess
 import sys
 import zipfile
@@ -194,6 +195,16 @@ def test_two_gates_at_once_build_one_layer_and_agree(warm: Warm) -> None:
     assert [layer.key for layer in LayerShelf(warm.layers).listing()] == [first.finished.digests.layer]
     assert (first.finished.verdict, first.statuses) == (second.finished.verdict, second.statuses)
     assert first.finished.verdict is Verdict.PASS
+
+
+def test_the_gate_that_found_the_layer_is_told_what_building_it_cost(warm: Warm) -> None:
+    saved = {g.finished.digests.layer_state: g.finished.cost.saved for g in warm.race}
+    key = warm.race[0].finished.digests.layer
+    built = json.loads((warm.layers / key / "info.json").read_text())["build"]
+    assert (saved["miss"], list(saved["hit"])) == ({}, ["install"])
+    assert (saved["hit"]["install"].wall_seconds, saved["hit"]["install"].cpu_seconds) == (
+        built["wall_seconds"], built["cpu_seconds"])
+    assert built["cpu_seconds"] > 0.1  # a venv, an install and the bytecode: measured, not zero
 
 
 def hostile(warm: Warm, wheelhouse: str, tmp_path: Path, files: dict[str, str]) -> tuple[Gated, Path]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -106,10 +106,13 @@ class Workspace(Protocol):
 @dataclass(frozen=True)
 class Found:
     """A layer looked up: its folder, verified against its manifest, or
-    None (to build); `note` says a layer was thrown away, for the run's notes."""
+    None (to build); `note` says a layer was thrown away, for the run's
+    notes; `about` is what was kept with it when built (what it holds,
+    what building it used)."""
 
     path: Path | None
     note: str = ""
+    about: Mapping[str, object] = field(default_factory=dict)
 
 
 class LayerStore(Protocol):

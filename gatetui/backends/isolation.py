@@ -16,16 +16,12 @@ missing: never a silent downgrade.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import json
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,11 +29,11 @@ from typing import TypeVar
 
 from gatetui.backends.layer_files import mirror_points
 from gatetui.backends.layers import CACHE
-from gatetui.backends.process import pid_alive
+from gatetui.backends.uids import UID_COUNT, UID_FIRST
 
 WORDS = ("app", "api", "core", "web", "lib", "tools", "service", "project", "work", "src", "build", "repo",
          "code", "main", "data", "server", "client", "utils", "engine", "backend", "site", "pkg", "dev", "ci")
-UID_FIRST, UID_COUNT = 420_000, 10_000
+
 NPROC_LIMIT = 4096  # per uid: a fork bomb stops here, the machine does not
 FSIZE_LIMIT = 8 << 30  # bytes: a test that fills the disk fails its run
 TMPFS_SIZE = "4g"
@@ -314,64 +310,3 @@ def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> li
             str(view.deps or ""), where.layer if view.deps is not None else "",
             str(cache) if cache is not None else "", where.scratch_path("cache") if cache is not None else "",
             "\n".join(mirror_points(cache / "root")) if cache is not None else ""]
-
-
-class UidPool:
-    """Hands out a uid no other live run holds, by O_EXCL claim files."""
-
-    def __init__(self, folder: Path, first: int = UID_FIRST, count: int = UID_COUNT):
-        self.folder, self.first, self.count = folder, first, count
-
-    def claim(self, run_root: Path) -> int:
-        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        start = int.from_bytes(os.urandom(4), "little") % self.count
-        for step in range(self.count):
-            uid = self.first + (start + step) % self.count
-            claim = self.folder / str(uid)
-            try:
-                fd = os.open(claim, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:
-                continue
-            with os.fdopen(fd, "w") as out:
-                json.dump({"pid": os.getpid(), "root": str(run_root)}, out)
-            if not uid_processes(uid):
-                return uid
-            claim.unlink(missing_ok=True)  # a stranger uses it: leave it alone
-        raise OSError("no free uid left for a gate run")
-
-    def release(self, uid: int) -> None:
-        (self.folder / str(uid)).unlink(missing_ok=True)
-
-    def orphans(self) -> list[tuple[int, Path]]:
-        """Claims whose supervisor died: (uid, run root) to clean."""
-        found = []
-        for claim in self.folder.glob("[0-9]*") if self.folder.is_dir() else ():
-            with contextlib.suppress(OSError, ValueError):
-                info = json.loads(claim.read_text())
-                if not pid_alive(int(info["pid"])):
-                    found.append((int(claim.name), Path(info["root"])))
-        return found
-
-
-def uid_processes(uid: int) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            if entry.stat().st_uid == uid:
-                pids.append(int(entry.name))
-    return pids
-
-
-def kill_uid(uid: int, patience: float = 5.0) -> int:
-    """SIGKILL every process of uid until none is left; returns how many."""
-    killed = 0
-    deadline = time.monotonic() + patience
-    while (pids := uid_processes(uid)) and time.monotonic() < deadline:
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-        time.sleep(0.02)
-    return killed

@@ -245,7 +245,11 @@ class LocalLayers(LayerShelf):
             return Found(None, f"dependency layer {key[:12]} no longer matched its manifest ({shown}): "
                                "thrown away and built again")
         (folder / "used").touch()
-        return Found(folder / ENV)
+        try:
+            about = json.loads((folder / "info.json").read_text())
+        except (OSError, ValueError):
+            about = {}
+        return Found(folder / ENV, about=about if isinstance(about, dict) else {})
 
     async def build(self, key: str, folder: str, make: Callable[[Workspace], Awaitable[bool]],
                     verify: Callable[[str], list[str]], about: Mapping[str, object],

@@ -35,12 +35,11 @@ from functools import cached_property
 from pathlib import Path
 
 from gatetui.backends.base import LayerStore, TreeExporter, Workspace
-from gatetui.backends.isolation import (
-    NONE, UID_COUNT, UID_FIRST, Isolation, UidPool, Where, keep_when, kill_uid, probe_isolation,
-)
+from gatetui.backends.isolation import NONE, Isolation, Where, keep_when, probe_isolation
 from gatetui.backends.local_layout import BIND_SCRIPT, FORK_MODES, OVERLAY_SCRIPT, UNSHARE, chown_tree, to_the_end
 from gatetui.backends.layers import LocalLayers
 from gatetui.backends.local_workspace import LocalWorkspace, scrubbed_env
+from gatetui.backends.uids import UID_COUNT, UID_FIRST, UidPool, kill_uid
 from gatetui.errors import BackendError, BadInput
 
 __all__ = ["LocalBackend", "LocalWorkspace", "default_work_root", "fork_mode_from_env", "probe_fork_mode",
@@ -179,7 +178,7 @@ def uid_range_from_env() -> tuple[int, int]:
     first, sep, last = text.partition("-")
     if not (sep and first.isdigit() and last.isdigit() and 1000 <= int(first) <= int(last) < 2**31 - 1):
         raise BadInput(f"GATETUI_UID_RANGE={text!r} is not FIRST-LAST with 1000 <= FIRST <= LAST "
-                       "(uids for gate runs, e.g. 420000-429999)")
+                       "(uids for gate runs, e.g. 1000-60000)")
     return int(first), int(last) - int(first) + 1
 
 

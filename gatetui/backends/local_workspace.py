@@ -17,12 +17,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Workspace
-from gatetui.backends.isolation import UidPool, Where, kill_uid, wrap
+from gatetui.backends.isolation import Where, wrap
 from gatetui.backends.local_files import read_regular, write_files
 from gatetui.backends.local_layout import (
     BIND_SCRIPT, OVERLAY_SCRIPT, UNSHARE, Copy, Layout, copy_room, lay_out, swapped_in, to_the_end,
 )
 from gatetui.backends.process import run_process
+from gatetui.backends.uids import UidPool, kill_uid
 
 ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SOURCE_DATE_EPOCH")
 ENV_ALLOW_PREFIXES = ("PIP_", "NPM_CONFIG_", "npm_config_", "UV_INDEX", "UV_DEFAULT_INDEX")

@@ -61,6 +61,7 @@ class Cost:
     per_check: dict[str, Usage] = field(default_factory=dict)
     measured: bool = False
     account: dict[str, float] = field(default_factory=dict)  # dollars the backend's account reports
+    saved: dict[str, Usage] = field(default_factory=dict)  # per check: work a kept dependency layer spared
 
     @property
     def total(self) -> Usage:
@@ -91,4 +92,5 @@ class Cost:
             "checks": {k: row(v) for k, v in self.per_check.items()},
             "total": row(self.total),
             **({"account": dict(self.account)} if self.account else {}),
+            **({"saved": {k: row(v) for k, v in self.saved.items()}} if self.saved else {}),
         }

@@ -20,7 +20,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gatetui.backends.base import LayerStore, Workspace
+from gatetui.backends.base import CommandResult, LayerStore, Workspace
+from gatetui.gate.cost import Usage, usage_of
 from gatetui.gate.install import Failed, Run
 from gatetui.stacks.base import Dependencies, LayerRecipe, Resolved
 
@@ -30,6 +31,7 @@ class LayerUse:
     key: str
     state: str  # "hit", "miss" (built by this gate), "rebuilt" (a tampered one thrown away)
     shown: str  # where the workspace's commands see it
+    saved: Usage = Usage()  # a hit: what building the layer used, not spent by this gate
 
 
 @dataclass
@@ -39,6 +41,7 @@ class LayerSteps:
 
     store: LayerStore
     run: Run
+    save: Callable[[Usage], None] = lambda usage: None  # told what each layer found spared
     notes: list[str] = field(default_factory=list)
     used: dict[str, LayerUse] = field(default_factory=dict)  # workspace path -> its layer
     releases: list[Callable[[], None]] = field(default_factory=list)
@@ -50,7 +53,7 @@ class LayerSteps:
             got = await self._get(key, deps, recipe, resolved, env)
             if isinstance(got, Failed):
                 return got
-            path, state = got
+            path, state, saved = got
             release = await self.store.hold(key)
             if path.is_dir():
                 break
@@ -63,44 +66,52 @@ class LayerSteps:
         result = await self.run(workspace, recipe.link.command, link, False)
         if not result.ok:
             return Failed("link the dependency layer", result)
-        use = self.used[workspace.path] = LayerUse(key, state, shown)
+        use = self.used[workspace.path] = LayerUse(key, state, shown, saved)
+        if state == "hit":
+            self.save(saved)
         return use
 
     async def _get(self, key: str, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved,
-                   env: dict[str, str]) -> tuple[Path, str] | Failed:
-        """The layer's folder, found (`hit`) or built under the key's lock."""
+                   env: dict[str, str]) -> tuple[Path, str, Usage] | Failed:
+        """The layer's folder, found (`hit`, with what building it used)
+        or built under the key's lock."""
         failed: list[Failed] = []
         async with self.store.claim(key):
             found = await self.store.find(key)
             if found.note:
                 self.notes.append(found.note)
             if found.path is not None:
-                return found.path, "hit"
-            built = await self.store.build(key, recipe.folder, self._maker(deps, recipe, resolved, env, failed),
-                                           recipe.verify, {"holds": _holds(resolved)},
+                return found.path, "hit", _usage(found.about.get("build"))
+            about: dict[str, object] = {"holds": _holds(resolved)}  # the maker adds what the build used
+            built = await self.store.build(key, recipe.folder, self._maker(deps, recipe, resolved, env, failed, about),
+                                           recipe.verify, about,
                                            recipe.cache.folder if recipe.cache is not None else "")
         if not isinstance(built, list):
-            return built, "rebuilt" if found.note else "miss"
+            return built, "rebuilt" if found.note else "miss", Usage()
         if failed:
             return failed[0]
         return Failed("dependency layer", None, f"the dependency layer built from the index failed its check: "
                                                 f"{'; '.join(built[:3])}")
 
     def _maker(self, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved, env: dict[str, str],
-               failed: list[Failed]) -> Callable[[Workspace], Awaitable[bool]]:
+               failed: list[Failed], about: dict[str, object]) -> Callable[[Workspace], Awaitable[bool]]:
         async def make(workspace: Workspace) -> bool:
             *first, last = recipe.build
-            for step in (*first, deps.pinned_command(last, resolved)):
-                result = await self.run(workspace, step.replace("{layer}", recipe.folder), env, True)
-                if not result.ok:
-                    failed.append(Failed(last if step not in first else step, result))
-                    return False
+            spent = Usage()
+            # (command, its environment, network, how a failure names it)
+            steps = [(step.replace("{layer}", recipe.folder), env, True, step) for step in first]
+            steps.append((deps.pinned_command(last, resolved).replace("{layer}", recipe.folder), env, True, last))
             if recipe.cache is not None:  # no network: it only reads what the build installed
                 script = recipe.cache.script
-                result = await self.run(workspace, script.command, {**env, **script.env}, False)
+                steps.append((script.command, {**env, **script.env}, False, script.command))
+            for command, step_env, network, label in steps:
+                result = await self.run(workspace, command, step_env, network)
+                spent = spent + _used(result)
                 if not result.ok:
-                    failed.append(Failed(script.command, result))
+                    failed.append(Failed(label, result))
                     return False
+            about["build"] = {"wall_seconds": spent.wall_seconds, "cpu_seconds": spent.cpu_seconds,
+                              "gib_seconds": spent.gib_seconds}
             return True
         return make
 
@@ -112,6 +123,21 @@ class LayerSteps:
         """Let every layer this run held go (the run is over)."""
         while self.releases:
             self.releases.pop()()
+
+
+def _used(result: CommandResult) -> Usage:
+    return usage_of(result.wall_seconds, result.cpu_seconds, result.peak_rss_bytes)
+
+
+def _usage(kept: object) -> Usage:
+    """What a layer's info says its build used (the store's own file, read
+    with care all the same: anything else is no saving)."""
+    if not isinstance(kept, dict):
+        return Usage()
+    values = [kept.get(k) for k in ("wall_seconds", "cpu_seconds", "gib_seconds")]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e7 for v in values):
+        return Usage()
+    return Usage(*(float(v) for v in values))  # type: ignore[arg-type]
 
 
 def _holds(resolved: Resolved) -> list[str]:

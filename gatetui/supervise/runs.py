@@ -298,6 +298,10 @@ def _rule_from_json(data: dict[str, Any]) -> RuleDigest:
 
 
 def cost_from_json(data: dict[str, Any]) -> Cost:
-    checks = {k: Usage(v.get("wall_seconds", 0.0), v.get("cpu_minutes", 0.0) * 60, v.get("gib_minutes", 0.0) * 60)
-              for k, v in (data.get("checks") or {}).items()}
-    return Cost(per_check=checks, measured=data.get("basis") == "measured by Runtime")
+    def rows(table: object) -> dict[str, Usage]:
+        items = table.items() if isinstance(table, dict) else ()
+        return {k: Usage(v.get("wall_seconds", 0.0), v.get("cpu_minutes", 0.0) * 60, v.get("gib_minutes", 0.0) * 60)
+                for k, v in items if isinstance(v, dict)}
+
+    return Cost(per_check=rows(data.get("checks")), measured=data.get("basis") == "measured by Runtime",
+                saved=rows(data.get("saved")))

@@ -52,7 +52,8 @@ class Context:
         ctx = cls(plan, backend, ledger, profile.stack.scan_hooks(plan.base, plan.head, profile.is_test_file),
                   _changed(plan))
         if backend.layers is not None:
-            ctx.layers = LayerSteps(backend.layers, ctx._run_for(CheckId.INSTALL, "install"))
+            ctx.layers = LayerSteps(backend.layers, ctx._run_for(CheckId.INSTALL, "install"),
+                                    lambda usage: ledger.save(CheckId.INSTALL, usage))
         return ctx
 
     def digests(self) -> Digests:

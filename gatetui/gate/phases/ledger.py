@@ -27,6 +27,7 @@ class Ledger:
         self.started: dict[CheckId, float] = {}
         self.clock = time.monotonic()
         self.account: dict[str, float] = {}  # the backend account's credit, where it has one
+        self.saved: dict[str, Usage] = {}  # what a kept dependency layer spared each check
 
     def start(self, check: CheckId) -> None:
         self.started[check] = time.monotonic()
@@ -90,5 +91,12 @@ class Ledger:
         self.emit(CostUpdated(self.cost()))
         return result
 
+    def save(self, check: CheckId, usage: Usage) -> None:
+        """Work `check` did not do (a dependency layer found, not built), as
+        it cost when it was done."""
+        self.saved[check.value] = self.saved.get(check.value, Usage()) + usage
+        self.emit(CostUpdated(self.cost()))
+
     def cost(self) -> Cost:
-        return Cost(per_check=dict(self.usage), measured=self.measured, account=self.account)
+        return Cost(per_check=dict(self.usage), measured=self.measured, account=self.account,
+                    saved=dict(self.saved))

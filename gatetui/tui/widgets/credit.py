@@ -86,6 +86,8 @@ class CreditPanel(Vertical):
             per_check = sorted(run.cost.per_check.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
             rows = {k: _cells(k, v) for k, v in per_check}
             rows["run"] = _cells("this run", run.cost.total)
+            for check, usage in run.cost.saved.items():  # a kept dependency layer: not spent, said apart
+                rows[f"saved-{check}"] = _cells(f"{check} saved (layer)", usage)
         rows["since"] = _cells("since start", since_start)
         if projection is not None:
             rows["month"] = _cells("per month*", projection.month, wall=False)
