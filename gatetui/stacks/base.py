@@ -305,7 +305,8 @@ class Profile:
     sealed: tuple[str, ...] = ()  # globs of whole files put back by old_tests
     timeout: float = 900.0
     import_check: bool = True
-    # How head's packages are imported for the install check ({modules}), with what environment.
+    # How head's packages are imported for the install check ({modules}; {scratch}: the command's
+    # own cache folder, as the runs'), with what environment.
     import_command: GateScript | None = None
     # Head's distributable compared with its tree, and the tree paths a build writes by design
     # (a version file), which the distributable may hold.

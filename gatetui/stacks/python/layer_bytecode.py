@@ -12,8 +12,10 @@ pinned install. It writes `.layer-cache/layer/` (the layer's files, by
 their path in the layer) and `.layer-cache/root/<absolute path>/` (the
 standard library modules a pytest start imports, by their absolute path).
 Which library modules is learnt by starting the layer's own pytest once
-(collecting nothing, in an empty folder) under a throwaway prefix; that
-bytecode is then deleted, and every file is compiled afresh by this
+(collecting nothing, in an empty folder) and importing each top-level
+module its distributions install, under a throwaway prefix (the third-party
+code that runs there is the same the runs will load); that bytecode is
+then deleted, and every file is compiled afresh by this
 process, which runs no third-party code: the warm-up only chooses names.
 The store seals the folder and keeps it in the layer's manifest; each run
 is shown it read-only under its own prefix. Stdlib only.
@@ -34,18 +36,47 @@ LAYER, OUT = ".layer", ".layer-cache"
 TAG = f".{sys.implementation.cache_tag}.pyc"
 
 
+# Imports every top-level module the layer's distributions install, each
+# in its own try (one that fails to import is no reason to stop).
+IMPORT_ALL = """
+import importlib, sys
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+    except BaseException:
+        pass
+"""
+
+
+def top_level_names(site: str) -> list[str]:
+    """The importable top-level names in a site-packages folder."""
+    names = set()
+    for entry in os.listdir(site) if os.path.isdir(site) else ():
+        stem, ext = os.path.splitext(entry)
+        if entry.startswith(("_", ".")) or "-" in entry or ext in (".pth", ".dist-info", ".data"):
+            continue
+        if ext == ".py" or (not ext and os.path.isfile(os.path.join(site, entry, "__init__.py"))):
+            names.add(stem)
+    return sorted(n for n in names if n.isidentifier())
+
+
 def library_modules(stdlib: str) -> list[str]:
-    """The standard library sources a pytest start in the layer imports."""
+    """The standard library sources a pytest start in the layer imports,
+    and those its distributions' own modules import."""
     python = os.path.join(LAYER, "bin", "python")
     if not os.path.exists(python):
         return []
+    sites = [os.path.join(LAYER, "lib", d, "site-packages") for d in os.listdir(os.path.join(LAYER, "lib"))]
+    names = [n for site in sites for n in top_level_names(site)]
     with tempfile.TemporaryDirectory() as warm, tempfile.TemporaryDirectory() as empty:
-        try:
-            subprocess.run([os.path.abspath(python), "-X", f"pycache_prefix={warm}", "-m", "pytest", "-q",
-                            "--collect-only", "-p", "no:cacheprovider"], cwd=empty, timeout=120,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        except (OSError, subprocess.SubprocessError):
-            return []
+        python = os.path.abspath(python)
+        for argv in ([python, "-X", f"pycache_prefix={warm}", "-m", "pytest", "-q", "--collect-only", "-p",
+                      "no:cacheprovider"], [python, "-X", f"pycache_prefix={warm}", "-c", IMPORT_ALL, *names]):
+            try:
+                subprocess.run(argv, cwd=empty, timeout=120, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+            except (OSError, subprocess.SubprocessError):
+                continue
         mirror = warm + stdlib
         found = []
         for folder, _dirs, files in os.walk(mirror):

@@ -149,9 +149,11 @@ def _table(document: Mapping[str, Any], keys: tuple[str, ...]) -> Mapping[str, A
     return document
 
 
-# Head's packages imported with only their runtime dependencies in sight (import_check.py).
+# Head's packages imported with only their runtime dependencies in sight
+# (import_check.py), bytecode read and written under a fresh prefix as in
+# the runs (where the layer's own is shown: -I ignores PYTHONPYCACHEPREFIX).
 PYTHON_IMPORT_CHECK = GateScript(
-    '.venv/bin/python -I -c "$GATE_IMPORT_CHECK" {modules}',
+    '.venv/bin/python -I -X pycache_prefix={scratch} -c "$GATE_IMPORT_CHECK" {modules}',
     MappingProxyType({"GATE_IMPORT_CHECK": (HERE / "import_check.py").read_text()}))
 
 
