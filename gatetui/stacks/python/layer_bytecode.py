@@ -7,25 +7,23 @@ standard library modules they import again: about 0.5 s of CPU per pytest
 start on a small set, paid by every run, rerun and mutant.
 
 This script runs in the layer's build workspace (where no code of head's
-ever ran), with the machine's interpreter in isolated mode, after the
-pinned install. It writes `.layer-cache/layer/` (the layer's files, by
-their path in the layer) and `.layer-cache/root/<absolute path>/` (the
-standard library modules a pytest start imports, by their absolute path).
-Which library modules is learnt by starting the layer's own pytest once
-(collecting nothing, in an empty folder) and importing each top-level
-module its distributions install, under a throwaway prefix (the third-party
-code that runs there is the same the runs will load); that bytecode is
-then deleted, and every file is compiled afresh by this
-process, which runs no third-party code: the warm-up only chooses names.
-The store seals the folder and keeps it in the layer's manifest; each run
-is shown it read-only under its own prefix. Stdlib only.
+ever ran) after the pinned install. It starts the layer's own pytest once
+(collecting nothing, in an empty folder) and imports each top-level module
+its distributions install, under a prefix of its own, then compiles what
+no import reached of the layer; it keeps `.layer-cache/layer/` (the
+layer's files, by their path in the layer) and `.layer-cache/root/<path>/`
+(the standard library modules those imports compiled, by their absolute
+path), and nothing else. The bytecode is written by processes running the
+layer's third-party code: no more trust than the runs already give that
+code, which every one of them imports. The store seals the folder and
+keeps it in the layer's manifest; each run is shown it read-only under its
+own prefix. Stdlib only.
 """
 
 from __future__ import annotations
 
 import compileall
 import os
-import py_compile
 import shutil
 import subprocess
 import sys
@@ -60,32 +58,31 @@ def top_level_names(site: str) -> list[str]:
     return sorted(n for n in names if n.isidentifier())
 
 
-def library_modules(stdlib: str) -> list[str]:
-    """The standard library sources a pytest start in the layer imports,
-    and those its distributions' own modules import."""
-    python = os.path.join(LAYER, "bin", "python")
-    if not os.path.exists(python):
-        return []
-    sites = [os.path.join(LAYER, "lib", d, "site-packages") for d in os.listdir(os.path.join(LAYER, "lib"))]
+def warm_up(prefix: str) -> None:
+    """Start the layer's pytest once (collecting nothing, in an empty
+    folder) and import every top-level module its distributions install,
+    both at once, their bytecode written under `prefix`."""
+    python = os.path.abspath(os.path.join(LAYER, "bin", "python"))
+    lib = os.path.join(LAYER, "lib")
+    if not os.path.exists(python) or not os.path.isdir(lib):
+        return
+    sites = [os.path.join(lib, d, "site-packages") for d in sorted(os.listdir(lib))]
     names = [n for site in sites for n in top_level_names(site)]
-    with tempfile.TemporaryDirectory() as warm, tempfile.TemporaryDirectory() as empty:
-        python = os.path.abspath(python)
-        for argv in ([python, "-X", f"pycache_prefix={warm}", "-m", "pytest", "-q", "--collect-only", "-p",
-                      "no:cacheprovider"], [python, "-X", f"pycache_prefix={warm}", "-c", IMPORT_ALL, *names]):
+    with tempfile.TemporaryDirectory() as empty:
+        started = []
+        for argv in ([python, "-X", f"pycache_prefix={prefix}", "-m", "pytest", "-q", "--collect-only", "-p",
+                      "no:cacheprovider"], [python, "-X", f"pycache_prefix={prefix}", "-c", IMPORT_ALL, *names]):
             try:
-                subprocess.run(argv, cwd=empty, timeout=120, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-            except (OSError, subprocess.SubprocessError):
+                started.append(subprocess.Popen(argv, cwd=empty, stdin=subprocess.DEVNULL,
+                                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            except OSError:
                 continue
-        mirror = warm + stdlib
-        found = []
-        for folder, _dirs, files in os.walk(mirror):
-            for name in files:
-                if name.endswith(TAG):
-                    source = os.path.join(stdlib + folder[len(mirror):], name[: -len(TAG)] + ".py")
-                    if os.path.isfile(source) and not os.path.islink(source):
-                        found.append(source)
-        return sorted(found)
+        for process in started:
+            try:
+                process.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 def main() -> int:
@@ -94,20 +91,15 @@ def main() -> int:
     prefix = tempfile.mkdtemp(prefix="bytecode-")
     shutil.rmtree(OUT, ignore_errors=True)
     os.mkdir(OUT)
-    chosen = library_modules(stdlib)
-    sys.pycache_prefix = prefix  # py_compile writes where a run with this prefix reads
-    compileall.compile_dir(os.path.join(here, LAYER, "lib"), quiet=2, force=True, workers=0)
-    for source in chosen:
-        try:
-            py_compile.compile(source, doraise=True)
-        except py_compile.PyCompileError:
-            continue
+    warm_up(prefix)
+    sys.pycache_prefix = prefix  # compileall writes where a run with this prefix reads
+    compileall.compile_dir(os.path.join(here, LAYER, "lib"), quiet=2, workers=0)  # what no import reached
     if os.path.isdir(prefix + os.path.join(here, LAYER)):
         shutil.move(prefix + os.path.join(here, LAYER), os.path.join(OUT, "layer"))
     if os.path.isdir(prefix + stdlib):
         os.makedirs(os.path.dirname(os.path.join(OUT, "root") + stdlib))
         shutil.move(prefix + stdlib, os.path.join(OUT, "root") + stdlib)
-    shutil.rmtree(prefix, ignore_errors=True)
+    shutil.rmtree(prefix, ignore_errors=True)  # bytecode of anything else is not kept
     return 0
 
 
