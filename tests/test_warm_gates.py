@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from gatetui.backends.isolation import probe_isolation
+from gatetui.backends.layer_files import size_of
 from gatetui.backends.layers import LayerShelf
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import Verdict
@@ -205,6 +206,14 @@ def test_the_gate_that_found_the_layer_is_told_what_building_it_cost(warm: Warm)
     assert (saved["hit"]["install"].wall_seconds, saved["hit"]["install"].cpu_seconds) == (
         built["wall_seconds"], built["cpu_seconds"])
     assert built["cpu_seconds"] > 0.1  # a venv, an install and the bytecode: measured, not zero
+
+
+def test_a_layers_size_counts_its_bytecode(warm: Warm) -> None:
+    """`gatetui cache ls` and the size cap count the whole layer."""
+    (layer,) = LayerShelf(warm.layers).listing()
+    folder = warm.layers / layer.key
+    assert size_of(folder / "cache") > 0
+    assert layer.size == size_of(folder / "env") + size_of(folder / "cache")
 
 
 def hostile(warm: Warm, wheelhouse: str, tmp_path: Path, files: dict[str, str]) -> tuple[Gated, Path]:

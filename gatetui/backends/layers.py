@@ -283,7 +283,8 @@ class LocalLayers(LayerShelf):
             return problems
         entries = layer_manifest(staging)
         (staging / "manifest.json").write_text(json.dumps(entries, sort_keys=True, separators=(",", ":")))
-        info = {"key": key, "size": size_of(staging / ENV), "built": time.time(), **about}
+        size = size_of(staging / ENV) + (size_of(staging / CACHE) if (staging / CACHE).is_dir() else 0)
+        info = {"key": key, "size": size, "built": time.time(), **about}
         (staging / "info.json").write_text(json.dumps(info))
         (staging / "used").touch()
         target = self.root / key
