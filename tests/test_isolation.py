@@ -157,10 +157,12 @@ def test_a_private_tmp_holds_only_the_run(tmp_path: Path) -> None:
             _, text = await run(ws, "ls -A /tmp")
             await ws.close()
             where = ws.where
-            return text, sorted(p.split("/")[2] for p in (where.tree, where.home, where.reports))
+            shown = (where.tree, where.home, where.reports, where.scratch_path("bytecode"))
+            return text, sorted(p.split("/")[2] for p in shown)
 
         text, own = asyncio.run(go())
-        assert sorted(text.split()) == own  # the run's tree, home and reports folders, nothing of the host's
+        # the run's tree, home and reports folders and its bytecode folder, nothing of the host's
+        assert sorted(text.split()) == own
     finally:
         (Path("/tmp") / f"gatetui-visible-{os.getpid()}").unlink()
 
@@ -369,3 +371,20 @@ def test_a_uid_or_gid_the_machine_names_is_never_handed_out(tmp_path: Path) -> N
         UidPool(tmp_path / "uids", first=0, count=1).claim(tmp_path)
     assert list((tmp_path / "uids").iterdir()) == []
     assert (known_id(0), known_id(UID_FIRST + UID_COUNT + 123_456)) == (True, False)
+
+
+@pytest.mark.sandbox
+@needs_isolation
+def test_the_bytecode_folder_is_the_sandboxs_and_read_only_to_the_command(tmp_path: Path) -> None:
+    """A run's pycache prefix: made before the command starts, root's, and
+    nothing the command can write into (no bytecode planted for later)."""
+    async def go() -> tuple[str, str]:
+        ws = await isolated(tmp_path)
+        folder = ws.scratch_path("bytecode")
+        _, text = await run(ws, f"stat -c '%u %a' {folder}; mkdir {folder}/x 2>/dev/null && echo wrote || echo refused")
+        await ws.close()
+        return folder, text
+
+    folder, text = asyncio.run(go())
+    assert folder.startswith("/tmp/bytecode-")
+    assert text.split("\n")[:2] == ["0 755", "refused"]

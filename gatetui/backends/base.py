@@ -70,8 +70,10 @@ class Workspace(Protocol):
     async def read_report(self, name: str) -> bytes | None: ...
 
     def scratch_path(self, name: str) -> str:
-        """A folder for one command's own use (a bytecode cache), under a
-        name nothing that ran before could predict; the command makes it."""
+        """A folder for one command's own use (a build cache), under a name
+        nothing that ran before could predict; the command makes it. The
+        one named `bytecode` is made by the backend where it can, and is
+        read-only to the command (a pycache prefix nothing can plant in)."""
         ...
 
     async def write_files(self, files: Mapping[str, bytes | None]) -> None:
@@ -96,7 +98,7 @@ class Workspace(Protocol):
         read-only to this workspace's later commands and to its copies;
         where they see it. Its cache, where the store kept one (a `cache`
         folder beside it), is shown read-only at that path under each
-        command's `scratch_path("cache")` where the backend can (else the
+        command's `scratch_path("bytecode")` where the backend can (else the
         runs do without). Only called on a backend whose `layers` is set."""
         ...
 

@@ -138,11 +138,12 @@ def probe_isolation() -> Isolation:
 # are shown read-only at their place in the tree (a test run's); $9-$11
 # where the tree, home and reports are shown (under /tmp), ${12} the host name,
 # ${13} a dependency layer (the supervisor's, read-only) shown at ${14},
-# ${15} its cache: its `layer` folder shown read-only at the layer's path
-# under ${16} (the command's scratch cache folder; that folder and its /tmp
-# stay writable to the command, sticky, for the bytecode of everything
-# else), and its `root` folder's subtrees named in ${17} (one absolute path
-# per line) at those paths under ${16}.
+# ${16} is the command's bytecode folder (its pycache prefix): made here,
+# root's and read-only to the command, so that no code of the run can plant
+# bytecode there for a module imported later (its own modules compile in
+# memory); ${15}, the layer's cache, has its `layer` folder shown there
+# read-only at the layer's path, and its `root` folder's subtrees named in
+# ${17} (one absolute path per line) at those paths.
 # Every folder anyone may write on a host gets an empty tmpfs of the
 # command's own (/var/tmp, /dev/shm, /run/lock; a test run's whole /run):
 # what the code under test leaves there (hidden tests copied out, a note for
@@ -177,7 +178,6 @@ if [ -n "${{13}}" ]; then
   if [ -n "${{15}}" ]; then
     C="$R/mnt${{16#/tmp}}"
     mkdir -p "$C${{14}}"
-    chmod 1777 "$C" "$C/tmp"
     if [ -d "${{15}}/layer" ]; then
       mount --bind "${{15}}/layer" "$C${{14}}"
       mount -n -o remount,bind,ro,nosuid,nodev "$C${{14}}"
@@ -190,6 +190,8 @@ if [ -n "${{13}}" ]; then
     done
   fi
 fi
+mkdir -p "$R/mnt${{16#/tmp}}"
+chmod 0755 "$R/mnt${{16#/tmp}}"
 printf '%s' "${{12}}" > /proc/sys/kernel/hostname
 mount --move "$R/mnt" /tmp
 priv() {{
@@ -308,5 +310,5 @@ def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> li
             "net" if network else "nonet", command, environment, keep,
             where.tree, where.home, where.reports, where.hostname,
             str(view.deps or ""), where.layer if view.deps is not None else "",
-            str(cache) if cache is not None else "", where.scratch_path("cache") if cache is not None else "",
+            str(cache) if cache is not None else "", where.scratch_path("bytecode"),
             "\n".join(mirror_points(cache / "root")) if cache is not None else ""]

@@ -111,8 +111,8 @@ class LayerCache:
     {layer}/lib/x.py) and `root/` (mirroring absolute paths of the machine,
     e.g. its standard library). It is kept, sealed and verified with the
     layer, and every run is shown both read-only at those paths under its
-    own {scratch} cache folder: a run reads that bytecode instead of
-    compiling it again, and can write none of it."""
+    own {bytecode} folder: a run reads that bytecode instead of compiling
+    it again, and can write none of it."""
 
     script: GateScript
     folder: str
@@ -305,8 +305,8 @@ class Profile:
     sealed: tuple[str, ...] = ()  # globs of whole files put back by old_tests
     timeout: float = 900.0
     import_check: bool = True
-    # How head's packages are imported for the install check ({modules}; {scratch}: the command's
-    # own cache folder, as the runs'), with what environment.
+    # How head's packages are imported for the install check ({modules}; {bytecode}: the command's
+    # own bytecode folder, as the runs'), with what environment.
     import_command: GateScript | None = None
     # Head's distributable compared with its tree, and the tree paths a build writes by design
     # (a version file), which the distributable may hold.

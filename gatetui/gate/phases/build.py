@@ -118,6 +118,6 @@ async def _import(ctx: Context, copy: Workspace, modules: tuple[str, ...]) -> Fa
     if not modules or importer is None:
         return None
     command = importer.command.replace("{modules}", shlex.join(modules)).replace(
-        "{scratch}", copy.scratch_path("cache"))
+        "{bytecode}", copy.scratch_path("bytecode"))
     result = await ctx.ledger.run(copy, CheckId.INSTALL, STREAM, command, dict(importer.env), network=False)
     return None if result.ok else Failed(f"import {', '.join(modules)}", result, heads_own=True)

@@ -46,7 +46,8 @@ class SuiteRunner:
         """The profile's test environment filled in for this workspace, with
         `extra_env` added (PYTHONPATH joined as a path, the rest as words)."""
         places = {"{report}": report, "{gate}": self.gate_path(workspace),
-                  "{scratch}": workspace.scratch_path("cache"), "{tree}": workspace.path.rstrip("/")}
+                  "{scratch}": workspace.scratch_path("cache"), "{bytecode}": workspace.scratch_path("bytecode"),
+                  "{tree}": workspace.path.rstrip("/")}
         env = {k: _fill(v, places) for k, v in self.ctx.plan.profile.test_env.items()}
         for key, value in extra_env.items():
             joint = os.pathsep if key == "PYTHONPATH" else " "

@@ -47,8 +47,9 @@ RESOLVE = f"--dry-run --report {{report}} {EDITABLE}"
 # root before the runner (a pytest.py there would be the runner, hidden tests
 # included), so the root goes to the end of sys.path, where `python -m pytest`
 # would have put it first; bytecode is read and written only under a folder
-# no one could plant in before the run ({scratch}), never a __pycache__.
-SAFE_PYTHON_ENV = {"PYTHONSAFEPATH": "1", "PYTHONPATH": "{gate}", "PYTHONPYCACHEPREFIX": "{scratch}"}
+# no one could plant in ({bytecode}: made for the command, read-only to it
+# where runs are isolated, holding the layer's own), never a __pycache__.
+SAFE_PYTHON_ENV = {"PYTHONSAFEPATH": "1", "PYTHONPATH": "{gate}", "PYTHONPYCACHEPREFIX": "{bytecode}"}
 SAFE_PYTHON_FILES = MappingProxyType({"sitecustomize.py": (
     b'"""Written by the gate: the tree\'s root last on sys.path (PYTHONSAFEPATH keeps it off)."""\n'
     b"import os\nimport sys\n\nif os.getcwd() not in sys.path:\n    sys.path.append(os.getcwd())\n")})
@@ -153,7 +154,7 @@ def _table(document: Mapping[str, Any], keys: tuple[str, ...]) -> Mapping[str, A
 # (import_check.py), bytecode read and written under a fresh prefix as in
 # the runs (where the layer's own is shown: -I ignores PYTHONPYCACHEPREFIX).
 PYTHON_IMPORT_CHECK = GateScript(
-    '.venv/bin/python -I -X pycache_prefix={scratch} -c "$GATE_IMPORT_CHECK" {modules}',
+    '.venv/bin/python -I -X pycache_prefix={bytecode} -c "$GATE_IMPORT_CHECK" {modules}',
     MappingProxyType({"GATE_IMPORT_CHECK": (HERE / "import_check.py").read_text()}))
 
 
