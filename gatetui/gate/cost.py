@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gatetui.backends.base import CommandResult
+
 CPU_DOLLARS_PER_VCPU_HOUR = 0.025
 MEMORY_DOLLARS_PER_GIB_HOUR = 0.0075
 GIB = 2**30
@@ -43,6 +45,11 @@ class Usage:
             self.cpu_seconds / 3600 * CPU_DOLLARS_PER_VCPU_HOUR
             + self.gib_seconds / 3600 * MEMORY_DOLLARS_PER_GIB_HOUR
         )
+
+
+def used_by(result: CommandResult) -> Usage:
+    """What one command used, priced as usage_of says."""
+    return usage_of(result.wall_seconds, result.cpu_seconds, result.peak_rss_bytes)
 
 
 def usage_of(wall_seconds: float, cpu_seconds: float, peak_rss_bytes: int) -> Usage:

@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gatetui.backends.base import CommandResult, LayerStore, Workspace
-from gatetui.gate.cost import Usage, usage_of
+from gatetui.backends.base import LayerStore, Workspace
+from gatetui.gate.cost import Usage, used_by
 from gatetui.gate.install import Failed, Run
 from gatetui.stacks.base import Dependencies, LayerRecipe, Resolved
 
@@ -106,7 +106,7 @@ class LayerSteps:
                 steps.append((script.command, {**env, **script.env}, False, script.command))
             for command, step_env, network, label in steps:
                 result = await self.run(workspace, command, step_env, network)
-                spent = spent + _used(result)
+                spent = spent + used_by(result)
                 if not result.ok:
                     failed.append(Failed(label, result))
                     return False
@@ -123,10 +123,6 @@ class LayerSteps:
         """Let every layer this run held go (the run is over)."""
         while self.releases:
             self.releases.pop()()
-
-
-def _used(result: CommandResult) -> Usage:
-    return usage_of(result.wall_seconds, result.cpu_seconds, result.peak_rss_bytes)
 
 
 def _usage(kept: object) -> Usage:

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from gatetui.backends.base import CommandResult, Workspace
 from gatetui.gate.checks import CHECK_ORDER, SPECS, CheckId, CheckResult, CheckSpec, Status
-from gatetui.gate.cost import Cost, Usage, usage_of
+from gatetui.gate.cost import Cost, Usage, used_by
 from gatetui.gate.events import CheckFinished, CheckProgress, CheckStarted, CostUpdated, GateEvent, OutputChunk
 
 Emit = Callable[[GateEvent], None]
@@ -86,7 +86,7 @@ class Ledger:
         )
         if result.timed_out:
             result = replace(result, limit_seconds=limit)
-        used = usage_of(result.wall_seconds, result.cpu_seconds, result.peak_rss_bytes)
+        used = used_by(result)
         self.usage[check.value] = self.usage.get(check.value, Usage()) + used
         self.emit(CostUpdated(self.cost()))
         return result
