@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import http.server
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -78,23 +81,56 @@ def wheelhouse() -> Path:
     return folder
 
 
+def simple_index(wheels: Path, root: Path) -> Path:
+    """The wheelhouse as a registry serves it: a PEP 503 page per project,
+    each file with its hash, and its metadata beside it (PEP 658), so a
+    resolver reads a distribution's dependencies without fetching it."""
+    projects: dict[str, list[str]] = {}
+    (root / "files").mkdir(parents=True)
+    for wheel in sorted(wheels.glob("*.whl")):
+        data = wheel.read_bytes()
+        (root / "files" / wheel.name).write_bytes(data)
+        with zipfile.ZipFile(wheel) as archive:
+            meta = next(n for n in archive.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA"))
+            metadata = archive.read(meta)
+        (root / "files" / f"{wheel.name}.metadata").write_bytes(metadata)
+        digest, meta_digest = hashlib.sha256(data).hexdigest(), hashlib.sha256(metadata).hexdigest()
+        name = re.sub(r"[-_.]+", "-", wheel.name.split("-", 1)[0]).lower()
+        projects.setdefault(name, []).append(
+            f'<a href="../../files/{wheel.name}#sha256={digest}" data-dist-info-metadata="sha256={meta_digest}" '
+            f'data-core-metadata="sha256={meta_digest}">{wheel.name}</a><br>')
+    for name, links in projects.items():
+        (root / "simple" / name).mkdir(parents=True)
+        (root / "simple" / name / "index.html").write_text("<!DOCTYPE html><html><body>\n" + "\n".join(links)
+                                                           + "\n</body></html>\n")
+    return root
+
+
 @contextmanager
 def served(folder: Path) -> Iterator[str]:
-    """The wheelhouse on the host's loopback (the sandboxes' installs have
-    the host's network; its file system below /tmp they do not see)."""
-    handler = functools.partial(_Quiet, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    """The wheelhouse on the host's loopback as a simple index (the
+    sandboxes' installs have the host's network; its file system below
+    /tmp they do not see): the index URL."""
+    with tempfile.TemporaryDirectory(prefix="gatetui-bench-index-") as tmp:
+        handler = functools.partial(_Quiet, directory=str(simple_index(folder, Path(tmp))))
+        server = _Server(("127.0.0.1", 0), handler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}/simple/"
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join()
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    request_queue_size = 128  # the default 5 drops a resolver's burst of connections: a 1 s SYN retry each
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
+    disable_nagle_algorithm = True  # else each answer waits ~40 ms on the client's delayed ACK, as no registry does
+
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
         return None
 
@@ -157,14 +193,17 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="gatetui-bench-warm-") as tmp, served(wheelhouse()) as index:
         root = Path(tmp)
         repo = make_repo(root)
-        env = {**os.environ, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": index, "PIP_CONFIG_FILE": os.devnull}
-        os.environ.update({k: env[k] for k in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "PIP_CONFIG_FILE")})
+        env = {**os.environ, "PIP_INDEX_URL": index, "PIP_CONFIG_FILE": os.devnull}
+        for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX"):
+            env.pop(name, None)
+            os.environ.pop(name, None)
+        os.environ.update({k: env[k] for k in ("PIP_INDEX_URL", "PIP_CONFIG_FILE")})
         hand = {**env, "UV_CACHE_DIR": str(root / "uv-cache"), "PIP_CACHE_DIR": str(root / "pip-cache")}
         pip_steps = ["python3 -m venv --without-pip .venv",
                      "python3 -m pip --python .venv/bin/python install -q -e '.[test]'",
                      ".venv/bin/python -m pytest -q -p no:cacheprovider"]
-        uv_steps = [f"{uv} venv -q .venv", f"{uv} pip install -q --python .venv/bin/python --no-index "
-                    f"--find-links {index} -e '.[test]'", ".venv/bin/python -m pytest -q -p no:cacheprovider"]
+        uv_steps = [f"{uv} venv -q .venv", f"{uv} pip install -q --python .venv/bin/python --no-config "
+                    f"--index-url {index} -e '.[test]'", ".venv/bin/python -m pytest -q -p no:cacheprovider"]
         by_hand(repo, pip_steps, hand)  # the caches warm, for both
         by_hand(repo, uv_steps, hand)
         pip_floor, uv_floor = by_hand(repo, pip_steps, hand), by_hand(repo, uv_steps, hand)

@@ -23,8 +23,25 @@ def profile(files: dict[str, str]):  # type: ignore[no-untyped-def]
 
 
 def install_line(files: dict[str, str]) -> str:
-    """The resolve: what the gate asks pip for besides the project itself."""
-    return profile(files).dependencies.resolve
+    """The resolve: what the gate asks pip for besides the project itself
+    (pip's command, where uv is missing or gives way)."""
+    resolve = profile(files).dependencies.resolve
+    return resolve.rsplit("unset GATE_OWN_STUB; ", 1)[-1].removesuffix("; fi")
+
+
+def uv_lines(files: dict[str, str]) -> str:
+    """What uv's resolve is given: the lines on its stdin and the files."""
+    resolve = profile(files).dependencies.resolve
+    return resolve.split("printf '%s\\n' ", 1)[1].split(" > {report}", 1)[0]
+
+
+def test_uv_resolves_the_same_set_from_the_installed_metadata() -> None:
+    """uv starts from head's installed project packed as a metadata wheel
+    ($stub), with pip's other lines and requirement files."""
+    line = uv_lines({"pyproject.toml": '[project]\nname="x"\n[project.optional-dependencies]\ntest=["coverage"]\n',
+                     "requirements-test.txt": "hypothesis\n"})
+    assert line.startswith('"{own}[test] @ file://$stub" pytest | ')
+    assert line.endswith(" --format pylock.toml - requirements-test.txt")
 
 
 def test_python_extra_named_test_is_installed() -> None:

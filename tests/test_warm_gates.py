@@ -1,6 +1,6 @@
 """Warm gates for real: the local backend as root, a project whose one
-dependency (`tinydep`, a wheel made here) is served from a wheelhouse on
-the host's loopback, pytest from the user's index.
+dependency (`tinydep`, a wheel made here) is served from an index on the
+host's loopback, pytest from the user's index.
 
 Two gates side by side on a fresh layer store build the layer once (one
 misses and builds, the other waits for it and hits) and agree on every
@@ -168,7 +168,8 @@ def gate(repo: Path, layers: Path, work: Path) -> Gated:
 
 @pytest.fixture(scope="module")
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """tinydep's wheel served on the host's loopback (the install's network)."""
+    """tinydep's wheel served on the host's loopback as a simple index (the
+    install's network), besides the user's own."""
     folder = tmp_path_factory.mktemp("wheelhouse")
     name, data = tinydep_wheel()
     (folder / name).write_bytes(data)
@@ -181,7 +182,7 @@ def warm(wheelhouse: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     """A fresh store, and two honest gates started side by side on it."""
     root = tmp_path_factory.mktemp("warm")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PIP_FIND_LINKS", wheelhouse)
+        patch.setenv("PIP_EXTRA_INDEX_URL", wheelhouse)
         repo = make_repo(root / "honest", HONEST)
         with ThreadPoolExecutor(2) as pool:
             first, second = pool.map(lambda _: gate(repo, root / "layers", root / "work"), range(2))
@@ -222,7 +223,7 @@ def hostile(warm: Warm, wheelhouse: str, tmp_path: Path, files: dict[str, str]) 
     (before,) = LayerShelf(warm.layers).listing()
     layer = warm.layers / before.key / "env"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PIP_FIND_LINKS", wheelhouse)
+        patch.setenv("PIP_EXTRA_INDEX_URL", wheelhouse)
         repo = make_repo(tmp_path / "hostile", {
             path: text.format(layers=str(warm.layers), layer=str(layer), site=SITE) for path, text in files.items()})
         gated = gate(repo, warm.layers, warm.work)

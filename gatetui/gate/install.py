@@ -76,11 +76,11 @@ class Installer:
                                               f"the dependencies of (found: {', '.join(own) or 'none'})")
         resolve = deps.resolve.replace("{own}", own[0])
         result = await self.run(workspace, resolve.replace(
-            "{report}", shlex.quote(workspace.report_path(RESOLVED))), env, True)
+            "{report}", shlex.quote(workspace.report_path(RESOLVED))), {**env, **deps.resolve_env}, True)
         if not result.ok:
             return Failed(deps.resolve, result)
         try:
-            resolved = deps.read(await workspace.read_report(RESOLVED), workspace.path)
+            resolved = deps.read(await workspace.read_report(RESOLVED), workspace.path, own[0])
         except ReportProblem as err:
             return Failed(deps.resolve, None, str(err))
         if resolved.local:

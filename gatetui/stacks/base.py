@@ -125,17 +125,19 @@ class Dependencies:
     own project without its dependencies; `resolve` writes the resolver's
     report to {report} from the installed project's metadata ({own}: its
     name, which must match `own_name`); `read` turns that hostile report
-    into a `Resolved` (or raises ReportProblem); `local_command` installs
+    into a `Resolved` (or raises ReportProblem), given the tree's path and
+    that name; `local_command` installs
     what else lives in the tree, and `pinned_command` the index's."""
 
     resolve: str
     local: str
     pinned: str
     own_name: re.Pattern[str]
-    read: Callable[[bytes | None, str], Resolved]
+    read: Callable[[bytes | None, str, str], Resolved]
     local_command: Callable[[str, Resolved], str]
     pinned_command: Callable[[str, Resolved], str]
     layer: LayerRecipe | None = None  # the pinned set as a layer kept between gates; None: installed each gate
+    resolve_env: Mapping[str, str] = field(default_factory=dict)  # the resolve's own variables (its scripts)
 
 
 @dataclass(frozen=True)

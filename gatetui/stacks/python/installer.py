@@ -4,9 +4,11 @@ uv where it is on this machine (a maintained installer, far faster than pip
 at building head's project in an isolated build environment and at
 installing a pinned set); pip where the project's own install command is
 used, and as the fallback when uv is missing (then, or in a sandbox that
-lacks the binary, each command says `else` pip). The resolve stays pip's:
-its installation report, read from the installed project's metadata, is
-what pip_report.py reads.
+lacks the binary, each command says `else` pip). The resolve is uv's too
+(a pylock.toml, lock_report.py, from head's installed metadata packed by
+own_stub.py), and pip's (its installation report, pip_report.py) where uv
+is missing or cannot start from that metadata (a requirements file that
+names the project itself: uv will not take it twice).
 
 Whichever installs, the index configuration is the user's, read where pip
 reads it inside the sandbox: the PIP_* variables (the sandbox gets them)
@@ -117,6 +119,25 @@ class Installer:
         command = (f"{cache}{env}{uv} pip install --python {venv}/bin/python --no-progress {flags} "
                    f"{args}")
         return f"if [ -x {uv} ]; then {command}; else {pip}; fi"
+
+    def resolve(self, venv: str, pip: str, requirements: list[str], files: list[str]) -> str:
+        """The resolve's command, its report to {report}: uv's lock where uv
+        runs (`requirements`: the lines it resolves, the first `{own}[...]`,
+        given as head's installed metadata; `files`: requirement files), else
+        `pip`'s report. The stub's script ($GATE_OWN_STUB, RESOLVE_ENV) is
+        unset before anything that may build head's code."""
+        fallback = f"unset GATE_OWN_STUB; {pip}"
+        if self.uv is None:
+            return fallback
+        env, flags = uv_flags(self.settings)
+        uv = shlex.quote(self.uv)
+        own, *rest = requirements
+        lines = " ".join([f'"{own} @ file://$stub"', *(shlex.quote(line) for line in rest)])
+        steps = (f'stub="$(python3 -I -S -c "$GATE_OWN_STUB" {venv} {{own}} "$(mktemp -d)")" && unset GATE_OWN_STUB && '
+                 f"printf '%s\\n' {lines} | {env}{uv} pip compile --quiet --no-header --python {venv}/bin/python "
+                 f"{flags} --format pylock.toml - {shlex.join(files)} > {{report}}".rstrip())
+        return (f"if [ -x {uv} ]; then if {steps}; then :; else echo 'gatetui: uv could not resolve from the installed "
+                f"project; pip resolves instead' >&2; {fallback}; fi; else {fallback}; fi")
 
     def wheel(self, src: str, out: str) -> str:
         """A wheel of the project at src into out (shell words, quoted here):

@@ -57,7 +57,7 @@ def split(raw: bytes | None, tree: str) -> Resolved:
 
 def layer_key(resolved: Resolved, interpreter: str) -> str:
     """The dependency layer's key: sha256 over the sorted (name, version,
-    file hash) of every pinned distribution, and the interpreter and
+    file hashes) of every pinned distribution, and the interpreter and
     platform line. A set that differs in one file is another layer."""
     items = sorted(_parts(line) for line in resolved.pinned)
     body = json.dumps({"pinned": items, "interpreter": interpreter.strip()}, separators=(",", ":"))
@@ -65,11 +65,13 @@ def layer_key(resolved: Resolved, interpreter: str) -> str:
 
 
 def _parts(line: str) -> tuple[str, str, str]:
-    """`name==version --hash=sha256:digest` (as _pin writes it) in parts,
-    the name in its canonical form."""
-    requirement, _, digest = line.partition(" --hash=")
+    """`name==version --hash=sha256:digest...` (as _pin, or lock_report's,
+    writes it: one hash or every file's of that version) in parts, the name
+    in its canonical form, the hashes sorted."""
+    requirement, _, hashes = line.partition(" --hash=")
     name, _, version = requirement.partition("==")
-    return re.sub(r"[-_.]+", "-", name).lower(), version, digest
+    digests = sorted(re.findall(r"sha256:[0-9a-f]{64}", hashes))
+    return re.sub(r"[-_.]+", "-", name).lower(), version, " ".join(digests)
 
 
 def _one(item: object, tree: str) -> tuple[str, list[str]]:

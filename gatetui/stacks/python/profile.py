@@ -16,7 +16,7 @@ from typing import Any
 from gatetui.config import ConfigError, Settings, parse_toml
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, Profile, RunPlugin, Stack
-from gatetui.stacks.python import pip_report, wheel_tree
+from gatetui.stacks.python import lock_report, pip_report, wheel_tree
 from gatetui.stacks.python.coverage_lines import PYTHON_COVERAGE
 from gatetui.stacks.python.extras import declared_extras
 from gatetui.stacks.python.installer import PINNED_CACHE, PIP_INTO, Installer
@@ -26,7 +26,7 @@ from gatetui.stacks.python.support import test_support
 
 # The machine's pip installs into the fresh venv: a venv without its own pip
 # is as fresh and five seconds faster to make (no ensurepip). uv installs
-# instead where it is found (installer.py); the resolve is always pip's.
+# and resolves instead where it is found (installer.py).
 PIP = PIP_INTO.format(venv=".venv")
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 TOX_FACTOR = re.compile(r"^!?[\w.-]+(?:[,-]!?[\w.-]+)*\s*:\s")
@@ -42,6 +42,8 @@ HERE = Path(__file__).parent
 # hook (code at every interpreter start, which the environment check refuses)
 EDITABLE = "--config-settings editable_mode=compat"
 RESOLVE = f"--dry-run --report {{report}} {EDITABLE}"
+# uv's resolve starts from head's installed metadata packed as a wheel (own_stub.py)
+RESOLVE_ENV = MappingProxyType({"GATE_OWN_STUB": (HERE / "own_stub.py").read_text()})
 
 # Every Python process of a test run: nothing is imported from the tree's
 # root before the runner (a pytest.py there would be the runner, hidden tests
@@ -238,15 +240,16 @@ def python_dependencies(base: Snapshot, installer: Installer | None = None) -> D
     tox = tox_deps(base)
     declared = [r for extra in extras for r in optional[extra]]
     declared += groups + tox + [line for f in reqs for line in (base.text(f) or "").splitlines()]
-    args = [target, *(a for f in reqs for a in ("-r", f)), *groups, *tox]
+    lines = [target, *groups, *tox]
     if not any(re.match(r"\s*pytest\s*($|[<>=!~;\[ ])", d) for d in declared if isinstance(d, str)):
-        args.append("pytest")
+        lines.append("pytest")
     installer = installer or default_installer()
-    return Dependencies(resolve=f"{PIP} {RESOLVE} {shlex.join(args)}",
+    pip = f"{PIP} {RESOLVE} {shlex.join([lines[0], *(a for f in reqs for a in ('-r', f)), *lines[1:]])}"
+    return Dependencies(resolve=installer.resolve(".venv", pip, lines, reqs), resolve_env=RESOLVE_ENV,
                         local=installer.install(".venv", f"--no-deps {EDITABLE} {{local}}"),
                         pinned=installer.install(".venv", "--no-deps --require-hashes -r /dev/stdin",
                                                  pip_prefix=PINNED_CACHE + " ", fresh_cache=True),
-                        own_name=pip_report.NAME, read=pip_report.split,
+                        own_name=pip_report.NAME, read=lock_report.read,
                         local_command=lambda command, resolved: command.replace("{local}", pip_report.local_args(resolved)),
                         pinned_command=lambda command, resolved: pip_report.heredoc(command, resolved.pinned),
                         layer=python_layer(installer))
