@@ -4,7 +4,8 @@ The project has five common dependencies (pydantic, requests, rich,
 python-dateutil, pyyaml) and a test extra (pytest, hypothesis). Every
 distribution comes from a local wheelhouse the bench fills once (downloaded
 with the user's own index configuration into the bench's cache folder) and
-serves on the host's loopback: nothing is downloaded while it is timed.
+serves as a simple index on the host's loopback, the only index either side
+is given: nothing is downloaded from elsewhere while it is timed.
 
 Printed side by side, from one run:
 - pip by hand: a fresh venv, `pip install -e .[test]`, the suite once
@@ -30,7 +31,6 @@ import sys
 import tempfile
 import threading
 import time
-import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -83,22 +83,17 @@ def wheelhouse() -> Path:
 
 def simple_index(wheels: Path, root: Path) -> Path:
     """The wheelhouse as a registry serves it: a PEP 503 page per project,
-    each file with its hash, and its metadata beside it (PEP 658), so a
-    resolver reads a distribution's dependencies without fetching it."""
+    each file with its hash. (No PEP 658 metadata files: this machine's pip
+    23.2 refuses one whose Name is spelled otherwise than the project's
+    page, PyYAML for pyyaml.)"""
     projects: dict[str, list[str]] = {}
     (root / "files").mkdir(parents=True)
     for wheel in sorted(wheels.glob("*.whl")):
         data = wheel.read_bytes()
         (root / "files" / wheel.name).write_bytes(data)
-        with zipfile.ZipFile(wheel) as archive:
-            meta = next(n for n in archive.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA"))
-            metadata = archive.read(meta)
-        (root / "files" / f"{wheel.name}.metadata").write_bytes(metadata)
-        digest, meta_digest = hashlib.sha256(data).hexdigest(), hashlib.sha256(metadata).hexdigest()
         name = re.sub(r"[-_.]+", "-", wheel.name.split("-", 1)[0]).lower()
         projects.setdefault(name, []).append(
-            f'<a href="../../files/{wheel.name}#sha256={digest}" data-dist-info-metadata="sha256={meta_digest}" '
-            f'data-core-metadata="sha256={meta_digest}">{wheel.name}</a><br>')
+            f'<a href="../../files/{wheel.name}#sha256={hashlib.sha256(data).hexdigest()}">{wheel.name}</a><br>')
     for name, links in projects.items():
         (root / "simple" / name).mkdir(parents=True)
         (root / "simple" / name / "index.html").write_text("<!DOCTYPE html><html><body>\n" + "\n".join(links)

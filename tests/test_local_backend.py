@@ -16,7 +16,7 @@ from gatetui.backends.isolation import keep_when
 from gatetui.backends.uids import uid_processes
 from gatetui.backends.local import LocalBackend, probe_fork_mode
 from gatetui.backends.local_workspace import LocalWorkspace
-from gatetui.errors import BadInput
+from gatetui.errors import BackendError, BadInput
 
 
 def export_files(files: dict[str, str]):  # type: ignore[no-untyped-def]
@@ -303,3 +303,23 @@ def test_an_unknown_fork_mode_is_refused_in_one_line(monkeypatch: pytest.MonkeyP
         LocalBackend(work_root=tmp_path)
     assert str(refused.value) == ("GATETUI_FORK_MODE='copy' is not one of overlay, bind, swap (how the gate "
                                   "copies a workspace; unset it to let the gate probe)")
+
+
+def test_a_tool_that_ran_a_moment_ago_is_not_asked_again_but_one_on_another_path_is(tmp_path: Path,
+                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The preflight's tool check runs once per tool and PATH in a while
+    (a quarter second of pip per python gate), and still names a tool
+    missing from a PATH it has not seen."""
+    calls = tmp_path / "calls"
+    tool = tmp_path / "bin" / "counted-tool"
+    tool.parent.mkdir()
+    tool.write_text(f"#!/bin/sh\necho ran >> {calls}\n")
+    tool.chmod(0o755)
+    backend = LocalBackend(work_root=tmp_path / "work")
+    monkeypatch.setenv("PATH", f"{tool.parent}:{os.environ['PATH']}")
+    for _ in range(3):
+        asyncio.run(backend.preflight((("counted-tool", "--version"),)))
+    assert calls.read_text() == "ran\n"
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(BackendError, match=r"^`counted-tool --version` does not run on this machine: install counted-tool"):
+        asyncio.run(backend.preflight((("counted-tool", "--version"),)))

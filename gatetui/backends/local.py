@@ -30,6 +30,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
@@ -44,6 +45,9 @@ from gatetui.errors import BackendError, BadInput
 
 __all__ = ["LocalBackend", "LocalWorkspace", "default_work_root", "fork_mode_from_env", "probe_fork_mode",
            "scrubbed_env", "uid_range_from_env"]
+
+TOOLS_FRESH = 300.0  # seconds a tool that ran is taken to be there still
+_TOOLS_RAN: dict[tuple[tuple[str, ...], str], float] = {}  # (argv, PATH) -> when it last ran
 
 
 class LocalBackend:
@@ -108,9 +112,14 @@ class LocalBackend:
 
     async def preflight(self, tools: tuple[tuple[str, ...], ...], indexes: tuple[str, ...] = ()) -> None:
         """A missing python3, pip or npm is the machine's problem, not the
-        agent's: say which tool, before an install could fail on it."""
+        agent's: say which tool, before an install could fail on it. A tool
+        that ran in this process a little while ago is not asked again
+        (`pip --version` alone is a quarter second of every python gate)."""
         env = scrubbed_env(Path(tempfile.gettempdir()), Path(tempfile.gettempdir()))
         for argv in tools:
+            seen = (argv, env.get("PATH", ""))
+            if time.monotonic() - _TOOLS_RAN.get(seen, -TOOLS_FRESH) < TOOLS_FRESH:
+                continue
             try:
                 done = await asyncio.to_thread(
                     subprocess.run, list(argv), env=env, capture_output=True, timeout=60)
@@ -121,6 +130,7 @@ class LocalBackend:
                     f"`{' '.join(argv)}` does not run on this machine: install {argv[0]}"
                     f"{' with pip' if 'pip' in argv else ''} (needed to gate this project)"
                 )
+            _TOOLS_RAN[seen] = time.monotonic()
 
     async def open(self, export: TreeExporter, label: str) -> LocalWorkspace:
         if shutil.which("sh") is None:
