@@ -106,6 +106,8 @@ async def test_review_screen_then_history_after_a_restart(tmp_path: Path) -> Non
     assert workspaces(tmp_path) == []
 
 
+@pytest.mark.sandbox
+@pytest.mark.install  # the gate it starts is cancelled, but may get as far as its install first
 async def test_keys_do_what_the_footer_says(tmp_path: Path) -> None:
     repo, head, _ = sample_at_base("honest_fix", tmp_path / "repo")
     move_branch(repo, "agent/honest_fix", head)  # committed while the app was closed

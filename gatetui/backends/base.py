@@ -134,9 +134,10 @@ class LayerStore(Protocol):
 
     async def build(self, key: str, folder: str, make: Callable[[Workspace], Awaitable[bool]],
                     verify: Callable[[str], list[str]], about: Mapping[str, object],
-                    cache: str = "") -> Path | list[str]:
+                    cache: str = "", files: Mapping[str, bytes] | None = None) -> Path | list[str]:
         """`make` fills `folder` (and `cache`, the layer's path-keyed cache,
-        when named) in a fresh workspace holding nothing of head's; they
+        when named) in a fresh workspace holding nothing of head's but
+        `files` (plain files the gate writes there: a lock file); they
         are then taken into the store, made the supervisor's and read-only,
         verified, and their manifest written. The layer's folder, or what
         was wrong (`make` failed: [])."""

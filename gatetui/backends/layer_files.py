@@ -15,6 +15,7 @@ import os
 import shutil
 import stat
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from gatetui.errors import BackendError
@@ -57,6 +58,20 @@ def digest_of(entries: dict[str, str]) -> str:
 def differing(kept: dict[str, str], now: dict[str, str]) -> list[str]:
     """Paths whose entry differs (changed, added or gone)."""
     return sorted(p for p in kept.keys() | now.keys() if kept.get(p) != now.get(p))
+
+
+def write_plain(dest: Path, files: Mapping[str, bytes]) -> None:
+    """A layer's build workspace: a fresh folder holding `files` (plain
+    files at plain relative paths, as the lock files of a tree are) and
+    nothing else."""
+    dest.mkdir()
+    for rel, data in files.items():
+        parts = rel.split("/")
+        if not rel or rel.startswith("/") or any(part in ("", ".", "..") for part in parts):
+            raise BackendError(f"a layer's file has no plain relative path: {rel!r}")
+        target = dest.joinpath(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
 
 
 def take_out(source: Path, dest: Path) -> None:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from gatetui.backends.base import Found, TreeExporter, Workspace
 from gatetui.backends.layer_files import (
-    differing, digest_of, manifest, remove_tree, seal_tree, size_of, take_out,
+    differing, digest_of, manifest, remove_tree, seal_tree, size_of, take_out, write_plain,
 )
 from gatetui.errors import BackendError, BadInput
 
@@ -253,11 +253,11 @@ class LocalLayers(LayerShelf):
 
     async def build(self, key: str, folder: str, make: Callable[[Workspace], Awaitable[bool]],
                     verify: Callable[[str], list[str]], about: Mapping[str, object],
-                    cache: str = "") -> Path | list[str]:
+                    cache: str = "", files: Mapping[str, bytes] | None = None) -> Path | list[str]:
         staging = self._ready() / f".build-{secrets.token_hex(6)}"
         staging.mkdir(mode=0o700)
         try:
-            workspace = await self.opener(lambda dest: dest.mkdir(), f"layer-{key[:12]}")
+            workspace = await self.opener(lambda dest: write_plain(dest, files or {}), f"layer-{key[:12]}")
             try:
                 if not await make(workspace):
                     return []

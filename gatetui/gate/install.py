@@ -39,8 +39,10 @@ class Failed:
 
 
 class Installer:
-    def __init__(self, profile: Profile, run: Run, layers: LayerSteps | None = None):
+    def __init__(self, profile: Profile, run: Run, layers: LayerSteps | None = None,
+                 lock_files: Mapping[str, bytes] | None = None):
         self.profile, self.run = profile, run
+        self.lock_files = lock_files  # the tree's lock files, for the profile's lock layer
         # the environment as the steps where no code of head's runs left it
         # (Profile.own_install): what every copy handed on must hold
         self.expected: dict[str, str] | None = None
@@ -51,6 +53,8 @@ class Installer:
         environment may be handed on); else what failed."""
         profile, deps = self.profile, self.profile.dependencies
         env = dict(profile.install_env)
+        if profile.lock_layer is not None and self.layers is not None and self.lock_files is not None:
+            env.update(await self.layers.locked(workspace, profile.lock_layer, self.lock_files, env))
         for command in profile.install:
             result = await self.run(workspace, command, env, True)
             if not result.ok:
@@ -130,7 +134,7 @@ class Installer:
         found = read_fingerprint(await workspace.read_report(name)) if result.ok else None
         if found is None:
             return Failed(own.label, None, f"the environment could not be fingerprinted "
-                                           f"({result.describe_end()}): {_last(result.output_tail)}")
+                                           f"({result.describe_end()}): {last_line(result.output_tail)}")
         return found
     async def _pinned(self, workspace: Workspace, deps: Dependencies, resolved: Resolved,
                       env: dict[str, str]) -> Failed | None:
@@ -165,7 +169,7 @@ class Installer:
         data = _report(await workspace.read_report(name)) if result.ok else None
         if data is None:
             return Failed(check.command, None, f"the environment the install left could not be checked "
-                                               f"({result.describe_end()}): {_last(result.output_tail)}")
+                                               f"({result.describe_end()}): {last_line(result.output_tail)}")
         summary, own = data
         return Failed(check.command, None, summary) if summary and verify else own
 
@@ -183,6 +187,6 @@ def _report(raw: bytes | None) -> tuple[str, list[str]] | None:
     return summary, [str(name) for name in own]
 
 
-def _last(text: str) -> str:
+def last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1][:300] if lines else "no output"

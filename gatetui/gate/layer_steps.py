@@ -16,14 +16,14 @@ dependency resolves to another key, never to a changed layer.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gatetui.backends.base import LayerStore, Workspace
 from gatetui.gate.cost import Usage, used_by
-from gatetui.gate.install import Failed, Run
-from gatetui.stacks.base import Dependencies, LayerRecipe, Resolved
+from gatetui.gate.install import Failed, Run, last_line
+from gatetui.stacks.base import Dependencies, LayerRecipe, LockLayer, Resolved
 
 
 @dataclass(frozen=True)
@@ -49,43 +49,82 @@ class LayerSteps:
     async def install(self, workspace: Workspace, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved,
                       env: dict[str, str]) -> LayerUse | Failed:
         key = recipe.key(resolved, await self.store.interpreter(recipe.interpreter))
+        *first, last = recipe.build
+        # (command, its environment, network, how a failure names it)
+        steps = [(step.replace("{layer}", recipe.folder), env, True, step) for step in first]
+        steps.append((deps.pinned_command(last, resolved).replace("{layer}", recipe.folder), env, True, last))
+        if recipe.cache is not None:  # no network: it only reads what the build installed
+            script = recipe.cache.script
+            steps.append((script.command, {**env, **script.env}, False, script.command))
+        failed: list[Failed] = []
+        about: dict[str, object] = {"holds": _holds(resolved)}  # the maker adds what the build used
+        got = await self._held(key, lambda: self.store.build(
+            key, recipe.folder, self._maker(steps, failed, about), recipe.verify, about,
+            recipe.cache.folder if recipe.cache is not None else ""), failed)
+        if isinstance(got, Failed):
+            return got
+        use = await self._show(workspace, key, got)
+        link = {k: v.replace("{layer}", use.shown) for k, v in recipe.link.env.items()}
+        result = await self.run(workspace, recipe.link.command, link, False)
+        return Failed("link the dependency layer", result) if not result.ok else use
+
+    async def locked(self, workspace: Workspace, recipe: LockLayer, files: Mapping[str, bytes],
+                     env: dict[str, str]) -> dict[str, str]:
+        """What a lock file pins, from its layer: the variables that show it
+        to the install and the runs; none when the lock names nothing to
+        layer or the layer could not be built (the gate then fetches for
+        itself, and the notes say why)."""
+        key = recipe.key(files, await self.store.interpreter(recipe.toolchain))
+        if key is None:
+            return {}
+        steps = [(step.replace("{layer}", recipe.folder), env, True, step) for step in recipe.build]
+        failed: list[Failed] = []
+        about: dict[str, object] = {"holds": sorted(files)}
+        got = await self._held(key, lambda: self.store.build(
+            key, recipe.folder, self._maker(steps, failed, about), lambda folder: [], about, files=files), failed)
+        if isinstance(got, Failed):
+            result = got.result
+            said = got.said or ("it failed" if result is None else
+                                f"{result.describe_end()}: {last_line(result.output_tail)}")
+            self.notes.append(f"no dependency layer for {', '.join(recipe.files)}: {said}; "
+                              "the install fetched for itself")
+            return {}
+        use = await self._show(workspace, key, got)
+        return {k: v.replace("{layer}", use.shown) for k, v in recipe.env.items()}
+
+    async def _held(self, key: str, build: Callable[[], Awaitable[Path | list[str]]],
+                    failed: list[Failed]) -> tuple[Path, str, Usage] | Failed:
+        """The layer found or built, and held for this run."""
         for _ in range(2):  # a prune between the claim and the hold took it: once more
-            got = await self._get(key, deps, recipe, resolved, env)
+            got = await self._get(key, build, failed)
             if isinstance(got, Failed):
                 return got
             path, state, saved = got
             release = await self.store.hold(key)
             if path.is_dir():
-                break
+                self.releases.append(release)
+                return path, state, saved
             release()
-        else:
-            return Failed("dependency layer", None, "the dependency layer was removed as it was built, twice")
-        self.releases.append(release)
-        shown = await workspace.show_layer(path)
-        link = {k: v.replace("{layer}", shown) for k, v in recipe.link.env.items()}
-        result = await self.run(workspace, recipe.link.command, link, False)
-        if not result.ok:
-            return Failed("link the dependency layer", result)
-        use = self.used[workspace.path] = LayerUse(key, state, shown, saved)
+        return Failed("dependency layer", None, "the dependency layer was removed as it was built, twice")
+
+    async def _show(self, workspace: Workspace, key: str, got: tuple[Path, str, Usage]) -> LayerUse:
+        path, state, saved = got
+        use = self.used[workspace.path] = LayerUse(key, state, await workspace.show_layer(path), saved)
         if state == "hit":
             self.save(saved)
         return use
 
-    async def _get(self, key: str, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved,
-                   env: dict[str, str]) -> tuple[Path, str, Usage] | Failed:
+    async def _get(self, key: str, build: Callable[[], Awaitable[Path | list[str]]],
+                   failed: list[Failed]) -> tuple[Path, str, Usage] | Failed:
         """The layer's folder, found (`hit`, with what building it used)
         or built under the key's lock."""
-        failed: list[Failed] = []
         async with self.store.claim(key):
             found = await self.store.find(key)
             if found.note:
                 self.notes.append(found.note)
             if found.path is not None:
                 return found.path, "hit", _usage(found.about.get("build"))
-            about: dict[str, object] = {"holds": _holds(resolved)}  # the maker adds what the build used
-            built = await self.store.build(key, recipe.folder, self._maker(deps, recipe, resolved, env, failed, about),
-                                           recipe.verify, about,
-                                           recipe.cache.folder if recipe.cache is not None else "")
+            built = await build()
         if not isinstance(built, list):
             return built, "rebuilt" if found.note else "miss", Usage()
         if failed:
@@ -93,17 +132,10 @@ class LayerSteps:
         return Failed("dependency layer", None, f"the dependency layer built from the index failed its check: "
                                                 f"{'; '.join(built[:3])}")
 
-    def _maker(self, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved, env: dict[str, str],
-               failed: list[Failed], about: dict[str, object]) -> Callable[[Workspace], Awaitable[bool]]:
+    def _maker(self, steps: list[tuple[str, dict[str, str], bool, str]], failed: list[Failed],
+               about: dict[str, object]) -> Callable[[Workspace], Awaitable[bool]]:
         async def make(workspace: Workspace) -> bool:
-            *first, last = recipe.build
             spent = Usage()
-            # (command, its environment, network, how a failure names it)
-            steps = [(step.replace("{layer}", recipe.folder), env, True, step) for step in first]
-            steps.append((deps.pinned_command(last, resolved).replace("{layer}", recipe.folder), env, True, last))
-            if recipe.cache is not None:  # no network: it only reads what the build installed
-                script = recipe.cache.script
-                steps.append((script.command, {**env, **script.env}, False, script.command))
             for command, step_env, network, label in steps:
                 result = await self.run(workspace, command, step_env, network)
                 spent = spent + used_by(result)

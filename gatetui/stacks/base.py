@@ -141,6 +141,28 @@ class Dependencies:
 
 
 @dataclass(frozen=True)
+class LockLayer:
+    """Third-party modules a lock file pins by hash (Go's go.sum), fetched
+    once per lock into a dependency layer and shown read-only to the
+    install and every run, in place of a fetch per gate. Made in a
+    workspace holding only `files` (read by the gate from the tree being
+    installed; data the fetch reads, never code it runs) by `build` ({layer}:
+    the folder it fills); `key` names the layer from those files and what
+    `toolchain` (an argv run on the supervisor's machine) prints, or None
+    when there is nothing to layer. `env`: the variables ({layer}: where it
+    is shown) the install's commands and the runs get while it is in use.
+    A build that fails leaves the gate to fetch for itself, said in its
+    notes."""
+
+    files: tuple[str, ...]
+    key: Callable[[Mapping[str, bytes], str], str | None]
+    toolchain: tuple[str, ...]
+    build: tuple[str, ...]
+    folder: str
+    env: Mapping[str, str]
+
+
+@dataclass(frozen=True)
 class RunPlugin:
     """Files the gate writes into one run's copy, under a folder drawn per
     run ({folder} in `env` is its path), and the environment that loads
@@ -330,6 +352,7 @@ class Profile:
     environment_check: EnvironmentCheck | None = None
     dependencies: Dependencies | None = None
     own_install: OwnInstall | None = None  # head's own install code, run where it cannot change the environment
+    lock_layer: LockLayer | None = None  # what a lock file pins, from a layer kept between gates
     # Files the stack would run without their source (a sourceless .pyc):
     # head may not add or change one, since no rule can read it.
     unreadable_code: str = ""

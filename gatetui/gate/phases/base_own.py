@@ -119,7 +119,8 @@ class BaseOwn:
     async def _measure(self) -> baseline.BaseRun:
         ctx, base = self.ctx, self.ctx.plan.base.sha
         async with ctx.base_workspace("base") as workspace:
-            failed = await ctx.installer(CheckId.RUNS, "baseline install").install(workspace, verify=False)
+            installer = ctx.installer(CheckId.RUNS, "baseline install", ctx.plan.base)
+            failed = await installer.install(workspace, verify=False)
             if failed is not None:
                 end = failed.said if failed.result is None else failed.result.describe_end()
                 return baseline.BaseRun(base, {}, f"base's install `{failed.step}` {end}")

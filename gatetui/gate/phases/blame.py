@@ -35,7 +35,7 @@ async def base_install(ctx: Context, verify: bool) -> str | None:
     when head's check was what failed): None when it installs, else the
     step it failed on (or why it could not tell)."""
     async with ctx.base_workspace("base-install") as workspace:
-        failed = await ctx.installer(CheckId.INSTALL, "base install").install(workspace, verify)
+        failed = await ctx.installer(CheckId.INSTALL, "base install", ctx.plan.base).install(workspace, verify)
     if failed is None:
         return None
     if failed.result is not None and failed.result.timed_out:

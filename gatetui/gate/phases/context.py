@@ -18,6 +18,7 @@ from gatetui.gate.install import Installer, Run
 from gatetui.gate.layer_steps import LayerSteps
 from gatetui.gate.phases.ledger import Ledger
 from gatetui.gate.plan import Plan
+from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import HookScan
 
 
@@ -69,9 +70,20 @@ class Context:
     def export_head(self, dest: Path) -> None:
         self.plan.repo.export(self.plan.head.sha, dest)
 
-    def installer(self, check: CheckId, stream: str) -> Installer:
-        """The profile's install, its commands charged to `check` on `stream`."""
-        return Installer(self.plan.profile, self._run_for(check, stream), self.layers)
+    def installer(self, check: CheckId, stream: str, tree: Snapshot | None = None) -> Installer:
+        """The profile's install of `tree` (head's unless told), its
+        commands charged to `check` on `stream`."""
+        profile, tree = self.plan.profile, tree or self.plan.head
+        recipe = profile.lock_layer
+        files = None if recipe is None else {f: data for f in recipe.files if (data := tree.read(f)) is not None}
+        return Installer(profile, self._run_for(check, stream), self.layers, files)
+
+    def lock_env(self, workspace: Workspace) -> dict[str, str]:
+        """The variables that show a run the lock layer its install used
+        (none where there is none)."""
+        recipe = self.plan.profile.lock_layer
+        shown = self.layers.shown_to(workspace) if self.layers is not None and recipe is not None else ""
+        return {k: v.replace("{layer}", shown) for k, v in recipe.env.items()} if recipe and shown else {}
 
     def _run_for(self, check: CheckId, stream: str) -> Run:
         async def run(workspace: Workspace, command: str, env: dict[str, str], network: bool) -> CommandResult:

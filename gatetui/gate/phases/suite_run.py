@@ -49,6 +49,7 @@ class SuiteRunner:
                   "{scratch}": workspace.scratch_path("cache"), "{bytecode}": workspace.scratch_path("bytecode"),
                   "{tree}": workspace.path.rstrip("/")}
         env = {k: _fill(v, places) for k, v in self.ctx.plan.profile.test_env.items()}
+        env.update(self.ctx.lock_env(workspace))
         for key, value in extra_env.items():
             joint = os.pathsep if key == "PYTHONPATH" else " "
             env[key] = f"{env[key]}{joint}{value}" if key in env else value

@@ -5,7 +5,8 @@ Go's build runs no code of the project's (no build scripts; `go generate`
 is never run), so the install's module cache can be handed on as the
 environment: it lives in `.gatetui-go/` inside the tree, which the install
 first empties (head cannot plant a module there), and is shown read-only to
-the runs. Each run builds in a cache of its own (GOCACHE under the run's
+the runs. Where the backend keeps layers, what go.sum pins comes from a
+layer instead (modules.py), fetched once per go.mod and go.sum. Each run builds in a cache of its own (GOCACHE under the run's
 scratch), with no network (GOPROXY=off) and no other toolchain
 (GOTOOLCHAIN=local).
 """
@@ -17,11 +18,13 @@ from types import MappingProxyType
 from gatetui.config import Settings
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Profile, RunPlugin, Stack, under_any
+from gatetui.stacks.go.modules import MODULES
 from gatetui.stacks.go.report import read_go_report
 
 ENVIRONMENT = ".gatetui-go"
+# GOMODCACHE set: the modules' layer (modules.py), read-only, which holds everything go.sum pins
 INSTALL = (
-    f'rm -rf {ENVIRONMENT} && mkdir -p {ENVIRONMENT} && export GOMODCACHE="$PWD/{ENVIRONMENT}/mod" '
+    f'rm -rf {ENVIRONMENT} && mkdir -p {ENVIRONMENT} && export GOMODCACHE="${{GOMODCACHE:-$PWD/{ENVIRONMENT}/mod}}" '
     'GOCACHE="$(mktemp -d)" GOPATH="$(mktemp -d)" GOFLAGS=-mod=readonly GOTOOLCHAIN=local && '
     "go build ./... && go vet ./...")
 # The gate's own script (in the environment, so nothing in the tree can
@@ -53,6 +56,7 @@ def go_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         stack=stack,
         runner="custom" if custom else "go",
         install=settings.install or (INSTALL,),
+        lock_layer=None if settings.install else MODULES,
         tools=() if settings.install else (("go", "version"),),
         environment=settings.environment if settings.environment is not None else (ENVIRONMENT,),
         test=settings.test or 'sh -c "$GATE_GO_TEST" go-test {report}',
