@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import threading
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,7 @@ from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.stacks.go.modules import layer_key
-from tests.conftest import git, write_tree
+from tests.conftest import MakeRepo
 
 HAS_GO = shutil.which("go") is not None
 GO_MOD = b"module example.com/proj\n\ngo 1.19\n\nrequire example.com/tiny v1.0.0\n"
@@ -52,7 +52,7 @@ def test_a_tree_that_pins_no_module_gets_no_layer(files: dict[str, bytes]) -> No
 
 # --- real gates --------------------------------------------------------------------------------
 
-def needs_go_gates(test):  # type: ignore[no-untyped-def]
+def needs_go_gates(test: Callable[..., None]) -> Callable[..., None]:
     for mark in (pytest.mark.skipif(not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go; "
                                                        ".ci/run installs it)"),
                  pytest.mark.skipif(not probe_isolation().full,
@@ -150,18 +150,8 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Proxy, byt
         served.close()
 
 
-def go_repo(root: Path, go_sum: bytes, head: dict[str, str]) -> Path:
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write_tree(root, {"go.mod": GO_MOD.decode(), "go.sum": go_sum.decode(), "proj.go": LIBRARY, "proj_test.go": TEST})
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    git(root, "checkout", "-qb", "agent/x")
-    write_tree(root, head)
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "head")
-    git(root, "checkout", "-q", "main")
-    return root
+def go_base(go_sum: bytes) -> dict[str, str]:
+    return {"go.mod": GO_MOD.decode(), "go.sum": go_sum.decode(), "proj.go": LIBRARY, "proj_test.go": TEST}
 
 
 def gate(repo: Path, layers: Path, work: Path) -> RunFinished:
@@ -179,13 +169,14 @@ def statuses(done: RunFinished) -> dict[str, str]:
 
 @needs_go_gates
 def test_the_modules_are_fetched_once_and_every_run_reads_them_from_the_layer(
-        proxy: tuple[Proxy, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        proxy: tuple[Proxy, bytes], make_repo: MakeRepo, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Two gates on one store: the first fetches the module into the layer,
     the second fetches nothing; in both the runs read it from the layer
     and cannot write it (writer_test.go), and the layer is as built."""
     served, go_sum = proxy
     monkeypatch.setenv("GOPROXY", served.url)
-    repo = go_repo(tmp_path / "repo", go_sum, {"proj.go": LIBRARY + "\nfunc Triple() int { return 3 * tiny.Answer() }\n",
+    repo = make_repo(go_base(go_sum), {"proj.go": LIBRARY + "\nfunc Triple() int { return 3 * tiny.Answer() }\n",
                                                "writer_test.go": WRITER})
     before = served.zips  # the module's other tests fetch from the same proxy
     first = gate(repo, tmp_path / "layers", tmp_path / "work")
@@ -202,13 +193,14 @@ def test_the_modules_are_fetched_once_and_every_run_reads_them_from_the_layer(
 
 @needs_go_gates
 def test_a_lock_the_layer_cannot_be_fetched_from_leaves_the_install_to_fetch_and_says_so(
-        proxy: tuple[Proxy, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        proxy: tuple[Proxy, bytes], make_repo: MakeRepo, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """go.mod replaces a module with a folder of the tree: the layer's
     workspace holds only go.mod and go.sum, so its fetch fails; the gate
     goes on without a layer (its own fetch, in the install) and says why."""
     served, go_sum = proxy
     monkeypatch.setenv("GOPROXY", served.url)
-    repo = go_repo(tmp_path / "repo", go_sum, {
+    repo = make_repo(go_base(go_sum), {
         "go.mod": GO_MOD.decode() + "\nrequire example.com/other v0.0.0\n\nreplace example.com/other => ./other\n",
         "other/go.mod": "module example.com/other\n\ngo 1.19\n",
         "other/other.go": "package other\n\nfunc One() int { return 1 }\n",
