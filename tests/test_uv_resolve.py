@@ -201,9 +201,14 @@ BASE = {
                        '[project]\nname = "leaning"\nversion = "0"\ndependencies = ["helper"]\n'
                        "[tool.setuptools]\npackages = [\"leaning\"]\n"),
     "leaning/__init__.py": "from helper import HALF\n\n\ndef half(x):\n    return x * HALF\n",
-    "libs/helper/pyproject.toml": ('[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
-                                   '[project]\nname = "helper"\nversion = "1"\n[tool.setuptools]\npy-modules = ["helper"]\n'),
+    # metadata only its setup.py gives: the resolve must build it
+    "libs/helper/pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n',
     "libs/helper/helper.py": "HALF = 0.5\n",
+    # the helper's build runs while the dependencies resolve: it finds no variable of the gate's
+    "libs/helper/setup.py": ("import os\nfrom setuptools import setup\n\n"
+                             "seen = sorted(k for k in os.environ if k.startswith('GATE'))\n"
+                             "if seen:\n    raise SystemExit(f'built inside the gate: {seen}')\n"
+                             "setup(name='helper', version='1', py_modules=['helper'])\n"),
     "requirements-test.txt": "-e ./libs/helper\n",
     "tests/test_half.py": "from leaning import half\n\n\ndef test_half():\n    assert half(4) == 2\n",
 }
@@ -215,7 +220,8 @@ BASE = {
 @pytest.mark.parametrize("names_itself", [False, True], ids=["local-dependency", "names-the-project-itself"])
 def test_a_project_with_a_dependency_in_its_tree_passes(make_repo: MakeRepo, tmp_path: Path, names_itself: bool) -> None:
     """A tree-local dependency resolves as head's (installed with head's
-    build); a requirements file that names the project itself (`-e .`),
+    build, which sees no variable that marks the gate: the resolve's own
+    script is unset before uv starts); a requirements file that names the project itself (`-e .`),
     which uv will not take beside the installed metadata, is resolved by pip."""
     files = {**BASE, "requirements-test.txt": "-e .\n-e ./libs/helper\n"} if names_itself else BASE
     repo = make_repo(files, {"tests/test_double.py": "from leaning import half\n\n\ndef test_double():\n"
