@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from gatetui.backends import isolation
 from gatetui.backends.isolation import Isolation, probe_isolation
 from gatetui.backends.uids import UID_COUNT, UID_FIRST, UidPool, known_id, login_range, uid_processes
 from gatetui.backends.local import LocalBackend
@@ -157,11 +158,13 @@ def test_a_private_tmp_holds_only_the_run(tmp_path: Path) -> None:
             _, text = await run(ws, "ls -A /tmp")
             await ws.close()
             where = ws.where
-            shown = (where.tree, where.home, where.reports, where.scratch_path("bytecode"))
+            shown = (where.tree, where.home, where.reports, where.scratch_path("bytecode"),
+                     *([isolation.SUPERVISOR_BIN] if isolation.SUPERVISOR_BIN else []))
             return text, sorted(p.split("/")[2] for p in shown)
 
         text, own = asyncio.run(go())
         # the run's tree, home and reports folders and its bytecode folder, nothing of the host's
+        # (but the supervisor's own executables, where it lies under /tmp: see the next test)
         assert sorted(text.split()) == own
     finally:
         (Path("/tmp") / f"gatetui-visible-{os.getpid()}").unlink()
@@ -388,3 +391,31 @@ def test_the_bytecode_folder_is_the_sandboxs_and_read_only_to_the_command(tmp_pa
     folder, text = asyncio.run(go())
     assert folder.startswith("/tmp/bytecode-")
     assert text.split("\n")[:2] == ["0 755", "refused"]
+
+
+@pytest.mark.sandbox
+@needs_isolation
+def test_a_supervisor_under_tmp_shows_its_executables_read_only_at_their_own_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A supervisor installed under /tmp (a CI clone): the uv its python
+    installs run by absolute path is there in the run's private /tmp, and
+    nothing the command does changes it."""
+    folder = Path(tempfile.mkdtemp(prefix="gatetui-supervisor-", dir="/tmp")) / ".venv" / "bin"
+    folder.mkdir(parents=True)
+    tool = folder / "tool"
+    tool.write_text("#!/bin/sh\necho tool ran\n")
+    tool.chmod(0o755)
+    folder.parent.parent.chmod(0o755)
+    monkeypatch.setattr(isolation, "SUPERVISOR_BIN", str(folder))
+    try:
+        async def go() -> str:
+            ws = await isolated(tmp_path)
+            _, text = await run(ws, f"{tool}; (echo x > {tool}) 2>/dev/null && echo wrote || echo refused; "
+                                    f"touch {folder}/planted 2>/dev/null && echo planted || echo refused")
+            await ws.close()
+            return text
+
+        assert asyncio.run(go()).split("\n")[:3] == ["tool ran", "refused", "refused"]
+        assert tool.read_text() == "#!/bin/sh\necho tool ran\n" and sorted(os.listdir(folder)) == ["tool"]
+    finally:
+        shutil.rmtree(folder.parent.parent)

@@ -21,6 +21,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +37,18 @@ WORDS = ("app", "api", "core", "web", "lib", "tools", "service", "project", "wor
 
 NPROC_LIMIT = 4096  # per uid: a fork bomb stops here, the machine does not
 FSIZE_LIMIT = 8 << 30  # bytes: a test that fills the disk fails its run
+def _supervisor_bin() -> str:
+    """The supervisor's own environment's executables (uv, which the python
+    stack's install runs by its absolute path), where they lie under /tmp:
+    each command gets a private /tmp, so they are shown read-only at their
+    own path there (a supervisor installed under /tmp, as a CI clone is,
+    then installs with uv like any other). Elsewhere they are in sight
+    already; a path with a line break is never shown."""
+    folder = os.path.dirname(os.path.abspath(sys.executable))
+    return folder if folder.startswith("/tmp/") and "\n" not in folder and os.path.isdir(folder) else ""
+
+
+SUPERVISOR_BIN = _supervisor_bin()
 TMPFS_SIZE = "4g"
 SHARED_SIZE = "1g"  # each of /var/tmp and /dev/shm: a cap, not a reservation
 TOOLS = ("unshare", "setpriv", "prlimit", "mount", "ip")
@@ -192,6 +205,11 @@ if [ -n "${{13}}" ]; then
 fi
 mkdir -p "$R/mnt${{16#/tmp}}"
 chmod 0755 "$R/mnt${{16#/tmp}}"
+if [ -n "${{18}}" ]; then
+  mkdir -p "$R/mnt${{18#/tmp}}"
+  mount --bind "${{18}}" "$R/mnt${{18#/tmp}}"
+  mount -n -o remount,bind,ro,nosuid,nodev "$R/mnt${{18#/tmp}}"
+fi
 printf '%s' "${{12}}" > /proc/sys/kernel/hostname
 mount --move "$R/mnt" /tmp
 priv() {{
@@ -311,4 +329,4 @@ def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> li
             where.tree, where.home, where.reports, where.hostname,
             str(view.deps or ""), where.layer if view.deps is not None else "",
             str(cache) if cache is not None else "", where.scratch_path("bytecode"),
-            "\n".join(mirror_points(cache / "root")) if cache is not None else ""]
+            "\n".join(mirror_points(cache / "root")) if cache is not None else "", SUPERVISOR_BIN]
