@@ -28,7 +28,7 @@ from gatetui.gate.checks import Verdict
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from gatetui.stacks.go.modules import layer_key
+from gatetui.stacks.go.modules import TOOLCHAIN, layer_key
 from tests.conftest import MakeRepo
 
 HAS_GO = shutil.which("go") is not None
@@ -212,3 +212,27 @@ def test_a_lock_the_layer_cannot_be_fetched_from_leaves_the_install_to_fetch_and
     assert note.startswith("no dependency layer for go.mod, go.sum: exit code 1: go: example.com/other@v0.0.0 "
                            "(replaced by ./other): reading other/go.mod: open ")
     assert note.endswith("no such file or directory; the install fetched for itself")
+
+
+@needs_go_gates
+def test_a_module_that_does_not_match_go_sum_is_never_layered_and_fails_the_install(
+        proxy: tuple[Proxy, bytes], make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the index serves is checked against go.sum by go itself, in the
+    layer's fetch and in the install's: a go.sum whose hash for the module
+    is not what the proxy serves (a module swapped at the index, or a head
+    that edited go.sum) gets no layer and no pass."""
+    served, go_sum = proxy
+    monkeypatch.setenv("GOPROXY", served.url)
+    good = go_sum.split(b"\n")[0].split(b" h1:")[1]
+    bad = go_sum.replace(good, b"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+    repo = make_repo(go_base(go_sum), {"go.sum": bad.decode()})
+    done = gate(repo, repo.parent / "layers", repo.parent / "work")
+    assert (done.verdict, statuses(done)["install"], done.digests.layer) == (Verdict.FAIL, "fail", "")
+    toolchain = subprocess.run(["go", *TOOLCHAIN[1:]], capture_output=True, text=True, check=True).stdout
+    # the only layer is base's (its install tells whose failure it is); head's lock has none
+    assert [layer.key for layer in LayerShelf(repo.parent / "layers").listing()] == [
+        layer_key({"go.mod": GO_MOD, "go.sum": go_sum}, toolchain)]
+    (note,) = [n for n in done.notes if n.startswith("no dependency layer")]
+    # go's own last words: its checksum mismatch report ends by pointing at module authentication
+    assert note.startswith("no dependency layer for go.mod, go.sum: exit code 1: ") and "module-auth" in note
+    assert note.endswith("; the install fetched for itself")
