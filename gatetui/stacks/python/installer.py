@@ -135,7 +135,7 @@ class Installer:
         lines = " ".join([f'"{own} @ file://$stub"', *(shlex.quote(line) for line in rest)])
         steps = (f'stub="$(python3 -I -S -c "$GATE_OWN_STUB" {venv} {{own}} "$(mktemp -d)")" && unset GATE_OWN_STUB && '
                  f"printf '%s\\n' {lines} | {env}{uv} pip compile --quiet --no-header --python {venv}/bin/python "
-                 f"{flags} --format pylock.toml - {shlex.join(files)} > {{report}}".rstrip())
+                 f"{flags} --format pylock.toml - {shlex.join(files)} > {{report}}")
         return (f"if [ -x {uv} ]; then if {steps}; then :; else echo 'gatetui: uv could not resolve from the installed "
                 f"project; pip resolves instead' >&2; {fallback}; fi; else {fallback}; fi")
 

@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlsplit
 
 from gatetui.stacks.base import ReportProblem, Resolved
 from gatetui.stacks.python import pip_report
-from gatetui.stacks.python.pip_report import NAME, SHA256, VERSION
+from gatetui.stacks.python.pip_report import NAME, SHA256, VERSION, canonical
 
 SAID = "uv's resolve"
 
@@ -67,10 +67,6 @@ def split(raw: bytes, tree: str, own: str) -> Resolved:
                 direct.append(name)
         local.extend(args)
     return Resolved(tuple(sorted(set(pinned))), tuple(local), tuple(sorted(set(direct))))
-
-
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _one(package: Mapping[str, object], name: str, tree: str) -> tuple[str, list[str], bool]:

@@ -71,7 +71,12 @@ def _parts(line: str) -> tuple[str, str, str]:
     requirement, _, hashes = line.partition(" --hash=")
     name, _, version = requirement.partition("==")
     digests = sorted(re.findall(r"sha256:[0-9a-f]{64}", hashes))
-    return re.sub(r"[-_.]+", "-", name).lower(), version, " ".join(digests)
+    return canonical(name), version, " ".join(digests)
+
+
+def canonical(name: str) -> str:
+    """A distribution's name as the index compares it (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _one(item: object, tree: str) -> tuple[str, list[str]]:
