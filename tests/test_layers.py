@@ -224,7 +224,8 @@ def test_a_layer_in_use_is_still_found_by_the_next_gate_and_kept_from_prunes(tmp
     store = LocalLayers(tmp_path, opener=None, folder_of=None)  # type: ignore[arg-type]  # nothing is built
 
     async def scenario() -> tuple[bool, bool]:
-        release = await store.hold(key)
+        release = await store.hold(key, tmp_path / key / "env")
+        assert release is not None
         try:
             async with asyncio.timeout(10):
                 async with store.claim(key):
@@ -235,6 +236,17 @@ def test_a_layer_in_use_is_still_found_by_the_next_gate_and_kept_from_prunes(tmp
 
     assert asyncio.run(scenario()) == (True, False)
     assert (store.remove(key), (tmp_path / key).exists()) == (True, False)  # removed once nothing holds it
+
+
+def test_a_layer_pruned_before_its_hold_is_not_held(tmp_path: Path) -> None:
+    """A prune between the claim and the hold took it: the gate is told, and
+    looks again (layer_steps), rather than holding a folder that is gone."""
+    key = "c" * 64
+    fake_layer(tmp_path, key, 1000.0)
+    store = LocalLayers(tmp_path, opener=None, folder_of=None)  # type: ignore[arg-type]  # nothing is built
+    assert store.remove(key) is True
+    assert asyncio.run(store.hold(key, tmp_path / key / "env")) is None
+    assert store.remove(key) is True  # nothing was left holding it
 
 
 def test_differing_names_changed_added_and_gone() -> None:

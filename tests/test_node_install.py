@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from gatetui.backends.isolation import probe_isolation
+from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import Verdict
 from gatetui.gate.events import RunFinished
-from tests.gating import gate_locally
+from tests.gating import gate_locally, gate_with
 from tests.conftest import MakeRepo, git
 
 pytestmark = [
@@ -103,8 +104,11 @@ def results(done: RunFinished) -> dict[str, tuple[str, str]]:
 @pytest.mark.parametrize("when", ["postinstall", "prepare"])
 def test_a_runner_rewritten_by_heads_lifecycle_script_fails_the_install(
         make_repo: MakeRepo, tmp_path: Path, when: str) -> None:
+    """Where node_modules is made per gate (no dependency layer kept: the
+    runtime backend, or a machine that cannot show one in the tree), head's
+    scripts can write it; the fingerprints around them say what changed."""
     repo = make_repo(BASE, head_with(WRAP_VITEST, when))
-    done = gate(repo, tmp_path / "work")
+    done = gate_with(repo, LocalBackend(work_root=tmp_path / "work"))
     assert done.verdict is Verdict.FAIL
     status, detail = results(done)["install"]
     assert status == "fail"

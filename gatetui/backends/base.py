@@ -93,13 +93,21 @@ class Workspace(Protocol):
         first fork."""
         ...
 
-    async def show_layer(self, folder: Path) -> str:
+    @property
+    def shows_in_tree(self) -> bool:
+        """Whether `show_layer` can also show a layer's folder at a place
+        in the tree (read-only, over whatever the tree holds there)."""
+        ...
+
+    async def show_layer(self, folder: Path, at: str = "") -> str:
         """Show a dependency layer (a folder of the backend's layer store)
         read-only to this workspace's later commands and to its copies;
         where they see it. Its cache, where the store kept one (a `cache`
         folder beside it), is shown read-only at that path under each
         command's `scratch_path("bytecode")` where the backend can (else the
-        runs do without). Only called on a backend whose `layers` is set."""
+        runs do without). `at`: its folder of that name is also shown at
+        that place in the tree (only where `shows_in_tree`). Only called on
+        a backend whose `layers` is set."""
         ...
 
     async def close(self) -> None: ...
@@ -107,10 +115,11 @@ class Workspace(Protocol):
 
 @dataclass(frozen=True)
 class Found:
-    """A layer looked up: its folder, verified against its manifest, or
-    None (to build); `note` says a layer was thrown away, for the run's
-    notes; `about` is what was kept with it when built (what it holds,
-    what building it used)."""
+    """A layer looked up: its folder (the supervisor's, verified against
+    its manifest; on Runtime where sandboxes started from its snapshot hold
+    it), or None (to build); `note` says a layer was thrown away, for the
+    run's notes; `about` is what was kept with it when built (what it
+    holds, what building it used)."""
 
     path: Path | None
     note: str = ""
@@ -118,12 +127,19 @@ class Found:
 
 
 class LayerStore(Protocol):
-    """Dependency layers kept between gates (backends/layers.py): keyed by
-    what was resolved, built once, verified at every use, never written by
-    anything that runs head's code."""
+    """Dependency layers kept between gates (backends/layers.py, and
+    runtime_layers.py as snapshots): keyed by what was resolved, built
+    once, verified, never written by anything that runs head's code.
+    `near` is the gate's workspace that asks: a store that makes machines
+    for its work makes them in that workspace's run (its cap, its cleanup).
+    `keeps_cache`: whether a layer's path-keyed cache (LayerCache) is kept
+    and shown to the runs; where not, it is not made."""
 
-    async def interpreter(self, argv: tuple[str, ...]) -> str:
-        """What `argv` prints on this machine (the interpreter and platform a key names)."""
+    keeps_cache: bool
+
+    async def interpreter(self, argv: tuple[str, ...], near: Workspace) -> str:
+        """What `argv` prints where the runs run, on a machine holding
+        nothing of head's (the interpreter and platform a key names)."""
         ...
 
     def claim(self, key: str) -> AbstractAsyncContextManager[None]:
@@ -133,7 +149,7 @@ class LayerStore(Protocol):
     async def find(self, key: str) -> Found: ...
 
     async def build(self, key: str, folder: str, make: Callable[[Workspace], Awaitable[bool]],
-                    verify: Callable[[str], list[str]], about: Mapping[str, object],
+                    verify: Callable[[str], list[str]], about: Mapping[str, object], *, near: Workspace,
                     cache: str = "", files: Mapping[str, bytes] | None = None) -> Path | list[str]:
         """`make` fills `folder` (and `cache`, the layer's path-keyed cache,
         when named) in a fresh workspace holding nothing of head's but
@@ -143,9 +159,10 @@ class LayerStore(Protocol):
         was wrong (`make` failed: [])."""
         ...
 
-    async def hold(self, key: str) -> Callable[[], None]:
-        """Keep the layer from being pruned while a run uses it; calling
-        what is returned lets it go."""
+    async def hold(self, key: str, layer: Path) -> Callable[[], None] | None:
+        """Keep the layer found or built at `layer` from being pruned while
+        a run uses it; calling what is returned lets it go. None: it was
+        removed before it could be held."""
         ...
 
 

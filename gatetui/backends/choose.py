@@ -35,7 +35,7 @@ def choose_backend(name: str, *, on_progress: ProgressSink | None = None, max_sa
     if name == "local":
         return _local(work_root, layers)
     if name == "runtime":
-        return _runtime(on_progress or to_stderr, max_sandboxes)
+        return _runtime(on_progress or to_stderr, max_sandboxes, layers is not None)
     raise BackendError(f"unknown backend {name!r}: use --backend local (it needs nothing) or runtime")
 
 
@@ -45,8 +45,11 @@ def _local(work_root: Path | None, layers: Path | None) -> Backend:
     return LocalBackend(work_root=work_root, layers=layers)
 
 
-def _runtime(on_progress: ProgressSink, max_sandboxes: int | None) -> Backend:
+def _runtime(on_progress: ProgressSink, max_sandboxes: int | None, layers: bool) -> Backend:
+    """`layers`: keep dependency layers as snapshots on the account, where
+    the local backend would keep them in a folder."""
     from gatetui.backends.runtime import RuntimeBackend, RuntimeSettings
 
-    settings = RuntimeSettings() if max_sandboxes is None else RuntimeSettings(max_sandboxes=max_sandboxes)
+    settings = RuntimeSettings(layers=layers) if max_sandboxes is None else \
+        RuntimeSettings(max_sandboxes=max_sandboxes, layers=layers)
     return RuntimeBackend(settings=settings, on_progress=on_progress)

@@ -35,14 +35,16 @@ class Rewritten:
 
 
 class _Rewrite:
-    def __init__(self, keep: tuple[str, ...], out: tarfile.TarFile):
-        self.keep, self.out = set(keep), out
+    def __init__(self, keep: tuple[str, ...] | None, out: tarfile.TarFile):
+        self.keep, self.out = (None if keep is None else set(keep)), out
         self.seen: dict[str, tarfile.TarInfo] = {}
         self.files: dict[str, bytes] = {}
         self.left_out: list[str] = []
 
     def take(self, member: tarfile.TarInfo, source: tarfile.TarFile) -> None:
         name = _normal(member.name)
+        if name is None and member.isdir() and member.name.rstrip("/") in (".", ""):
+            return  # the archive's own top (`tar -C tree .`): nothing to carry
         why = self._refusal(name, member)
         if why or name is None:  # a None name always has a refusal: the second test narrows the type
             self.left_out.append(f"{member.name!r}: {why}")
@@ -64,11 +66,11 @@ class _Rewrite:
     def _refusal(self, name: str | None, member: tarfile.TarInfo) -> str:
         if name is None:
             return "not a plain relative name"
-        if name.split("/")[0] not in self.keep:
+        if self.keep is not None and name.split("/")[0] not in self.keep:
             return "outside the kept folders"
         if name in self.seen:
             return "named twice"
-        if name in self.keep and not member.isdir():
+        if self.keep is not None and name in self.keep and not member.isdir():
             return "a kept folder that is no folder"
         parent = name.rpartition("/")[0]
         if parent and (parent not in self.seen or not self.seen[parent].isdir()):
@@ -87,9 +89,11 @@ class _Rewrite:
         return handle.read() if handle is not None else b""
 
 
-def rewrite(raw: bytes, keep: tuple[str, ...]) -> Rewritten:
+def rewrite(raw: bytes, keep: tuple[str, ...] | None) -> Rewritten:
     """The members of `raw` (a tar, compressed or not) worth carrying, as a
-    fresh tar.gz; raises tarfile.TarError when `raw` is no archive at all."""
+    fresh tar.gz; raises tarfile.TarError when `raw` is no archive at all.
+    `keep` None: a whole tree, files at its top included (an install's
+    tree moved to a machine started from a dependency layer)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=io.BytesIO(raw), mode="r:*") as source, \
             tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as out:

@@ -156,7 +156,10 @@ def probe_isolation() -> Isolation:
 # bytecode there for a module imported later (its own modules compile in
 # memory); ${15}, the layer's cache, has its `layer` folder shown there
 # read-only at the layer's path, and its `root` folder's subtrees named in
-# ${17} (one absolute path per line) at those paths.
+# ${17} (one absolute path per line) at those paths. ${19}, when set, names
+# the layer's folder that is also shown read-only at that place in the tree
+# (npm's node_modules), over whatever the tree holds there: a link or file of
+# head's at that name goes first, so nothing is shown through it.
 # Every folder anyone may write on a host gets an empty tmpfs of the
 # command's own (/var/tmp, /dev/shm, /run/lock; a test run's whole /run):
 # what the code under test leaves there (hidden tests copied out, a note for
@@ -188,6 +191,13 @@ if [ -n "${{13}}" ]; then
   mkdir -p "$R/mnt${{14#/tmp}}"
   mount --bind "${{13}}" "$R/mnt${{14#/tmp}}"
   mount -n -o remount,bind,ro,nosuid,nodev "$R/mnt${{14#/tmp}}"
+  A="$R/mnt${{T#/tmp}}/${{19}}"
+  if [ -n "${{19}}" ] && [ -d "${{13}}/${{19}}" ] && [ ! -L "${{13}}/${{19}}" ]; then
+    if [ -L "$A" ] || {{ [ -e "$A" ] && [ ! -d "$A" ]; }}; then rm -f "$A"; fi
+    mkdir -p "$A"
+    mount --bind "${{13}}/${{19}}" "$A"
+    mount -n -o remount,bind,ro,nosuid,nodev "$A"
+  fi
   if [ -n "${{15}}" ]; then
     C="$R/mnt${{16#/tmp}}"
     mkdir -p "$C${{14}}"
@@ -298,6 +308,7 @@ class View:
     environment: Path | None = None
     keep: tuple[str, ...] = ()
     deps: Path | None = None  # a dependency layer, shown read-only at where.layer
+    deps_at: str = ""  # the layer's folder of that name, also shown read-only at that place in the tree
 
     def deps_cache(self) -> Path | None:
         """The layer's cache (layers.py keeps it beside the layer), if it has one."""
@@ -323,10 +334,12 @@ def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> li
         unshare.append("--net")
     tree, home, reports, environment, keep = view.specs()
     where = view.where
+    assert "/" not in view.deps_at and view.deps_at not in (".", ".."), "a layer is shown at a top-level name"
     cache = view.deps_cache()
     return [*unshare, "--", "/bin/sh", "-c", script, str(root), tree, home, reports, str(uid),
             "net" if network else "nonet", command, environment, keep,
             where.tree, where.home, where.reports, where.hostname,
             str(view.deps or ""), where.layer if view.deps is not None else "",
             str(cache) if cache is not None else "", where.scratch_path("bytecode"),
-            "\n".join(mirror_points(cache / "root")) if cache is not None else "", SUPERVISOR_BIN]
+            "\n".join(mirror_points(cache / "root")) if cache is not None else "", SUPERVISOR_BIN,
+            view.deps_at if view.deps is not None else ""]

@@ -193,7 +193,9 @@ class LocalLayers(LayerShelf):
         self.opener, self.folder_of = opener, folder_of
         self._interpreters: dict[tuple[str, ...], str] = {}
 
-    async def interpreter(self, argv: tuple[str, ...]) -> str:
+    keeps_cache = True
+
+    async def interpreter(self, argv: tuple[str, ...], near: Workspace) -> str:
         """Asked once per backend, in a sandbox holding nothing (the runs'
         interpreter is the one their PATH finds there, not the supervisor's)."""
         if argv not in self._interpreters:
@@ -217,13 +219,16 @@ class LocalLayers(LayerShelf):
         finally:
             os.close(fd)
 
-    async def hold(self, key: str) -> Callable[[], None]:
+    async def hold(self, key: str, layer: Path) -> Callable[[], None] | None:
         fd = self._lock_fd(key, "use")
         try:
             await _flock(fd, fcntl.LOCK_SH)
         except BaseException:
             os.close(fd)
             raise
+        if not layer.is_dir():  # a prune between the claim and the hold took it
+            os.close(fd)
+            return None
         return lambda: os.close(fd)
 
     async def find(self, key: str) -> Found:
@@ -252,7 +257,7 @@ class LocalLayers(LayerShelf):
         return Found(folder / ENV, about=about if isinstance(about, dict) else {})
 
     async def build(self, key: str, folder: str, make: Callable[[Workspace], Awaitable[bool]],
-                    verify: Callable[[str], list[str]], about: Mapping[str, object],
+                    verify: Callable[[str], list[str]], about: Mapping[str, object], *, near: Workspace,
                     cache: str = "", files: Mapping[str, bytes] | None = None) -> Path | list[str]:
         staging = self._ready() / f".build-{secrets.token_hex(6)}"
         staging.mkdir(mode=0o700)

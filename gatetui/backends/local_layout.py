@@ -71,14 +71,22 @@ class Layout:
         self.mode = mode
         self._tokens: dict[str, str] = {}
         self.deps: Path | None = None  # a dependency layer shown read-only to every later command
+        self.deps_at = ""  # the layer's folder also shown at that place in the tree
 
-    def layer_path(self, folder: Path) -> str:
+    def layer_path(self, folder: Path, at: str = "") -> str:
         """Where commands see the dependency layer at `folder`: at a path
         drawn for the run where it is isolated (its cache, a `cache` folder
-        beside it, then under each command's scratch cache), else where it
-        lies (and the runs do without its cache: no namespace to show it in)."""
-        self.deps = folder
+        beside it, then under each command's scratch cache; its folder `at`
+        at that place in the tree), else where it lies (and the runs do
+        without its cache: no namespace to show it in)."""
+        self.deps, self.deps_at = folder, at
         return self.where.layer if self.uid is not None else str(folder)
+
+    @property
+    def shows_in_tree(self) -> bool:
+        """Only an isolated command has a mount namespace of its own to show
+        a layer's folder at a place in the tree."""
+        return self.uid is not None
 
     @property
     def path(self) -> str:
@@ -118,13 +126,14 @@ class Layout:
 
     def _view(self) -> View:
         if self.copy is None:
-            return View(self.canonical, self.root / "home", self.reports, self.where, deps=self.deps)
+            return View(self.canonical, self.root / "home", self.reports, self.where, deps=self.deps,
+                        deps_at=self.deps_at)
         environment, keep = self.canonical, self.copy.keep
         if self.mode == "overlay":
             return View(self.copy.lower, self.copy.home, self.reports, self.where, layer=self.source,
-                        environment=environment, keep=keep, deps=self.deps)
+                        environment=environment, keep=keep, deps=self.deps, deps_at=self.deps_at)
         return View(self.source, self.copy.home, self.reports, self.where, environment=environment, keep=keep,
-                    deps=self.deps)
+                    deps=self.deps, deps_at=self.deps_at)
 
 
 def lay_out(export: TreeExporter, installed: Path, fresh: Path, keep: tuple[str, ...], dests: list[Path],

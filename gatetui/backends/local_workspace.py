@@ -131,12 +131,13 @@ class LocalWorkspace(Layout):
             home = copy_room(self.root, dest, label, self.uid)
             copy = LocalWorkspace(self.root, dest, label, self.mode, self._lock, self.uid, self._pool,
                                   Copy(fresh, home, kept), self.where)
-            copy.deps = self.deps  # the environment links to the layer: every copy sees it where it was
+            # the environment links to the layer: every copy sees it where it was
+            copy.deps, copy.deps_at = self.deps, self.deps_at
             copies.append(copy)
         return copies
 
-    async def show_layer(self, folder: Path) -> str:
-        return self.layer_path(folder)
+    async def show_layer(self, folder: Path, at: str = "") -> str:
+        return self.layer_path(folder, at)
 
     async def close(self) -> None:
         """The original's close ends the run: no process of its uid survives.

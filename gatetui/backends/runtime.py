@@ -48,6 +48,7 @@ from gatetui.backends.process import pid_alive
 from gatetui.backends.runtime_admission import SandboxCap, cap_from_env, shared_cap
 from gatetui.backends.runtime_errors import backend_error, is_sdk_error, one_line
 from gatetui.backends.runtime_family import ProgressSink, RunFamily, sdk as _sdk
+from gatetui.backends.runtime_layers import RuntimeLayers
 from gatetui.backends.runtime_network import IndexAccess, index_access
 from gatetui.backends.runtime_pack import upload_tree
 from gatetui.backends.runtime_workspace import RuntimeWorkspace
@@ -68,6 +69,7 @@ class RuntimeSettings:
     command_grace: float = 60.0  # past a command's limit, before we stop waiting for Runtime
     stale_after: float = 6 * 3600  # a labelled sandbox older than this is a leftover
     memory_mib: int | None = None  # None: the account's default size
+    layers: bool = False  # keep dependency layers as snapshots on the account (runtime_layers.py)
     # sandboxes alive at once over every run of this process (None: no cap); see runtime_admission
     max_sandboxes: int | None = field(default_factory=cap_from_env)
 
@@ -80,7 +82,6 @@ class RuntimeBackend:
     name = "runtime"
     measured = True  # durations, CPU and memory as Runtime reports and bills them
     isolation = None  # sandboxes are machines of their own: nothing of this machine's to report
-    layers = None  # no dependency layers kept here yet: every gate installs cold (README, "Warm gates")
 
     def __init__(self, *, labels: Mapping[str, str] | None = None,
                  settings: RuntimeSettings | None = None, on_progress: ProgressSink | None = None,
@@ -89,6 +90,8 @@ class RuntimeBackend:
         self.settings = settings or RuntimeSettings()
         self.cap = cap or shared_cap(self.settings.max_sandboxes)
         self.on_progress = on_progress or (lambda line: None)
+        # a dependency layer is a snapshot on the account; None: every gate installs cold
+        self.layers: RuntimeLayers | None = RuntimeLayers(self.client) if self.settings.layers else None
         self.host = _label_value(socket.gethostname())
         self._tools: tuple[tuple[str, ...], ...] = ()
         self._indexes: tuple[str, ...] = ()
@@ -177,24 +180,28 @@ class RuntimeBackend:
             home = await prepare(sandbox, self._tools)
             await upload_tree(sandbox, export, f"{home}/repo")
             return RuntimeWorkspace(family, sandbox, home, "install", memory_of(sandbox, self.settings),
-                                    fresh=lambda network: self._fresh(family, run, home, network))
+                                    fresh=lambda network, snapshot: self._fresh(family, run, home, network, snapshot),
+                                    layers=self.layers)
         except BaseException as err:
             await asyncio.shield(family.abandon())
             if is_sdk_error(err):
                 raise backend_error(err, "starting the sandbox") from None
             raise
 
-    async def _fresh(self, family: RunFamily, run: str, home: str, network: bool) -> Any:
-        """A sandbox for the test runs, made from the image, with no network
+    async def _fresh(self, family: RunFamily, run: str, home: str, network: bool, snapshot: str | None) -> Any:
+        """A sandbox for the test runs, made from the image (or a dependency
+        layer's snapshot: nothing of head's is in one), with no network
         unless base's config gives the runs the install's: nothing of head's
         has run in it, nor will before its forks are made."""
-        sandbox = await self._create(family, run, network=None if network else {"internet": False})
+        sandbox = await self._create(family, run, network=None if network else {"internet": False},
+                                     snapshot=snapshot)
         if await prepare(sandbox, self._tools) != home:
             raise BackendError(f"runtime backend: sandbox {sandbox.id} has another home than the install's; "
                                "use --backend local")
         return sandbox
 
-    async def _create(self, family: RunFamily, run: str, network: dict[str, Any] | None = None) -> Any:
+    async def _create(self, family: RunFamily, run: str, network: dict[str, Any] | None = None,
+                      snapshot: str | None = None) -> Any:
         assert self._access is not None
         labels = {**APP, **self.labels, "run": run, "host": self.host, "pid": str(os.getpid()),
                   "started": str(int(time.time()))}
@@ -208,7 +215,7 @@ class RuntimeBackend:
         sandbox = await family.client.sandboxes.create(
             wait=False, labels=labels, timeout_seconds=self.settings.sandbox_seconds,
             network=self._access.network() if network is None else network, on_lease_end="delete", on_capacity_wait=countdown,
-            memory_mib=self.settings.memory_mib)
+            memory_mib=self.settings.memory_mib, snapshot_id=snapshot)
         family.live[sandbox.id] = sandbox
         if sandbox.state != "running":
             await sandbox.wait_for("running", self.settings.start_seconds)

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from gatetui.backends.base import TreeExporter
+from gatetui.backends.runtime_errors import one_line
+from gatetui.errors import BackendError
 
 
 def pack_tree(export: TreeExporter, drop: tuple[str, ...] = ()) -> bytes:
@@ -53,3 +55,19 @@ def pack_files(files: Mapping[str, bytes]) -> bytes:
             info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
             archive.addfile(info, io.BytesIO(data))
     return buffer.getvalue()
+
+
+async def write_over(sandbox: Any, tree: str, files: Mapping[str, bytes | None]) -> None:
+    """Files written over a sandbox's tree as one archive, deletions as one
+    `rm`; a path that leaves the tree is refused."""
+    for rel in files:
+        if ".." in Path(rel).parts or Path(rel).is_absolute():
+            raise BackendError(f"refusing to write outside the workspace: {rel}")
+    written = {rel: data for rel, data in files.items() if data is not None}
+    gone = [rel for rel, data in files.items() if data is None]
+    if written:
+        await sandbox.files.unarchive(tree, pack_files(written), gzip=True)
+    if gone:
+        done = await sandbox.exec(["rm", "-f", "--", *gone], cwd=tree, timeout_ms=60_000)
+        if done.exit_code != 0:
+            raise BackendError(f"runtime backend: could not delete {gone[0]}: {one_line(done.stderr)}")

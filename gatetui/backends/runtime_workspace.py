@@ -16,28 +16,34 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Workspace
 from gatetui.backends.process import OutputTail
 from gatetui.backends.runtime_errors import backend_error, is_sdk_error, not_found, one_line
 from gatetui.backends.runtime_family import RunFamily
-from gatetui.backends.runtime_forks import make_copies, take_environment
-from gatetui.backends.runtime_pack import pack_files, pack_tree
+from gatetui.backends.runtime_forks import make_copies, move_onto, take_environment
+from gatetui.backends.runtime_pack import pack_tree, write_over
 from gatetui.errors import BackendError
+
+if TYPE_CHECKING:
+    from gatetui.backends.runtime_layers import RuntimeLayers
 
 CPU_FILE = ".gatetui-cpu"
 TIMES = re.compile(r"(\d+)m([\d.]+)s")
+Fresh = Callable[[bool, str | None], Awaitable[Any]]  # (network, a layer's snapshot) -> a new sandbox
 
 
 class RuntimeWorkspace:
     """One sandbox holding the tree at `<home>/repo`, the same path in every fork."""
 
     def __init__(self, family: RunFamily, sandbox: Any, home: str, label: str, memory: int,
-                 fresh: Callable[[bool], Awaitable[Any]] | None = None):
+                 fresh: Fresh | None = None, layers: RuntimeLayers | None = None):
         self.family, self.sandbox, self.home, self.label = family, sandbox, home, label
         self.memory = memory  # what Runtime bills while the sandbox runs
         self.fresh = fresh  # makes a sandbox for the runs; None: a copy, never forked
+        self.layers = layers  # the backend's dependency layers (snapshots), when it keeps them
+        self.snapshot: str | None = None  # the layer's snapshot this install and its runs start from
         self._closed = False
         self._forks = 0
         self.spent = False  # its environment was taken and its sandbox deleted at the first fork
@@ -111,20 +117,9 @@ class RuntimeWorkspace:
         )
 
     async def write_files(self, files: Mapping[str, bytes | None]) -> None:
-        """Written files go in as one archive, deletions as one `rm`."""
         self._usable()
-        for rel in files:
-            if ".." in Path(rel).parts or Path(rel).is_absolute():
-                raise BackendError(f"refusing to write outside the workspace: {rel}")
-        written = {rel: data for rel, data in files.items() if data is not None}
-        gone = [rel for rel, data in files.items() if data is None]
         try:
-            if written:
-                await self.sandbox.files.unarchive(self.path, pack_files(written), gzip=True)
-            if gone:
-                done = await self.sandbox.exec(["rm", "-f", "--", *gone], cwd=self.path, timeout_ms=60_000)
-                if done.exit_code != 0:
-                    raise BackendError(f"runtime backend: could not delete {gone[0]}: {one_line(done.stderr)}")
+            await write_over(self.sandbox, self.path, files)
         except BackendError:
             raise
         except Exception as err:
@@ -156,7 +151,8 @@ class RuntimeWorkspace:
         elif self._environment[0] != keep:
             raise BackendError("runtime backend: a fork asked for other folders than the first fork carried")
         tree = await asyncio.to_thread(pack_tree, export, keep)
-        return list(await make_copies(self, lambda: fresh(network), count, tree, self._environment[1]))
+        return list(await make_copies(self, lambda: fresh(network, self.snapshot), count, tree,
+                                      self._environment[1]))
 
     def copy_of(self, sandbox: Any) -> RuntimeWorkspace:
         """A run's workspace on `sandbox`, under the next copy's label: each
@@ -164,9 +160,17 @@ class RuntimeWorkspace:
         self._forks += 1
         return RuntimeWorkspace(self.family, sandbox, self.home, f"{self.label}-copy{self._forks}", self.memory)
 
-    async def show_layer(self, folder: Path) -> str:
-        """The runtime backend keeps no layers (its `layers` is None)."""
-        raise BackendError("the runtime backend shows no dependency layers")
+    shows_in_tree = False  # no mounts: npm's layer (at node_modules) is not shown here
+
+    async def show_layer(self, folder: Path, at: str = "") -> str:
+        """A started sandbox cannot be shown a snapshot: the install moves
+        onto one started from the layer's (runtime_forks.move_onto)."""
+        snapshot = self.layers.snapshot_of(folder) if self.layers is not None else None
+        if snapshot is None or at:
+            raise BackendError(f"runtime backend: no snapshot holds the dependency layer {folder}")
+        self._usable()
+        await move_onto(self, snapshot)
+        return str(folder)
 
     async def close(self) -> None:
         if self._closed:

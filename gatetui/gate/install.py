@@ -14,6 +14,7 @@ baseline) take the same steps without the checks.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -52,10 +53,14 @@ class Installer:
         """None when the workspace is installed (and, with `verify`, its
         environment may be handed on); else what failed."""
         profile, deps = self.profile, self.profile.dependencies
-        env = dict(profile.install_env)
-        if profile.lock_layer is not None and self.layers is not None and self.lock_files is not None:
-            env.update(await self.layers.locked(workspace, profile.lock_layer, self.lock_files, env))
-        for command in profile.install:
+        env, commands = dict(profile.install_env), profile.install
+        lock = profile.lock_layer
+        if lock is not None and self.layers is not None and self.lock_files is not None:
+            shown = await self.layers.locked(workspace, lock, self.lock_files, env)
+            if shown is not None:  # the layer stands for the commands it replaces
+                env.update(shown)
+                commands = tuple(command for command in commands if command not in lock.replaces)
+        for command in commands:
             result = await self.run(workspace, command, env, True)
             if not result.ok:
                 return Failed(command, result)
@@ -134,7 +139,7 @@ class Installer:
         found = read_fingerprint(await workspace.read_report(name)) if result.ok else None
         if found is None:
             return Failed(own.label, None, f"the environment could not be fingerprinted "
-                                           f"({result.describe_end()}): {last_line(result.output_tail)}")
+                                           f"({result.describe_end()}): {telling_line(result.output_tail)}")
         return found
     async def _pinned(self, workspace: Workspace, deps: Dependencies, resolved: Resolved,
                       env: dict[str, str]) -> Failed | None:
@@ -169,7 +174,7 @@ class Installer:
         data = _report(await workspace.read_report(name)) if result.ok else None
         if data is None:
             return Failed(check.command, None, f"the environment the install left could not be checked "
-                                               f"({result.describe_end()}): {last_line(result.output_tail)}")
+                                               f"({result.describe_end()}): {telling_line(result.output_tail)}")
         summary, own = data
         return Failed(check.command, None, summary) if summary and verify else own
 
@@ -187,6 +192,24 @@ def _report(raw: bytes | None) -> tuple[str, list[str]] | None:
     return summary, [str(name) for name in own]
 
 
-def last_line(text: str) -> str:
+# A line that says why a command failed: an error's name (Python's
+# `ValueError:`, node's `Error: EROFS`, npm's `npm error`, go's `fatal` or
+# `checksum mismatch`).
+SAYS_WHY = re.compile(r"(?i:error|fatal|panic|mismatch)\b")
+
+
+def telling_line(text: str) -> str:
+    """The line of a failed command's output a person reads first: the
+    first of the last run of lines that name an error (npm's block ends on
+    where its log is; what follows it, a stack trace's frames, a version
+    banner, says less), else the last line. Written here: no library
+    picks the line that says why from a tool's output."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "no output"
+    # a banner in capitals (go's `SECURITY ERROR`) says less than the line it heads
+    telling = [i for i, line in enumerate(lines) if SAYS_WHY.search(line) and not line.isupper()]
+    if not telling:
+        return lines[-1][:300] if lines else "no output"
+    first = telling[-1]
+    while first - 1 in telling:
+        first -= 1
+    return lines[first][:300]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from gatetui.backends.base import LayerStore, Workspace
 from gatetui.gate.cost import Usage, used_by
-from gatetui.gate.install import Failed, Run, last_line
+from gatetui.gate.install import Failed, Run, telling_line
 from gatetui.stacks.base import Dependencies, LayerRecipe, LockLayer, Resolved
 
 
@@ -48,19 +48,20 @@ class LayerSteps:
 
     async def install(self, workspace: Workspace, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved,
                       env: dict[str, str]) -> LayerUse | Failed:
-        key = recipe.key(resolved, await self.store.interpreter(recipe.interpreter))
+        key = recipe.key(resolved, await self.store.interpreter(recipe.interpreter, workspace))
         *first, last = recipe.build
         # (command, its environment, network, how a failure names it)
         steps = [(step.replace("{layer}", recipe.folder), env, True, step) for step in first]
         steps.append((deps.pinned_command(last, resolved).replace("{layer}", recipe.folder), env, True, last))
-        if recipe.cache is not None:  # no network: it only reads what the build installed
-            script = recipe.cache.script
+        cache = recipe.cache if self.store.keeps_cache else None
+        if cache is not None:  # no network: it only reads what the build installed
+            script = cache.script
             steps.append((script.command, {**env, **script.env}, False, script.command))
         failed: list[Failed] = []
         about: dict[str, object] = {"holds": _holds(resolved)}  # the maker adds what the build used
         got = await self._held(key, lambda: self.store.build(
-            key, recipe.folder, self._maker(steps, failed, about), recipe.verify, about,
-            recipe.cache.folder if recipe.cache is not None else ""), failed)
+            key, recipe.folder, self._maker(steps, failed, about), recipe.verify, about, near=workspace,
+            cache=cache.folder if cache is not None else ""), failed)
         if isinstance(got, Failed):
             return got
         use = await self._show(workspace, key, got)
@@ -69,27 +70,33 @@ class LayerSteps:
         return Failed("link the dependency layer", result) if not result.ok else use
 
     async def locked(self, workspace: Workspace, recipe: LockLayer, files: Mapping[str, bytes],
-                     env: dict[str, str]) -> dict[str, str]:
+                     env: dict[str, str]) -> dict[str, str] | None:
         """What a lock file pins, from its layer: the variables that show it
-        to the install and the runs; none when the lock names nothing to
-        layer or the layer could not be built (the gate then fetches for
-        itself, and the notes say why)."""
-        key = recipe.key(files, await self.store.interpreter(recipe.toolchain))
+        to the install and the runs; None when the lock names nothing to
+        layer or the layer could not be built or shown (the gate then
+        fetches for itself, and the notes say why)."""
+        key = recipe.key(files, await self.store.interpreter(recipe.toolchain, workspace))
         if key is None:
-            return {}
+            return None
+        named = ", ".join(name for name in recipe.files if name in files)
+        if recipe.at and not workspace.shows_in_tree:
+            self.notes.append(f"no dependency layer for {named}: this backend cannot show "
+                              f"it at {recipe.at} in the tree; the install fetched for itself")
+            return None
         steps = [(step.replace("{layer}", recipe.folder), env, True, step) for step in recipe.build]
         failed: list[Failed] = []
         about: dict[str, object] = {"holds": sorted(files)}
         got = await self._held(key, lambda: self.store.build(
-            key, recipe.folder, self._maker(steps, failed, about), lambda folder: [], about, files=files), failed)
+            key, recipe.folder, self._maker(steps, failed, about), lambda folder: [], about, near=workspace,
+            files=files), failed)
         if isinstance(got, Failed):
             result = got.result
             said = got.said or ("it failed" if result is None else
-                                f"{result.describe_end()}: {last_line(result.output_tail)}")
-            self.notes.append(f"no dependency layer for {', '.join(recipe.files)}: {said}; "
+                                f"{result.describe_end()}: {telling_line(result.output_tail)}")
+            self.notes.append(f"no dependency layer for {named}: {said}; "
                               "the install fetched for itself")
-            return {}
-        use = await self._show(workspace, key, got)
+            return None
+        use = await self._show(workspace, key, got, recipe.at)
         return {k: v.replace("{layer}", use.shown) for k, v in recipe.env.items()}
 
     async def _held(self, key: str, build: Callable[[], Awaitable[Path | list[str]]],
@@ -100,16 +107,15 @@ class LayerSteps:
             if isinstance(got, Failed):
                 return got
             path, state, saved = got
-            release = await self.store.hold(key)
-            if path.is_dir():
+            release = await self.store.hold(key, path)
+            if release is not None:
                 self.releases.append(release)
                 return path, state, saved
-            release()
         return Failed("dependency layer", None, "the dependency layer was removed as it was built, twice")
 
-    async def _show(self, workspace: Workspace, key: str, got: tuple[Path, str, Usage]) -> LayerUse:
+    async def _show(self, workspace: Workspace, key: str, got: tuple[Path, str, Usage], at: str = "") -> LayerUse:
         path, state, saved = got
-        use = self.used[workspace.path] = LayerUse(key, state, await workspace.show_layer(path), saved)
+        use = self.used[workspace.path] = LayerUse(key, state, await workspace.show_layer(path, at), saved)
         if state == "hit":
             self.save(saved)
         return use

@@ -151,6 +151,10 @@ class LockLayer:
     `toolchain` (an argv run on the supervisor's machine) prints, or None
     when there is nothing to layer. `env`: the variables ({layer}: where it
     is shown) the install's commands and the runs get while it is in use.
+    `at`: a folder of the layer's `folder` that must stand at the same place
+    in the tree (npm's node_modules): shown there, read-only, by a workspace
+    that can (`Workspace.shows_in_tree`); `replaces`: the profile's install
+    commands that the layer stands for, left out while it is in use.
     A build that fails leaves the gate to fetch for itself, said in its
     notes."""
 
@@ -160,6 +164,8 @@ class LockLayer:
     build: tuple[str, ...]
     folder: str
     env: Mapping[str, str]
+    at: str = ""
+    replaces: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

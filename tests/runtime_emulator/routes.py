@@ -1,17 +1,18 @@
 """The emulator's routes: what each request does to the sandboxes.
 
-Only the part of the API the runtime backend uses: create, get (with
-waitFor), list by label, delete, stop, exec (whole or streamed), follow a
-process's output from a cursor, signal it, write/read a file, unpack an
-archive (in one body or in chunks), fork, and the account's usage.
+Only the part of the API the runtime backend uses: create (from a
+snapshot too), get (with waitFor), list by label, delete, stop, pause, wake,
+exec (whole or streamed), follow a process's output from a cursor, signal
+it, write/read a file, unpack an archive (in one body or in chunks), fork,
+snapshots (snapshots.py), and the account's usage.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import shutil
 import signal
-import subprocess
 import tarfile
 import threading
 import time
@@ -19,6 +20,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+from tests.runtime_emulator.snapshots import SnapshotRoutes, copy_tree
 from tests.runtime_emulator.state import Box, Chunk, Proc
 
 if TYPE_CHECKING:
@@ -54,6 +56,7 @@ class Routes:
     def __init__(self, emulator: Emulator):
         self.emu = emulator
         self.uploads: dict[str, dict[str, Any]] = {}
+        self.snaps = SnapshotRoutes(emulator, self._replayed)
 
     def handle(self, h: _Handler, method: str, segs: list[str], query: Query, raw: bytes) -> None:
         from tests.runtime_emulator.server import ApiError
@@ -62,6 +65,8 @@ class Routes:
         if segs == ["v1", "usage"]:
             return h.send_json(200, {"credited": "5000000", "spent": "1250", "held": "0",
                                      "available": "4998750", "trial": None})
+        if segs[:2] == ["v1", "snapshots"]:
+            return self.snaps.handle(h, method, segs[2:], query, body)
         if segs[:2] != ["v1", "sandboxes"]:
             raise ApiError(404, "route_not_found", f"No route {method} /{'/'.join(segs)}.")
         rest = segs[2:]
@@ -71,7 +76,8 @@ class Routes:
         box_id = unquote(head)
         if len(rest) == 1:
             if verb:
-                action = {"exec": self.exec, "fork": self.fork, "stop": self.stop}[verb]
+                action = {"exec": self.exec, "fork": self.fork, "stop": self.stop, "pause": self.pause,
+                          "wake": self.wake, "snapshot": self.snaps.take}[verb]
                 return action(h, self.emu.box(box_id), body)
             return self.delete(h, box_id) if method == "DELETE" else self.get(h, box_id, query)
         box = self.emu.box(box_id)
@@ -110,11 +116,17 @@ class Routes:
             box.timer.start()
 
     def create(self, h: _Handler, body: dict[str, Any]) -> None:
+        from tests.runtime_emulator.server import ApiError
+
         if self._replayed(h):
             return
-        self.emu.claim_room(1)
         box = Box(self.emu.root, self.emu.fixed, body.get("labels") or {}, body)
-        box.make_dirs()
+        self.snaps.fill(box)  # first: a snapshot not found is refused before the sandbox is counted
+        try:
+            self.emu.claim_room(1)
+        except ApiError:
+            shutil.rmtree(box.dir, ignore_errors=True)
+            raise
         box.stuck = self.emu.faults.take("never_running")
         box.state = "starting" if box.stuck else "running"
         answer = box.info()
@@ -154,18 +166,40 @@ class Routes:
         box.state = "stopped"
         h.send_json(200, box.info())
 
+    def pause(self, h: _Handler, box: Box, body: dict[str, Any]) -> None:
+        from tests.runtime_emulator.server import ApiError
+
+        if box.state not in ("running", "paused"):
+            raise ApiError(409, "sandbox_not_running", f"Sandbox {box.id} is {box.state}.")
+        box.pause()
+        h.send_json(200, box.info())
+
+    def wake(self, h: _Handler, box: Box, body: dict[str, Any]) -> None:
+        """Only a paused sandbox wakes; `not_paused` for any other is what
+        the SDK's wake (after a snapshot told "capturing") takes as done."""
+        from tests.runtime_emulator.server import ApiError
+
+        if box.state != "paused":
+            raise ApiError(409, "not_paused", f"Sandbox {box.id} is {box.state}, not paused.")
+        box.wake()
+        h.send_json(200, box.info())
+
     def fork(self, h: _Handler, box: Box, body: dict[str, Any]) -> None:
         if self._replayed(h):
             return
         copies, count = [], body.get("count") or 1
         self.emu.claim_room(count)
+        # keepSnapshot: the snapshot the copies start from is kept, and answered (morph's branch reads it)
+        kept = self.snaps.capture(box, {}, "memory") if body.get("keepSnapshot") else None
         for _ in range(count):
             labels = {**box.labels, **(body.get("labels") or {})}
             copy = Box(self.emu.root, self.emu.fixed, labels, {**box.request, "forkOf": box.id})
-            subprocess.run(["cp", "-a", "--reflink=auto", str(box.dir), str(copy.dir)], check=True)
+            copy_tree(box.dir if kept is None else kept.dir, copy.dir)
             copy.state = "running"
             copies.append(copy)
-        answer = {"sandboxes": [c.info() for c in copies]}
+        answer: dict[str, Any] = {"sandboxes": [c.info() for c in copies]}
+        if kept is not None:
+            answer["snapshot"] = kept.info()
         for copy in copies:
             self._register(h, copy, 201, answer)
         self.emu.count_live(count)

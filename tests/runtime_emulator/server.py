@@ -3,8 +3,8 @@
 It answers the routes the runtime backend uses, framed as the SDK expects
 (../shared/reference/withruntime-protocol.md): JSON answers with a length,
 NDJSON streams chunked, errors as `{"error": {code, message, hint, ...}}`.
-`Emulator` owns the server thread, the sandboxes and their directories;
-`close()` ends every sandbox and removes everything it made.
+`Emulator` owns the server thread, the sandboxes, the snapshots and their
+directories; `close()` ends every sandbox and removes everything it made.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tests.runtime_emulator.routes import Routes
+from tests.runtime_emulator.snapshots import Snapshot
 from tests.runtime_emulator.state import Box, Faults
 
 
@@ -46,6 +47,7 @@ class Emulator:
         self.fixed.mkdir()
         self.faults = Faults()
         self.boxes: dict[str, Box] = {}
+        self.snaps: dict[str, Snapshot] = {}  # deleted ones kept, marked so: a delete again answers the same
         self.lock = threading.Lock()
         self.replays: dict[str, tuple[int, Any]] = {}  # idempotency key -> answer
         self.requests: list[str] = []  # "METHOD path" of every request, in order
@@ -65,6 +67,12 @@ class Emulator:
         """Ids of the sandboxes not deleted."""
         with self.lock:
             return sorted(i for i, b in self.boxes.items() if b.state != "deleted")
+
+    def snapshots(self) -> list[str]:
+        """Ids of the snapshots not deleted. They outlive their sandboxes, as
+        Runtime's do, so the end-of-test check leaves them alone."""
+        with self.lock:
+            return sorted(i for i, s in self.snaps.items() if s.state != "deleted")
 
     def claim_room(self, count: int) -> None:
         """Refuse a create or fork past the account's limit, as Runtime does

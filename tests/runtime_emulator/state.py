@@ -107,6 +107,7 @@ class Faults:
     cut_streams: int = 0  # streamed execs cut (no end) after the first output
     lose_streams: int = 0  # streamed execs that end without exit, and whose follows stay empty
     never_running: int = 0  # creates whose sandbox stays "starting"
+    capturing_snapshots: int = 0  # snapshots first answered "capturing", a running source left paused
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def take(self, name: str) -> bool:
@@ -254,6 +255,7 @@ class Box:
             "memoryMiB": self.request.get("memoryMiB", DEFAULT_MEMORY_MIB),
             "vcpu": self.request.get("vcpu", 2), "network": self.request.get("network"),
             "timeoutSeconds": self.request.get("timeoutSeconds"), "endsAt": None,
+            "snapshotId": self.request.get("snapshot"),
             "createdAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.created)),
         }
 
@@ -307,6 +309,23 @@ class Box:
         with self.lock:
             if self.egress is None and self.state != "deleted":
                 self.egress = EgressProxy(self.dir / SOCKET_NAME, self.allow)
+
+    def pause(self) -> None:
+        """Its commands stand still (SIGSTOP) as a paused VM's do: a
+        snapshot then copies a disk that nothing writes to."""
+        self._signal_all("paused", signal.SIGSTOP)
+
+    def wake(self) -> None:
+        self._signal_all("running", signal.SIGCONT)
+
+    def _signal_all(self, state: str, sig: int) -> None:
+        with self.lock:
+            if self.state == "deleted":
+                return
+            self.state = state
+            procs = [proc for proc in self.procs.values() if proc.exit is None]
+        for proc in procs:
+            proc.kill(sig)
 
     def end(self) -> None:
         """Kill every process, stop the proxy, remove the directory: a delete."""

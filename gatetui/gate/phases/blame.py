@@ -6,7 +6,7 @@ lacks) is an error for a person, not a mark against the agent."""
 from __future__ import annotations
 
 from gatetui.gate.checks import CheckId, CheckResult, Status
-from gatetui.gate.install import Failed
+from gatetui.gate.install import Failed, telling_line
 from gatetui.gate.phases.context import Context
 
 
@@ -17,7 +17,7 @@ async def install_failed(ctx: Context, failed: Failed) -> CheckResult:
     if result is not None and result.timed_out:
         return _install(Status.ERROR, f"`{failed.step}` {result.describe_end()}: raise the time limit (--timeout)")
     said = failed.said if result is None else \
-        f"`{failed.step}` failed ({result.describe_end()}): {last_line(result.output_tail)}"
+        f"`{failed.step}` failed ({result.describe_end()}): {telling_line(result.output_tail)}"
     if failed.heads_own:
         return _install(Status.FAIL, said)
     ctx.ledger.progress(CheckId.INSTALL, "failed at head; installing base the same way, to tell whose it is")
@@ -45,8 +45,3 @@ async def base_install(ctx: Context, verify: bool) -> str | None:
 
 def _install(status: Status, detail: str) -> CheckResult:
     return CheckResult(CheckId.INSTALL, status, detail)
-
-
-def last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "no output"

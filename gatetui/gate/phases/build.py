@@ -14,7 +14,7 @@ from gatetui.backends.base import Workspace, close_all
 from gatetui.errors import BackendError
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.events import DigestsComputed
-from gatetui.gate.install import Failed, Installer
+from gatetui.gate.install import Failed, Installer, telling_line
 from gatetui.gate.phases import blame
 from gatetui.gate.phases.context import Context
 from gatetui.gate.refusals import refusal
@@ -83,7 +83,7 @@ async def build_wheel(ctx: Context, workspace: Workspace, build: BuildCheck) -> 
     command = build.command.replace("{report}", shlex.quote(workspace.report_path(build.report)))
     result = await ctx.ledger.run(workspace, CheckId.INSTALL, "wheel", command, dict(profile.install_env))
     if not result.ok:
-        return [f"{build.label} could not be built ({result.describe_end()}): {blame.last_line(result.output_tail)}"]
+        return [f"{build.label} could not be built ({result.describe_end()}): {telling_line(result.output_tail)}"]
     built = await workspace.read_report(build.report)
     if built is None:
         return [f"{build.label} was built but left no file to read"]

@@ -96,7 +96,9 @@ def _run(var: str) -> str:
 
 
 STEPS = (_run("GATE_NPMRC"), "npm ci --no-audit --no-fund --ignore-scripts", _run("GATE_NPM_REBUILD"))
-STEPS_ENV = {"GATE_NPMRC": NPMRC, "GATE_NPM_REBUILD": REBUILD}
+# npm asks the index for its own latest version after each command and says
+# so last: a request and a notice per step that no gate needs
+STEPS_ENV = {"GATE_NPMRC": NPMRC, "GATE_NPM_REBUILD": REBUILD, "npm_config_update_notifier": "false"}
 
 
 def own_install(environment: tuple[str, ...]) -> OwnInstall:

@@ -11,7 +11,7 @@ import shlex
 from gatetui.config import ConfigError, Settings
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Profile, Stack, under_any
-from gatetui.stacks.node import install
+from gatetui.stacks.node import install, modules
 
 NODE_TEST_DIRS = ("test", "tests", "__tests__")
 JS_EXT = r"\.(?:[cm]?js|jsx|[cm]?ts|tsx)$"
@@ -43,6 +43,7 @@ def node_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         install=settings.install or install.STEPS,
         install_env={} if settings.install else {**install.STEPS_ENV, **install.LIFECYCLE_ENV},
         own_install=None if settings.install else install.own_install(environment),
+        lock_layer=None if settings.install else modules.MODULES,
         tools=() if settings.install else (("npm", "--version"), ("node", "--version")),
         environment=environment,
         test=test,

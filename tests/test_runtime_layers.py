@@ -1,0 +1,94 @@
+"""Dependency layers on Runtime (backends/runtime_layers.py): a disk snapshot
+of a sandbox that built the pinned set and held nothing of head's.
+
+Gated through the emulator with the real SDK: the first gate builds the
+layer and keeps it as a snapshot, a second gate (another backend, which
+finds it by name through the API) installs no pinned set, and the runs of
+both read pytest from the layer; what head's code writes into the layer on
+the machine the install moved to never reaches a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gatetui.backends.runtime import RuntimeBackend, RuntimeSettings
+from gatetui.gate.checks import Verdict
+from gatetui.gate.events import OutputChunk, RunFinished
+from gatetui.gate.plan import GateRequest, make_plan
+from gatetui.gate.runner import run_gate
+from tests.conftest import MakeRepo, git
+from tests.runtime_emulator import Emulator
+from tests.runtime_emulator.fixtures import emulator  # noqa: F401 - a fixture
+from tests.test_phases import BASE, statuses
+from tests.test_runtime_backend import FAST
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.install]
+
+LAYERED = RuntimeSettings(capacity_wait=FAST.capacity_wait, start_seconds=FAST.start_seconds,
+                          command_grace=FAST.command_grace, layers=True)
+MARK = "planted_by_a_run.txt"
+# A run's test writes into the layer on its own machine (the emulator's
+# commands run as root: nothing stops it there); a later gate's runs must
+# start from the snapshot, never from what a run left.
+PLANTS = textwrap.dedent(f"""\
+    import pathlib
+
+    import pytest
+
+
+    def test_pytest_comes_from_the_layer():
+        parts = pathlib.Path(pytest.__file__).parts
+        assert ".venv" not in parts
+        assert any(part.startswith(".l") and len(part) == 14 for part in parts), parts
+
+
+    def test_a_run_writes_into_its_own_copy_of_the_layer():
+        planted = pathlib.Path(pytest.__file__).parent.parent / {MARK!r}
+        planted.write_text("x")
+        assert planted.exists()
+    """)
+FINDS_NOTHING = PLANTS.split("\n\n\ndef test_a_run")[0] + textwrap.dedent(f"""\
+
+
+    def test_nothing_a_run_wrote_into_the_layer_is_here():
+        assert not (pathlib.Path(pytest.__file__).parent.parent / {MARK!r}).exists()
+    """)
+
+
+def gate(repo: Path) -> tuple[RunFinished, str]:
+    """A gate on a backend of its own (it knows no layer but what the API
+    lists), and what its installs said."""
+    async def run() -> tuple[RunFinished, str]:
+        plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", "agent/x"))
+        events = [e async for e in run_gate(plan, RuntimeBackend(settings=LAYERED))]
+        assert isinstance(events[-1], RunFinished)
+        return events[-1], "".join(e.text for e in events if isinstance(e, OutputChunk) and e.stream == "install")
+    return asyncio.run(run())
+
+
+def pinned_installs(said: str) -> int:
+    return sum("--require-hashes" in line for line in said.splitlines() if line.startswith("$ "))
+
+
+def test_a_layer_is_kept_as_a_snapshot_and_a_second_gate_installs_no_pinned_set(
+        emulator: Emulator, make_repo: MakeRepo) -> None:
+    """The second gate's head checks that what the first gate's runs wrote
+    into their copies of the layer is nowhere in its own."""
+    repo = make_repo(BASE, {"tests/test_layer.py": PLANTS})
+    first, first_said = gate(repo)
+    git(repo, "checkout", "-q", "agent/x")
+    (repo / "tests" / "test_layer.py").write_text(FINDS_NOTHING)
+    git(repo, "commit", "-qam", "a head that looks for what the first gate's runs planted")
+    git(repo, "checkout", "-q", "main")
+    second, second_said = gate(repo)
+    assert (first.verdict, second.verdict) == (Verdict.PASS, Verdict.PASS), (statuses(first), statuses(second))
+    assert (first.digests.layer_state, second.digests.layer_state) == ("miss", "hit")
+    assert first.digests.layer == second.digests.layer != ""
+    assert (pinned_installs(first_said), pinned_installs(second_said)) == (1, 0)
+    kept = [emulator.snaps[taken] for taken in emulator.snapshots()]
+    assert [(s.name, s.mode) for s in kept] == [(f"gatetui-layer-{first.digests.layer}", "disk")]
