@@ -33,9 +33,16 @@ FILES = ("package.json", "package-lock.json", ".npmrc")
 ROOT_FIELDS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies",
                "peerDependenciesMeta", "bundleDependencies", "bundledDependencies", "overrides",
                "engines", "os", "cpu")
-# The toolchain and platform the packages are laid out and rebuilt for.
+# The toolchain and platform the packages are laid out and rebuilt for, and
+# npm's settings from the environment the sandbox passes on (npm_config_omit
+# lays out another node_modules); never a credential's value.
 TOOLCHAIN = ("sh", "-c", "node -p \"[process.version, process.platform, process.arch, "
-                         "process.versions.modules].join(' ')\" && npm --version")
+                         "process.versions.modules].join(' ')\" && npm --version && "
+                         "{ env | grep -i '^npm_config_' | grep -iv -e auth -e token -e password -e cert -e key "
+                         "| LC_ALL=C sort; true; }")
+# The keys of the project's .npmrc, as the install cuts it (install.NPMRC_KEYS),
+# that change how npm lays out a lock rather than where it fetches from.
+LAYOUT_KEYS = ("legacy-peer-deps", "engine-strict")
 AT = "node_modules"
 FETCH = f"{install.STEPS[1]} && {install.STEPS[2]} && mkdir {{layer}} && mv {AT} {{layer}}/{AT}"
 
@@ -63,9 +70,20 @@ def layer_key(files: Mapping[str, bytes], toolchain: str) -> str | None:
         "root": {name: root[name] for name in ROOT_FIELDS if name in root},
         "manifest": {name: manifest[name] for name in ROOT_FIELDS if name in manifest},
         "lockfileVersion": lock["lockfileVersion"],
+        "npmrc": _layout_settings(files.get(".npmrc", b"")),
         "toolchain": toolchain.strip(),
     }
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _layout_settings(npmrc: bytes) -> dict[str, str]:
+    """The .npmrc keys that change what npm lays out, by their last value."""
+    found = {}
+    for line in npmrc.decode(errors="replace").splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() in LAYOUT_KEYS:
+            found[key.strip()] = value.strip()
+    return found
 
 
 def _from_index(path: str, entry: object) -> bool:
