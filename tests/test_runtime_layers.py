@@ -11,15 +11,18 @@ the machine the install moved to never reaches a run.
 from __future__ import annotations
 
 import asyncio
+import json
 import textwrap
 from pathlib import Path
 
 import pytest
+import withruntime
 
 from gatetui.backends.runtime import RuntimeBackend, RuntimeSettings
 from gatetui.gate.checks import Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
+from gatetui.cli.main import main
 from gatetui.gate.runner import run_gate
 from tests.conftest import MakeRepo, git
 from tests.runtime_emulator import Emulator
@@ -92,3 +95,34 @@ def test_a_layer_is_kept_as_a_snapshot_and_a_second_gate_installs_no_pinned_set(
     assert (pinned_installs(first_said), pinned_installs(second_said)) == (1, 0)
     kept = [emulator.snaps[taken] for taken in emulator.snapshots()]
     assert [(s.name, s.mode) for s in kept] == [(f"gatetui-layer-{first.digests.layer}", "disk")]
+    # the hit kept it its retention days from then: Runtime keeps no last use
+    assert [r for r in emulator.requests if r.endswith(":extend")] == [f"POST /v1/snapshots/{kept[0].id}:extend"]
+
+
+def test_cache_lists_and_prunes_the_accounts_layer_snapshots_only(
+        emulator: Emulator, capsys: pytest.CaptureFixture[str]) -> None:
+    with withruntime.Runtime() as client:
+        box = client.sandboxes.create()
+        for name in (f"gatetui-layer-{'a' * 64}", "someone-elses"):
+            box.snapshot(name=name, mode="disk")
+        box.delete()
+    assert main(["cache", "ls", "--backend", "runtime"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert (len(lines), lines[1].split()[:2], lines[1].endswith("-  (runtime)")) == (2, ["a" * 12, "-"], True)
+    assert main(["cache", "ls", "--backend", "runtime", "--json"]) == 0
+    assert [(row["key"], row["where"]) for row in json.loads(capsys.readouterr().out)] == [("a" * 64, "runtime")]
+    assert main(["cache", "prune", "--older-than", "1", "--backend", "runtime"]) == 0
+    assert capsys.readouterr().out == "removed 0 layers\n"
+    assert main(["cache", "prune", "--all", "--backend", "runtime"]) == 0
+    assert capsys.readouterr().out == "removed 1 layer\n"
+    assert [emulator.snaps[taken].name for taken in emulator.snapshots()] == ["someone-elses"]
+    assert main(["cache", "ls", "--backend", "runtime"]) == 0
+    assert capsys.readouterr().out == "no dependency layers kept\n"
+
+
+def test_cache_on_runtime_without_a_good_key_says_so_in_one_line(
+        emulator: Emulator, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUNTIME_API_KEY", "rtk_not_this_one")
+    assert main(["cache", "ls", "--backend", "runtime"]) == 3
+    said = capsys.readouterr().err
+    assert said.startswith("gatetui: ") and said.count("\n") == 1 and "rtk_not_this_one" not in said, said

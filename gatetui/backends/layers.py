@@ -113,6 +113,11 @@ class LayerShelf:
         self.root = root.absolute()  # shown to sandboxes by this path: never relative to a cwd
         self.cap = cap_from_env() if cap is None else cap
 
+    @property
+    def where(self) -> str:
+        """How a listing names where these layers are kept."""
+        return str(self.root)
+
     def _ready(self) -> Path:
         open_root(self.root)
         (self.root / "locks").mkdir(exist_ok=True, mode=0o700)

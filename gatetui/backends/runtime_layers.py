@@ -102,8 +102,22 @@ class RuntimeLayers:
             if snapshot.get("mode") == "disk" and FOLDER.match(folder) and self.home:
                 layer = Path(f"{self.home}/{folder}")
                 self._snapshots[str(layer)] = str(snapshot["id"])
+                await self._extend(str(snapshot["id"]))
                 return Found(layer, about={"build": _usage(labels)})
         return Found(None)
+
+    async def _extend(self, taken: str) -> None:
+        """A layer in use is kept its retention days from now (Runtime keeps
+        no last use: this is how the ones gates still use outlive the rest).
+        Best effort: a refusal costs the layer nothing today."""
+        client = self.client()
+        try:
+            await client.snapshots.extend(taken, retention_days=self.retention_days)
+        except Exception as err:
+            if not is_sdk_error(err):
+                raise
+        finally:
+            await client.close()
 
     async def build(self, key: str, folder: str, make: Callable[[Workspace], Awaitable[bool]],
                     verify: Callable[[str], list[str]], about: Mapping[str, object], *, near: Workspace,

@@ -4,8 +4,10 @@ Where they live: the supervisor's state directory's `layers/` (`serve`, the
 TUI), and the cache folder of one-shot checks (GATETUI_CACHE_DIR, else
 $XDG_CACHE_HOME/gatetui, `layers/` inside: `check` only reads a state
 directory). Without
---state-dir both places are listed. Exit 0 done, 2 bad input (a folder that
-is not the user's own, a number of days that is not one).
+--state-dir both places are listed. `--backend runtime`: the layers kept as
+snapshots on the Runtime account instead (backends/runtime_shelf.py). Exit
+0 done, 2 bad input (a folder that is not the user's own, a number of days
+that is not one), 3 Runtime could not be asked (no key, no answer).
 """
 
 from __future__ import annotations
@@ -14,13 +16,24 @@ import argparse
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from gatetui.backends.layers import LayerInfo, LayerShelf, default_cache_dir
 from gatetui.errors import ExitCode
 from gatetui.supervise.state_dir import default_state_dir
 
 LAYERS = "layers"
+
+
+class Shelf(Protocol):
+    """Layers kept somewhere, as `cache` lists and removes them."""
+
+    @property
+    def where(self) -> str: ...
+
+    def listing(self) -> list[LayerInfo]: ...
+
+    def prune(self, older_than_days: float | None) -> tuple[list[str], list[str]]: ...
 
 
 def layers_for_state(state_dir: Path | None) -> Path:
@@ -47,6 +60,8 @@ def add_cache_parser(subparsers: Any) -> argparse.ArgumentParser:
     for command in (ls, prune):
         command.add_argument("--state-dir", type=Path, metavar="DIR", help="only the layers of the supervisor "
                              "with this state directory (default: its default one and the check cache)")
+        command.add_argument("--backend", choices=("local", "runtime"), default="local",
+                             help="runtime: the layers kept as snapshots on your Runtime account")
     return parser
 
 
@@ -67,11 +82,15 @@ def shelves(state_dir: Path | None) -> list[LayerShelf]:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    found = shelves(args.state_dir)
+    found: list[Shelf] = list(shelves(args.state_dir))
+    if args.backend == "runtime":
+        from gatetui.backends.runtime_shelf import SnapshotShelf
+
+        found = [SnapshotShelf()]
     if args.cache_command == "ls":
-        rows = [(shelf.root, layer) for shelf in found for layer in shelf.listing()]
+        rows = [(shelf.where, layer) for shelf in found for layer in shelf.listing()]
         if args.json:
-            print(json.dumps([{**layer.to_json(), "where": str(root)} for root, layer in rows], indent=2))
+            print(json.dumps([{**layer.to_json(), "where": where} for where, layer in rows], indent=2))
         else:
             print(listing_text(rows))
         return ExitCode.PASS
@@ -86,19 +105,21 @@ def cmd_cache(args: argparse.Namespace) -> int:
     return ExitCode.PASS
 
 
-def listing_text(rows: list[tuple[Path, LayerInfo]], now: float | None = None) -> str:
+def listing_text(rows: list[tuple[str, LayerInfo]], now: float | None = None) -> str:
     if not rows:
         return "no dependency layers kept"
     now = time.time() if now is None else now
     lines = [f"{'KEY':12}  {'SIZE':>9}  {'AGE':>6}  {'LAST USE':>8}  HOLDS"]
-    for root, layer in rows:
+    for where, layer in rows:
         holds = ", ".join(layer.holds[:3]) + (f" and {len(layer.holds) - 3} more" if len(layer.holds) > 3 else "")
         lines.append(f"{layer.key[:12]}  {_size(layer.size):>9}  {_age(now - layer.built):>6}  "
-                     f"{_age(now - layer.used):>8}  {holds}  ({root})")
+                     f"{_age(now - layer.used):>8}  {holds or '-'}  ({where})")
     return "\n".join(lines)
 
 
 def _size(count: int) -> str:
+    if count <= 0:
+        return "-"  # not said (Runtime does not give a snapshot's size)
     value = float(count)
     for unit in ("B", "KB", "MB", "GB"):
         if value < 1024 or unit == "GB":
