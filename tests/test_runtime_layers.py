@@ -126,3 +126,20 @@ def test_cache_on_runtime_without_a_good_key_says_so_in_one_line(
     assert main(["cache", "ls", "--backend", "runtime"]) == 3
     said = capsys.readouterr().err
     assert said.startswith("gatetui: ") and said.count("\n") == 1 and "rtk_not_this_one" not in said, said
+
+
+@pytest.mark.parametrize("refused, why", [
+    ("GET /v1/snapshots", "looking for a dependency layer's snapshot"),
+    (":snapshot", "keeping the dependency layer as a snapshot"),
+], ids=["list", "keep"])
+def test_an_account_that_cannot_keep_snapshots_installs_cold_and_says_why(
+        emulator: Emulator, make_repo: MakeRepo, refused: str, why: str) -> None:
+    """Snapshots refused (unsupported on the account, a service down): the
+    gate goes on, the pinned set installed in its own environment."""
+    emulator.faults.unavailable, emulator.faults.unavailable_on = 99, refused
+    emulator.faults.unavailable_code = "unsupported"  # deliberate: the SDK does not retry it
+    done, said = gate(make_repo(BASE, {"tests/test_more.py": "def test_more():\n    assert True\n"}))
+    assert (done.verdict, done.digests.layer, emulator.snapshots()) == (Verdict.PASS, "", [])
+    (note,) = [n for n in done.notes if n.startswith("no dependency layer")]
+    assert why in note and note.endswith("; the pinned set was installed in the gate's own environment"), note
+    assert pinned_installs(said) == 1 + (refused == ":snapshot")  # the layer's build, then the gate's own

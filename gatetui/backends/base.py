@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from gatetui.errors import BackendError
+
 OutputSink = Callable[[str], None]
 TreeExporter = Callable[[Path], None]
 
@@ -111,6 +113,13 @@ class Workspace(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+class LayerUnavailable(BackendError):
+    """The backend cannot find, keep or show a dependency layer just now (its
+    API refused: snapshots unsupported on the account, a service down):
+    nothing is wrong with the gate's work, which installs for itself and
+    says why in the run's notes."""
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import tarfile
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from gatetui.backends.base import close_all
+from gatetui.backends.base import LayerUnavailable, close_all
 from gatetui.backends.environment_archive import rewrite
 from gatetui.backends.runtime_pack import pack_files
 from gatetui.errors import BackendError
@@ -52,10 +52,18 @@ async def move_onto(install: RuntimeWorkspace, snapshot: str) -> None:
     if install.fresh is None:
         raise BackendError(f"runtime backend: sandbox {install.sandbox.id} is a run's copy, not an install")
     tree = await _taken(install, "the installed tree", None, lambda packed: f"tar -czf {packed} .")
-    moved = await install.fresh(True, snapshot)
+    try:
+        moved = await install.fresh(True, snapshot)
+    except BackendError as err:  # the install is as it was: it goes on without the layer
+        raise LayerUnavailable(f"no sandbox could start from snapshot {snapshot} ({err})") from None
     old, install.sandbox = install.sandbox, moved
+    try:
+        await unpack(install, tree, install.path)
+    except BackendError as err:
+        install.sandbox = old
+        await install.family.delete(moved.id)
+        raise LayerUnavailable(f"the install could not move onto snapshot {snapshot} ({err})") from None
     await install.family.delete(old.id)
-    await unpack(install, tree, install.path)
     install.snapshot = snapshot
 
 

@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gatetui.backends.base import Found, Workspace
+from gatetui.backends.base import Found, LayerUnavailable, Workspace
 from gatetui.backends.runtime_errors import backend_error, is_sdk_error, one_line
 from gatetui.errors import BackendError
 
@@ -92,7 +92,7 @@ class RuntimeLayers:
             found = [snapshot async for snapshot in page]
         except Exception as err:
             if is_sdk_error(err):
-                raise backend_error(err, "looking for a dependency layer's snapshot") from None
+                raise LayerUnavailable(str(backend_error(err, "looking for a dependency layer's snapshot"))) from None
             raise
         finally:
             await client.close()
@@ -126,9 +126,19 @@ class RuntimeLayers:
         the folder it made moved out of the tree, and the sandbox kept as
         a disk snapshot. (`verify` and `cache` are the local store's: see
         the module's docstring.)"""
-        machine = await clean_machine(_install(near), network=True)
         try:
-            await machine.write_files(dict(files or {}))
+            return await self._build(key, folder, make, about, _install(near), files or {})
+        except LayerUnavailable:
+            raise
+        except BackendError as err:  # no sandbox to build in, or none kept: the gate installs for itself
+            raise LayerUnavailable(str(err)) from None
+
+    async def _build(self, key: str, folder: str, make: Callable[[Workspace], Awaitable[bool]],
+                     about: Mapping[str, object], near: RuntimeWorkspace,
+                     files: Mapping[str, bytes]) -> Path | list[str]:
+        machine = await clean_machine(near, network=True)
+        try:
+            await machine.write_files(dict(files))
             if not await make(machine):
                 return []
             name = f".l{secrets.token_hex(6)}"

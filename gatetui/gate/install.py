@@ -150,9 +150,11 @@ class Installer:
         if self.layers is not None and deps.layer is not None:
             if not resolved.direct:
                 used = await self.layers.install(workspace, deps, deps.layer, resolved, env)
-                return used if isinstance(used, Failed) else None
-            self.layers.notes.append(f"no dependency layer: {', '.join(resolved.direct)} named by URL, "
-                                     "installed in the gate's own environment")
+                if used is not None:  # else the backend could not keep one now: installed here
+                    return used if isinstance(used, Failed) else None
+            else:
+                self.layers.notes.append(f"no dependency layer: {', '.join(resolved.direct)} named by URL, "
+                                         "installed in the gate's own environment")
         result = await self.run(workspace, deps.pinned_command(deps.pinned, resolved), env, True)
         return None if result.ok else Failed(deps.pinned, result)
 

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gatetui.backends.base import LayerStore, Workspace
+from gatetui.backends.base import LayerStore, LayerUnavailable, Workspace
 from gatetui.gate.cost import Usage, used_by
 from gatetui.gate.install import Failed, Run, telling_line
 from gatetui.stacks.base import Dependencies, LayerRecipe, LockLayer, Resolved
@@ -47,7 +47,10 @@ class LayerSteps:
     releases: list[Callable[[], None]] = field(default_factory=list)
 
     async def install(self, workspace: Workspace, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved,
-                      env: dict[str, str]) -> LayerUse | Failed:
+                      env: dict[str, str]) -> LayerUse | Failed | None:
+        """The pinned set from its layer, linked under the workspace's
+        environment; None: the backend could not keep or show one just now
+        (the notes say why), and the caller installs the set itself."""
         key = recipe.key(resolved, await self.store.interpreter(recipe.interpreter, workspace))
         *first, last = recipe.build
         # (command, its environment, network, how a failure names it)
@@ -59,12 +62,17 @@ class LayerSteps:
             steps.append((script.command, {**env, **script.env}, False, script.command))
         failed: list[Failed] = []
         about: dict[str, object] = {"holds": _holds(resolved)}  # the maker adds what the build used
-        got = await self._held(key, lambda: self.store.build(
-            key, recipe.folder, self._maker(steps, failed, about), recipe.verify, about, near=workspace,
-            cache=cache.folder if cache is not None else ""), failed)
-        if isinstance(got, Failed):
-            return got
-        use = await self._show(workspace, key, got)
+        try:
+            got = await self._held(key, lambda: self.store.build(
+                key, recipe.folder, self._maker(steps, failed, about), recipe.verify, about, near=workspace,
+                cache=cache.folder if cache is not None else ""), failed)
+            if isinstance(got, Failed):
+                return got
+            use = await self._show(workspace, key, got)
+        except LayerUnavailable as err:
+            self.notes.append(f"no dependency layer: {err}; the pinned set was installed in the gate's own "
+                              "environment")
+            return None
         link = {k: v.replace("{layer}", use.shown) for k, v in recipe.link.env.items()}
         result = await self.run(workspace, recipe.link.command, link, False)
         return Failed("link the dependency layer", result) if not result.ok else use
@@ -86,9 +94,12 @@ class LayerSteps:
         steps = [(step.replace("{layer}", recipe.folder), env, True, step) for step in recipe.build]
         failed: list[Failed] = []
         about: dict[str, object] = {"holds": sorted(files)}
-        got = await self._held(key, lambda: self.store.build(
-            key, recipe.folder, self._maker(steps, failed, about), lambda folder: [], about, near=workspace,
-            files=files), failed)
+        try:
+            got = await self._held(key, lambda: self.store.build(
+                key, recipe.folder, self._maker(steps, failed, about), lambda folder: [], about, near=workspace,
+                files=files), failed)
+        except LayerUnavailable as err:
+            got = Failed("dependency layer", None, str(err))
         if isinstance(got, Failed):
             result = got.result
             said = got.said or ("it failed" if result is None else
@@ -96,7 +107,11 @@ class LayerSteps:
             self.notes.append(f"no dependency layer for {named}: {said}; "
                               "the install fetched for itself")
             return None
-        use = await self._show(workspace, key, got, recipe.at)
+        try:
+            use = await self._show(workspace, key, got, recipe.at)
+        except LayerUnavailable as err:
+            self.notes.append(f"no dependency layer for {named}: {err}; the install fetched for itself")
+            return None
         return {k: v.replace("{layer}", use.shown) for k, v in recipe.env.items()}
 
     async def _held(self, key: str, build: Callable[[], Awaitable[Path | list[str]]],
