@@ -83,13 +83,15 @@ class LayerSteps:
         to the install and the runs; None when the lock names nothing to
         layer or the layer could not be built or shown (the gate then
         fetches for itself, and the notes say why)."""
-        key = recipe.key(files, await self.store.interpreter(recipe.toolchain, workspace))
-        if key is None:
+        if recipe.key(files, "") is None:  # nothing to layer, whatever the toolchain
             return None
         named = ", ".join(name for name in recipe.files if name in files)
-        if recipe.at and not workspace.shows_in_tree:
+        if recipe.at and not workspace.shows_in_tree:  # said before a machine is asked for its toolchain
             self.notes.append(f"no dependency layer for {named}: this backend cannot show "
                               f"it at {recipe.at} in the tree; the install fetched for itself")
+            return None
+        key = recipe.key(files, await self.store.interpreter(recipe.toolchain, workspace))
+        if key is None:
             return None
         steps = [(step.replace("{layer}", recipe.folder), env, True, step) for step in recipe.build]
         failed: list[Failed] = []

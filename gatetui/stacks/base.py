@@ -148,8 +148,9 @@ class LockLayer:
     workspace holding only `files` (read by the gate from the tree being
     installed; data the fetch reads, never code it runs) by `build` ({layer}:
     the folder it fills); `key` names the layer from those files and what
-    `toolchain` (an argv run on the supervisor's machine) prints, or None
-    when there is nothing to layer. `env`: the variables ({layer}: where it
+    `toolchain` (an argv run where the runs run, on a machine holding
+    nothing of head's) prints, or None when there is nothing to layer
+    (decided by the files alone). `env`: the variables ({layer}: where it
     is shown) the install's commands and the runs get while it is in use.
     `at`: a folder of the layer's `folder` that must stand at the same place
     in the tree (npm's node_modules): shown there, read-only, by a workspace
