@@ -57,6 +57,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/gate_bench.py
 	$(BIN)/python bench/runtime_bench.py
 	$(BIN)/python bench/warm_bench.py
+	$(BIN)/python bench/runtime_layer_bench.py
 
 clean:
 	rm -rf $(VENV) $(DEMO)
