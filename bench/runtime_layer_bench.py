@@ -13,9 +13,8 @@ What it can and cannot say: the emulator's sandboxes are folders of this
 machine, their installs fast (pip's files come over loopback from a warm
 proxy); on Runtime a cold gate downloads and installs the whole set in a
 fresh VM, which is what a hit skips. A hit pays for what the emulator makes
-cheap and Runtime does not: a sandbox started from the snapshot, the
-install's tree moved onto it, and once per backend a sandbox asked for its
-interpreter. Needs the package index (it says so, and stops, without it).
+cheap and Runtime does not: a sandbox started from the snapshot and the
+install's tree moved onto it. Needs the package index (it says so, and stops, without it).
 Reproduce: .venv/bin/python bench/runtime_layer_bench.py
 """
 

@@ -74,6 +74,11 @@ def gate(repo: Path) -> tuple[RunFinished, str]:
     return asyncio.run(run())
 
 
+def creates(emulator: Emulator) -> int:
+    """Sandboxes created so far (a fork is not a create)."""
+    return sum(request == "POST /v1/sandboxes" for request in emulator.requests)
+
+
 def pinned_installs(said: str) -> int:
     return sum("--require-hashes" in line for line in said.splitlines() if line.startswith("$ "))
 
@@ -84,11 +89,16 @@ def test_a_layer_is_kept_as_a_snapshot_and_a_second_gate_installs_no_pinned_set(
     into their copies of the layer is nowhere in its own."""
     repo = make_repo(BASE, {"tests/test_layer.py": PLANTS})
     first, first_said = gate(repo)
+    first_creates = creates(emulator)
     git(repo, "checkout", "-q", "agent/x")
     (repo / "tests" / "test_layer.py").write_text(FINDS_NOTHING)
     git(repo, "commit", "-qam", "a head that looks for what the first gate's runs planted")
     git(repo, "checkout", "-q", "main")
     second, second_said = gate(repo)
+    # sandboxes made: the install's, the layer's build (a miss), the one the install moves onto,
+    # the import check's and the runs' (forked for the rest); the key's interpreter was asked in
+    # the install's own sandbox before it ran anything, not in a machine of its own
+    assert (first_creates, creates(emulator) - first_creates) == (5, 4)
     assert (first.verdict, second.verdict) == (Verdict.PASS, Verdict.PASS), (statuses(first), statuses(second))
     assert (first.digests.layer_state, second.digests.layer_state) == ("miss", "hit")
     assert first.digests.layer == second.digests.layer != ""

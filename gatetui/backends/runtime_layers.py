@@ -64,19 +64,17 @@ class RuntimeLayers:
         return self._snapshots.get(str(layer))
 
     async def interpreter(self, argv: tuple[str, ...], near: Workspace) -> str:
-        """Asked once per backend, in a sandbox made fresh from the image:
-        the install's has run head's code by now."""
+        """Asked once per backend where nothing of head's has run: in the
+        install's sandbox while it has run no command (outside its tree,
+        which holds head's files), else in one made fresh from the image."""
+        install = _install(near)
         if argv not in self._interpreters:
-            machine = await clean_machine(_install(near), network=False)
-            said: list[str] = []
-            try:
-                done = await machine.run(shlex.join(argv), timeout=60, on_output=said.append, network=False)
-            finally:
-                await machine.close()
-            if not done.ok:
+            said, ok = await (_ask_untouched(install, argv) if install.ran == 0 and install.fresh is not None
+                              else _ask_a_clean_machine(install, argv))
+            if not ok:
                 raise BackendError(f"`{argv[0]}` does not run in the sandbox: no dependency layer can be keyed")
-            self.home = machine.home
-            self._interpreters[argv] = "".join(said).strip()
+            self._interpreters[argv] = said.strip()
+        self.home = install.home
         return self._interpreters[argv]
 
     @contextlib.asynccontextmanager
@@ -189,6 +187,25 @@ async def keep_as_snapshot(machine: RuntimeWorkspace, name: str, labels: dict[st
     except Exception as err:
         raise machine.error(err, "keeping the dependency layer as a snapshot") from None
     return str(taken["id"])
+
+
+async def _ask_untouched(install: RuntimeWorkspace, argv: tuple[str, ...]) -> tuple[str, bool]:
+    try:
+        done = await install.sandbox.exec(shlex.join(argv), cwd=install.home, env=dict(install.family.env),
+                                          timeout_ms=60_000)
+    except Exception as err:
+        raise install.error(err, f"asking `{argv[0]}` for the layer's key") from None
+    return str(done.stdout or ""), done.exit_code == 0
+
+
+async def _ask_a_clean_machine(install: RuntimeWorkspace, argv: tuple[str, ...]) -> tuple[str, bool]:
+    machine = await clean_machine(install, network=False)
+    said: list[str] = []
+    try:
+        done = await machine.run(shlex.join(argv), timeout=60, on_output=said.append, network=False)
+    finally:
+        await machine.close()
+    return "".join(said), done.ok
 
 
 def _install(near: Workspace) -> RuntimeWorkspace:

@@ -44,6 +44,7 @@ class RuntimeWorkspace:
         self.fresh = fresh  # makes a sandbox for the runs; None: a copy, never forked
         self.layers = layers  # the backend's dependency layers (snapshots), when it keeps them
         self.snapshot: str | None = None  # the layer's snapshot this install and its runs start from
+        self.ran = 0  # commands run here: none yet means nothing of head's has run on this machine
         self._closed = False
         self._forks = 0
         self.spent = False  # its environment was taken and its sandbox deleted at the first fork
@@ -86,6 +87,7 @@ class RuntimeWorkspace:
         does; two streams' chunks arrive in any order); its wall time is
         Runtime's figure, its CPU time the shell's `times` inside the sandbox."""
         self._usable()
+        self.ran += 1
         tail = OutputTail()
 
         def sink(text: str) -> None:

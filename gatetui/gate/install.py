@@ -54,6 +54,8 @@ class Installer:
         environment may be handed on); else what failed."""
         profile, deps = self.profile, self.profile.dependencies
         env, commands = dict(profile.install_env), profile.install
+        if self.layers is not None and deps is not None and deps.layer is not None:
+            await self.layers.prepare(workspace, deps.layer)
         lock = profile.lock_layer
         if lock is not None and self.layers is not None and self.lock_files is not None:
             shown = await self.layers.locked(workspace, lock, self.lock_files, env)

@@ -77,6 +77,12 @@ class LayerSteps:
         result = await self.run(workspace, recipe.link.command, link, False)
         return Failed("link the dependency layer", result) if not result.ok else use
 
+    async def prepare(self, workspace: Workspace, recipe: LayerRecipe) -> None:
+        """Ask for what the key names besides the set now, while the
+        workspace has run nothing of head's: a backend may ask there rather
+        than start a machine of its own for it (Runtime)."""
+        await self.store.interpreter(recipe.interpreter, workspace)
+
     async def locked(self, workspace: Workspace, recipe: LockLayer, files: Mapping[str, bytes],
                      env: dict[str, str]) -> dict[str, str] | None:
         """What a lock file pins, from its layer: the variables that show it
