@@ -165,8 +165,7 @@ class RuntimeWorkspace:
     shows_in_tree = False  # no mounts: npm's layer (at node_modules) is not shown here
 
     async def show_layer(self, folder: Path, at: str = "") -> str:
-        """A started sandbox cannot be shown a snapshot: the install moves
-        onto one started from the layer's (runtime_forks.move_onto)."""
+        """A started sandbox takes no snapshot in: the install moves (runtime_forks.move_onto)."""
         snapshot = self.layers.snapshot_of(folder) if self.layers is not None else None
         if snapshot is None or at:
             raise BackendError(f"runtime backend: no snapshot holds the dependency layer {folder}")
