@@ -323,3 +323,33 @@ def test_a_tool_that_ran_a_moment_ago_is_not_asked_again_but_one_on_another_path
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(BackendError, match=r"^`counted-tool --version` does not run on this machine: install counted-tool"):
         asyncio.run(backend.preflight((("counted-tool", "--version"),)))
+
+
+@pytest.mark.sandbox
+def test_a_cancel_while_a_workspace_opens_leaves_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gate cancelled as it starts (the TUI's quit) may land in the last
+    step of open, where the fork mode is read: the folder made for the
+    workspace goes with the cancel."""
+    import threading
+
+    asked, go_on = threading.Event(), threading.Event()
+
+    def slow_mode(self: LocalBackend) -> str:
+        if any((tmp_path / "work").glob("gatetui-opening-*")):  # asked by open itself, its folder made
+            asked.set()
+            go_on.wait(30)
+        return "overlay"
+
+    monkeypatch.setattr(LocalBackend, "fork_mode", property(slow_mode))
+    backend = LocalBackend(work_root=tmp_path / "work")
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(backend.open(lambda dest: dest.mkdir(), "opening"))
+        await asyncio.to_thread(asked.wait, 30)  # open has reached the fork mode
+        task.cancel()
+        go_on.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert sorted(p.name for p in (tmp_path / "work").iterdir() if p.name.startswith("gatetui-")) == []

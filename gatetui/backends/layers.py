@@ -36,6 +36,7 @@ from gatetui.backends.base import Found, TreeExporter, Workspace
 from gatetui.backends.layer_files import (
     differing, digest_of, manifest, remove_tree, seal_tree, size_of, take_out, write_plain,
 )
+from gatetui.backends.process import to_the_end
 from gatetui.errors import BackendError, BadInput
 
 KEY = re.compile(r"^[0-9a-f]{64}$")
@@ -209,7 +210,7 @@ class LocalLayers(LayerShelf):
             try:
                 done = await workspace.run(shlex.join(argv), timeout=60, on_output=said.append, network=False)
             finally:
-                await workspace.close()
+                await to_the_end(workspace.close())  # a cancel waits for it: no folder is left
             if not done.ok:
                 raise BackendError(f"`{argv[0]}` does not run in the sandbox: no dependency layer can be keyed")
             self._interpreters[argv] = "".join(said).strip()
@@ -275,7 +276,7 @@ class LocalLayers(LayerShelf):
                 if cache:
                     await asyncio.to_thread(take_out, self.folder_of(workspace, cache), staging / CACHE)
             finally:
-                await workspace.close()
+                await to_the_end(workspace.close())  # a cancel waits for it: no folder is left
             made = await asyncio.to_thread(self._keep, key, staging, verify, about)
         finally:
             await asyncio.to_thread(remove_tree, staging)

@@ -37,9 +37,10 @@ from pathlib import Path
 
 from gatetui.backends.base import LayerStore, TreeExporter, Workspace
 from gatetui.backends.isolation import NONE, Isolation, Where, keep_when, probe_isolation
-from gatetui.backends.local_layout import BIND_SCRIPT, FORK_MODES, OVERLAY_SCRIPT, UNSHARE, chown_tree, to_the_end
 from gatetui.backends.layers import LocalLayers
+from gatetui.backends.local_layout import BIND_SCRIPT, FORK_MODES, OVERLAY_SCRIPT, UNSHARE, chown_tree
 from gatetui.backends.local_workspace import LocalWorkspace, scrubbed_env
+from gatetui.backends.process import to_the_end
 from gatetui.backends.uids import UID_COUNT, UID_FIRST, UidPool, kill_uid
 from gatetui.errors import BackendError, BadInput
 
@@ -153,12 +154,12 @@ class LocalBackend:
                     (root / name).write_text(text)
                 (root / "reports" / "install").mkdir()
                 await asyncio.to_thread(chown_tree, (root / "ws", root / "home", root / "reports" / "install"), uid)
-        except BaseException:
+            mode = await asyncio.to_thread(lambda: self.fork_mode)
+        except BaseException:  # a cancel included: nothing of the run is left
             if uid is not None:
                 self.uids.release(uid)
             shutil.rmtree(root, ignore_errors=True)
             raise
-        mode = await asyncio.to_thread(lambda: self.fork_mode)
         return LocalWorkspace(root, root / "ws", "install", mode, asyncio.Lock(),
                               uid=uid, pool=self.uids, where=where)
 

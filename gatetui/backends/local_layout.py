@@ -21,13 +21,13 @@ import os
 import shutil
 import stat
 import subprocess
-from collections.abc import Awaitable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 from gatetui.backends.base import TreeExporter
 from gatetui.backends.isolation import View, Where
+from gatetui.backends.process import to_the_end
 from gatetui.errors import BackendError
 
 BIND_SCRIPT = 'mount --bind "$0" "$1" && cd "$1" && exec /bin/sh -c "$2"'
@@ -37,7 +37,6 @@ OVERLAY_SCRIPT = (  # $3: the lower tree (a fresh export), shown at $1
 )
 UNSHARE = ["unshare", "--mount", "--propagation", "private"]
 FORK_MODES = ("overlay", "bind", "swap")
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -231,16 +230,3 @@ def chown_tree(paths: tuple[Path, ...], uid: int) -> None:
         for folder, dirs, files in os.walk(top):
             for name in (*dirs, *files):
                 os.lchown(os.path.join(folder, name), uid, uid)
-
-
-async def to_the_end(work: Awaitable[T]) -> T:
-    """Work in a thread goes on when its caller is cancelled: wait for it
-    before the cancel goes on, so that close() never races a thread still
-    writing into the folder it removes."""
-    task = asyncio.ensure_future(work)
-    try:
-        return await asyncio.shield(task)
-    except asyncio.CancelledError:
-        with contextlib.suppress(Exception):
-            await task
-        raise

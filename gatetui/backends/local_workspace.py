@@ -20,9 +20,9 @@ from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Works
 from gatetui.backends.isolation import Where, wrap
 from gatetui.backends.local_files import read_regular, write_files
 from gatetui.backends.local_layout import (
-    BIND_SCRIPT, OVERLAY_SCRIPT, UNSHARE, Copy, Layout, copy_room, lay_out, swapped_in, to_the_end,
+    BIND_SCRIPT, OVERLAY_SCRIPT, UNSHARE, Copy, Layout, copy_room, lay_out, swapped_in,
 )
-from gatetui.backends.process import run_process
+from gatetui.backends.process import run_process, to_the_end
 from gatetui.backends.uids import UidPool, kill_uid
 
 ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SOURCE_DATE_EPOCH",

@@ -17,14 +17,16 @@ import signal
 import subprocess
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from gatetui.backends.base import CommandResult, OutputSink
 
 OUTPUT_CAP = 1 << 20  # bytes of output kept per command; the rest is counted
 GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL
 DRAIN_SECONDS = 2.0  # to read what is left once the command has ended
+T = TypeVar("T")
 
 
 @dataclass
@@ -159,3 +161,16 @@ async def _drain(reader: asyncio.Task[None]) -> None:
         reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await reader
+
+
+async def to_the_end(work: Awaitable[T]) -> T:
+    """Work in a thread goes on when its caller is cancelled: wait for it
+    before the cancel goes on, so that close() never races a thread still
+    writing into the folder it removes."""
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await task
+        raise
