@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import withruntime
 
+from gatetui.backends.base import LayerUnavailable
 from gatetui.backends.runtime import RuntimeBackend, RuntimeSettings
 from gatetui.gate.checks import Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
@@ -138,18 +139,28 @@ def test_cache_on_runtime_without_a_good_key_says_so_in_one_line(
     assert said.startswith("gatetui: ") and said.count("\n") == 1 and "rtk_not_this_one" not in said, said
 
 
-@pytest.mark.parametrize("refused, why", [
-    ("GET /v1/snapshots", "looking for a dependency layer's snapshot"),
-    (":snapshot", "keeping the dependency layer as a snapshot"),
-], ids=["list", "keep"])
 def test_an_account_that_cannot_keep_snapshots_installs_cold_and_says_why(
-        emulator: Emulator, make_repo: MakeRepo, refused: str, why: str) -> None:
+        emulator: Emulator, make_repo: MakeRepo) -> None:
     """Snapshots refused (unsupported on the account, a service down): the
     gate goes on, the pinned set installed in its own environment."""
-    emulator.faults.unavailable, emulator.faults.unavailable_on = 99, refused
+    emulator.faults.unavailable, emulator.faults.unavailable_on = 99, ":snapshot"
     emulator.faults.unavailable_code = "unsupported"  # deliberate: the SDK does not retry it
     done, said = gate(make_repo(BASE, {"tests/test_more.py": "def test_more():\n    assert True\n"}))
     assert (done.verdict, done.digests.layer, emulator.snapshots()) == (Verdict.PASS, "", [])
     (note,) = [n for n in done.notes if n.startswith("no dependency layer")]
-    assert why in note and note.endswith("; the pinned set was installed in the gate's own environment"), note
-    assert pinned_installs(said) == 1 + (refused == ":snapshot")  # the layer's build, then the gate's own
+    assert "keeping the dependency layer as a snapshot" in note, note
+    assert note.endswith("; the pinned set was installed in the gate's own environment"), note
+    assert pinned_installs(said) == 2  # the layer's build, then the gate's own
+
+
+def test_a_refused_snapshot_list_is_a_layer_unavailable_not_a_gate_error(emulator: Emulator) -> None:
+    """The store's find, on its own: what layer_steps turns into a cold
+    install (the gate above shows that turn for a refused keep)."""
+    emulator.faults.unavailable, emulator.faults.unavailable_on = 99, "GET /v1/snapshots"
+    emulator.faults.unavailable_code = "unsupported"
+    store = RuntimeBackend(settings=LAYERED).layers
+    assert store is not None
+    with pytest.raises(LayerUnavailable) as refused:
+        asyncio.run(store.find("a" * 64))
+    assert str(refused.value).startswith("runtime backend: ") and "looking for a dependency layer's snapshot" in str(
+        refused.value)
