@@ -104,6 +104,8 @@ def test_a_layer_is_kept_as_a_snapshot_and_a_second_gate_installs_no_pinned_set(
     assert (first.digests.layer_state, second.digests.layer_state) == ("miss", "hit")
     assert first.digests.layer == second.digests.layer != ""
     assert (pinned_installs(first_said), pinned_installs(second_said)) == (1, 0)
+    assert ("runtime backend: dependency layers are kept as snapshots on your account for 30 days from their "
+            "last use (`gatetui cache ls|prune --backend runtime`)") in first.notes
     kept = [emulator.snaps[taken] for taken in emulator.snapshots()]
     assert [(s.name, s.mode) for s in kept] == [(f"gatetui-layer-{first.digests.layer}", "disk")]
     # the hit kept it its retention days from then: Runtime keeps no last use

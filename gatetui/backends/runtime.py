@@ -105,6 +105,10 @@ class RuntimeBackend:
         hosts = "only the package index" if access is None else ", ".join(access.hosts) or "no host"
         notes = [f"runtime backend: sandboxes reach {hosts} (the package index from your pip/npm setup)",
                  "runtime backend: the test runs get sandboxes of their own, made with no network"]
+        if self.layers is not None:
+            notes.append(f"runtime backend: dependency layers are kept as snapshots on your account for "
+                         f"{self.layers.retention_days} days from their last use "
+                         "(`gatetui cache ls|prune --backend runtime`)")
         return tuple(notes + list(access.notes if access else ()))
 
     def client(self) -> Any:
