@@ -223,18 +223,18 @@ def test_a_layer_in_use_is_still_found_by_the_next_gate_and_kept_from_prunes(tmp
     fake_layer(tmp_path, key, 1000.0)
     store = LocalLayers(tmp_path, opener=None, folder_of=None)  # type: ignore[arg-type]  # nothing is built
 
-    async def scenario() -> tuple[bool, bool]:
+    async def scenario() -> tuple[bool, bool, bool]:
         release = await store.hold(key, tmp_path / key / "env")
-        assert release is not None
         try:
             async with asyncio.timeout(10):
                 async with store.claim(key):
                     found = await store.find(key)
-            return found.path == tmp_path / key / "env", store.remove(key)
+            return callable(release), found.path == tmp_path / key / "env", store.remove(key)
         finally:
-            release()
+            if release is not None:
+                release()
 
-    assert asyncio.run(scenario()) == (True, False)
+    assert asyncio.run(scenario()) == (True, True, False)  # held; found; not removed while held
     assert (store.remove(key), (tmp_path / key).exists()) == (True, False)  # removed once nothing holds it
 
 

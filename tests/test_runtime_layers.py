@@ -20,6 +20,7 @@ import withruntime
 
 from gatetui.backends.base import LayerUnavailable
 from gatetui.backends.runtime import RuntimeBackend, RuntimeSettings
+from gatetui.backends.runtime_layers import RuntimeLayers
 from gatetui.gate.checks import Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
@@ -161,7 +162,7 @@ def test_a_refused_snapshot_list_is_a_layer_unavailable_not_a_gate_error(emulato
     emulator.faults.unavailable, emulator.faults.unavailable_on = 99, "GET /v1/snapshots"
     emulator.faults.unavailable_code = "unsupported"
     store = RuntimeBackend(settings=LAYERED).layers
-    assert store is not None
+    assert isinstance(store, RuntimeLayers)
     with pytest.raises(LayerUnavailable) as refused:
         asyncio.run(store.find("a" * 64))
     assert str(refused.value).startswith("runtime backend: ") and "looking for a dependency layer's snapshot" in str(

@@ -30,16 +30,13 @@ import secrets
 import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gatetui.backends.base import Found, LayerUnavailable, Workspace
 from gatetui.backends.runtime_errors import backend_error, is_sdk_error, one_line
+from gatetui.backends.runtime_workspace import CPU_FILE, RuntimeWorkspace
 from gatetui.errors import BackendError
 
-if TYPE_CHECKING:
-    from gatetui.backends.runtime_workspace import RuntimeWorkspace
-
-CPU_FILE = ".gatetui-cpu"  # runtime_workspace's: each command's CPU time
 PREFIX = "gatetui-layer-"
 FOLDER = re.compile(r"^\.l[0-9a-f]{12}$")
 RETENTION_DAYS = 30
@@ -209,8 +206,6 @@ async def _ask_a_clean_machine(install: RuntimeWorkspace, argv: tuple[str, ...])
 
 
 def _install(near: Workspace) -> RuntimeWorkspace:
-    from gatetui.backends.runtime_workspace import RuntimeWorkspace
-
     if not isinstance(near, RuntimeWorkspace):
         raise BackendError("the runtime backend's layers are made beside a runtime workspace only")
     return near
