@@ -5,6 +5,7 @@ progress, stale verdicts, records and review decisions kept in the store."""
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -375,3 +376,54 @@ async def test_a_queued_run_starts_on_the_backend_chosen_meanwhile(make_repo: Ma
     await sup.stop()
     others = [b.latest.backend for b in sup.branches.values() if b.latest is not None and b.latest is not queued[0]]
     assert (queued[0].backend, others) == ("second", ["fake", "fake"])
+
+
+class SlowToCloseWorkspace(FakeWorkspace):
+    async def close(self) -> None:
+        await self.backend.closable.wait()
+        self.backend.closed += 1
+
+
+class SlowToCloseBackend(FakeBackend):
+    """Commands wait for `release`, closes for `closable`."""
+
+    def __init__(self) -> None:
+        super().__init__(released=False)
+        self.closable = asyncio.Event()
+
+    async def open(self, export: Callable[[Path], None], label: str) -> FakeWorkspace:
+        self.opened += 1
+        return SlowToCloseWorkspace(self)
+
+
+def open_files_under(folder: Path) -> list[str]:
+    """The files under `folder` this process holds open."""
+    held = (os.readlink(fd) for fd in Path("/proc/self/fd").iterdir() if fd.is_symlink())
+    return sorted(p for p in held if p.startswith(f"{folder}/"))
+
+
+@pytest.mark.asyncio
+async def test_a_run_cancelled_again_and_again_while_it_cleans_up_closes_its_logs_and_is_kept(
+        make_repo: MakeRepo, tmp_path: Path) -> None:
+    """A TUI's quit cancels a run's worker that a `c` cancelled already: the
+    cancel landed where the run waits for its workspaces' closes, which
+    re-raise it, and the run's open log files and its record were dropped."""
+    repo = make_repo(BASE, HEAD)
+    backend = SlowToCloseBackend()
+    sup, _ = supervisor(repo, backend, tmp_path / "state")
+    await sup.start()
+    await until(lambda: backend.opened == 1 and bool(list((tmp_path / "state").rglob("*.log"))))
+    task = next(t for t in asyncio.all_tasks() if t.get_name() == "gate agent/x")
+    for tick in range(200):  # a cancel at every step of the cleanup, wherever it waits
+        if task.done():
+            break
+        task.cancel()
+        if tick == 20:
+            backend.closable.set()
+        await asyncio.sleep(0)
+    await asyncio.wait([task])
+    await sup.stop()
+    assert open_files_under(tmp_path / "state") == []
+    run = sup.branches["agent/x"].latest
+    assert run is not None
+    assert [(r["run_id"], r["verdict"]) for r in sup.store.runs(repo)] == [(run.run_id, "cancelled")]

@@ -90,7 +90,12 @@ class GateJob:
         run.message, run.finished_at = message, self.scope.clock()
 
     async def _end(self, run: Run, recorder: Recorder, backend: ClosingBackend) -> None:
-        await backend.close_all()  # waits for every close, cancelled or not
-        recorder.close_logs()
-        if recorder.record is None and RunState(run.status).stopped:  # no verdict: kept too,
-            self.keep_stopped(run)  # every run is shown after a restart
+        """The logs are closed and a stopped run kept even when a cancel
+        lands here (a TUI's quit after a `c`): close_all finishes every
+        close, then raises the cancel it caught."""
+        try:
+            await backend.close_all()  # waits for every close, cancelled or not
+        finally:
+            recorder.close_logs()
+            if recorder.record is None and RunState(run.status).stopped:  # no verdict: kept too,
+                self.keep_stopped(run)  # every run is shown after a restart
