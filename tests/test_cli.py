@@ -181,7 +181,7 @@ def test_missing_python3_names_the_tool_and_exits_3(
     code, _, err = run_cli(["check", str(repo), "--base", "main", "--head", "agent/x"], capsys)
     assert code == 3
     assert err.splitlines()[-1] == (
-        "gatetui: `python3 -m pip --version` does not run on this machine: "
+        "gatetui: `python3 -I -c 'import pip'` does not run on this machine: "
         "install python3 with pip (needed to gate this project)"
     )
 

@@ -33,6 +33,7 @@ from gatetui.gate.events import CheckStarted, GateEvent, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.lab.samples import load_scenarios, materialize
+from gatetui.stacks.python.profile import PIP_THERE
 from tests.conftest import MakeRepo
 from tests.runtime_emulator import Emulator
 from tests.runtime_emulator.fixtures import KEY, emulator, running_emulator  # noqa: F401 - a fixture
@@ -40,7 +41,7 @@ from tests.runtime_emulator.fixtures import KEY, emulator, running_emulator  # n
 pytestmark = pytest.mark.xdist_group("runtime_samples")  # one xdist worker gates the samples once
 
 FAST = RuntimeSettings(capacity_wait=5, start_seconds=1, command_grace=5)
-PYTHON_TOOLS = (("python3", "-m", "pip", "--version"),)
+PYTHON_TOOLS = (PIP_THERE,)
 
 
 def tree(files: dict[str, str]):  # type: ignore[no-untyped-def]
@@ -394,6 +395,21 @@ def test_the_sandbox_reaches_only_the_configured_index(emulator: Emulator,
     assert "PIP_INDEX_URL=https://index.example.invalid/simple\n" in env
     assert backend.notes[0] == ("runtime backend: sandboxes reach index.example.invalid, extra.example.invalid "
                                 "(the package index from your pip/npm setup)")
+
+
+@pytest.mark.sandbox
+def test_a_tool_the_image_lacks_is_named_in_one_line(emulator: Emulator) -> None:
+    backend = RuntimeBackend(settings=FAST)
+
+    async def scenario() -> None:
+        await backend.preflight((PIP_THERE, ("gatetui-no-such-tool", "-c", "a b")))
+        await backend.open(tree({"a": "b"}), "run8")
+
+    with pytest.raises(BackendError) as raised:
+        asyncio.run(scenario())
+    assert str(raised.value) == ("runtime backend: `gatetui-no-such-tool -c 'a b'` does not run in the sandbox "
+                                 "(its image lacks gatetui-no-such-tool): use --backend local")
+    assert emulator.live() == []
 
 
 # --- sample repos: the same verdicts as the local backend -----------------------

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -115,7 +116,7 @@ class LocalBackend:
         """A missing python3, pip or npm is the machine's problem, not the
         agent's: say which tool, before an install could fail on it. A tool
         that ran in this process a little while ago is not asked again
-        (`pip --version` alone is a quarter second of every python gate)."""
+        (a python3 start is a tenth of a second of every gate)."""
         env = scrubbed_env(Path(tempfile.gettempdir()), Path(tempfile.gettempdir()))
         for argv in tools:
             seen = (argv, env.get("PATH", ""))
@@ -128,8 +129,8 @@ class LocalBackend:
                 done = None
             if done is None or done.returncode != 0:
                 raise BackendError(
-                    f"`{' '.join(argv)}` does not run on this machine: install {argv[0]}"
-                    f"{' with pip' if 'pip' in argv else ''} (needed to gate this project)"
+                    f"`{shlex.join(argv)}` does not run on this machine: install {argv[0]}"
+                    f"{' with pip' if any('pip' in a for a in argv) else ''} (needed to gate this project)"
                 )
             _TOOLS_RAN[seen] = time.monotonic()
 

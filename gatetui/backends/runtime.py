@@ -245,7 +245,7 @@ async def prepare(sandbox: Any, tools: tuple[tuple[str, ...], ...]) -> str:
     """The sandbox's home (its default cwd), and every tool the install
     needs, checked in one command."""
     checks = "".join(
-        f"{' '.join(map(shlex.quote, argv))} >/dev/null 2>&1 || echo missing: {shlex.quote(' '.join(argv))}\n"
+        f"{shlex.join(argv)} >/dev/null 2>&1 || echo missing: {shlex.quote(shlex.join(argv))}\n"
         for argv in tools)
     done = await sandbox.exec(f'printf "home: %s\\n" "$PWD"\nmkdir -p reports\n{checks}', timeout_ms=60_000)
     lines = done.stdout.splitlines()

@@ -51,6 +51,10 @@ RESOLVE_ENV = MappingProxyType({"GATE_OWN_STUB": (HERE / "own_stub.py").read_tex
 # would have put it first; bytecode is read and written only under a folder
 # no one could plant in ({bytecode}: made for the command, read-only to it
 # where runs are isolated, holding the layer's own), never a __pycache__.
+# pip is there for the installs that fall back to it: importable is enough
+# to say so (`pip --version` loads its whole CLI, a quarter second of the
+# first gate of every `gatetui check`, and of each Runtime sandbox's start).
+PIP_THERE = ("python3", "-I", "-c", "import pip")
 SAFE_PYTHON_ENV = {"PYTHONSAFEPATH": "1", "PYTHONPATH": "{gate}", "PYTHONPYCACHEPREFIX": "{bytecode}"}
 SAFE_PYTHON_FILES = MappingProxyType({"sitecustomize.py": (
     b'"""Written by the gate: the tree\'s root last on sys.path (PYTHONSAFEPATH keeps it off)."""\n'
@@ -69,7 +73,7 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         report_ids="pytest",  # a custom command's pytest still writes the report (PYTEST_ADDOPTS)
         install=settings.install or python_install(base, installer),
         dependencies=None if settings.install else python_dependencies(base, installer),
-        tools=() if settings.install else (("python3", "-m", "pip", "--version"),),
+        tools=() if settings.install else (PIP_THERE,),
         environment=environment,
         environment_check=python_environment_check(environment),
         import_command=PYTHON_IMPORT_CHECK,
