@@ -110,6 +110,14 @@ def test_the_standard_librarys_bytecode_was_read_too():
     cached = pathlib.Path(argparse.__cached__)
     assert str(cached).startswith(sys.pycache_prefix)
     assert cached.stat().st_uid != os.getuid()
+
+
+def test_a_standard_module_no_start_imports_has_the_interpreters_own_bytecode():
+    import colorsys  # neither pytest nor tinydep imports it: copied from the interpreter, not compiled
+
+    cached = pathlib.Path(colorsys.__cached__)
+    assert str(cached).startswith(sys.pycache_prefix)
+    assert cached.read_bytes() == (pathlib.Path(colorsys.__file__).parent / "__pycache__" / cached.name).read_bytes()
 '''
 
 
