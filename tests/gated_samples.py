@@ -36,7 +36,9 @@ MISSING = {name: [p for p in STACKS[s.stack].needs if shutil.which(p) is None] f
 SCENARIOS = {name: s for name, s in ALL_SCENARIOS.items() if not MISSING[name]}
 SIDE_BY_SIDE = 3
 SERVICE_PORTS = range(47611, 47631)  # attack_network's test calls every one
-KEPT_PER_STREAM = 256 << 10  # output kept per stream for the tests to read
+# Output kept per stream for the tests to read: attack_state_dir prints every
+# file of its /tmp, the standard library's bytecode in its prefix too (~400 KB).
+KEPT_PER_STREAM = 1 << 20
 CANARY = "canary-7f3a9d0e51b2"
 
 
