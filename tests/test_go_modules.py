@@ -90,7 +90,7 @@ class Proxy:
     """A Go module proxy (GOPROXY protocol) on the host's loopback,
     counting the module zips it serves."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, host: str = "127.0.0.1"):
         self.zips = 0
         proxy = self
 
@@ -105,11 +105,11 @@ class Proxy:
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
                 return None
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
+        self.server = http.server.ThreadingHTTPServer((host, 0), functools.partial(Handler, directory=str(folder)))
         self.server.request_queue_size = 64
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.url = f"http://{host}:{self.server.server_address[1]}"
 
     def close(self) -> None:
         self.server.shutdown()
@@ -131,10 +131,9 @@ def module_proxy(root: Path) -> Path:
     return root / "proxy"
 
 
-@pytest.fixture(scope="module")
-def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Proxy, bytes]]:
-    """The proxy, and go.sum as go itself writes it for the project."""
-    root = tmp_path_factory.mktemp("goproxy")
+def module_and_sum(root: Path) -> tuple[Path, bytes]:
+    """The module laid out as a proxy serves it, and go.sum as go itself
+    writes it for the project."""
     folder = module_proxy(root)
     (root / "proj").mkdir()
     (root / "proj" / "go.mod").write_bytes(GO_MOD)
@@ -143,9 +142,16 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Proxy, byt
            "GOMODCACHE": str(root / "modcache"), "GOPATH": str(root / "gopath"), "GOTOOLCHAIN": "local"}
     subprocess.run(["go", "mod", "tidy"], cwd=root / "proj", env=env, check=True, capture_output=True)
     subprocess.run(["chmod", "-R", "u+w", str(root / "modcache")], check=True)
+    return folder, (root / "proj" / "go.sum").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Proxy, bytes]]:
+    """The proxy on the host's loopback, and go.sum."""
+    folder, go_sum = module_and_sum(tmp_path_factory.mktemp("goproxy"))
     served = Proxy(folder)
     try:
-        yield served, (root / "proj" / "go.sum").read_bytes()
+        yield served, go_sum
     finally:
         served.close()
 

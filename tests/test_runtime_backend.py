@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -21,10 +22,12 @@ from pathlib import Path
 
 import pytest
 import withruntime
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gatetui.backends.runtime import APP, RuntimeBackend, RuntimeSettings
 from gatetui.backends.runtime_admission import CAP_VARIABLE
-from gatetui.backends.runtime_network import npm_access, pip_access
+from gatetui.backends.runtime_network import GO_SETTINGS, go_access, index_access, npm_access, pip_access
 from gatetui.backends.runtime_workspace import RuntimeWorkspace
 from gatetui.cli.main import main
 from gatetui.errors import BackendError, ExitCode
@@ -368,6 +371,45 @@ def test_pip_and_npm_hosts_come_from_their_configuration() -> None:
     assert npm_access("https://registry.example.invalid/\n").hosts == ("registry.example.invalid",)
 
 
+def test_go_reaches_the_proxies_its_goproxy_names_and_no_module_host() -> None:
+    access = go_access({"GOPROXY": "https://goproxy.example.invalid/mod|https://second.example.invalid,direct",
+                        "GOSUMDB": "sum.example.invalid", "GOPRIVATE": "", "GOFLAGS": "-insecure"})
+    assert access.network() == {"internet": True, "allow": ["goproxy.example.invalid", "second.example.invalid"]}
+    assert access.env == {"GOPROXY": "https://goproxy.example.invalid/mod|https://second.example.invalid,direct",
+                          "GOSUMDB": "sum.example.invalid"}  # go's own settings only, and none empty
+    assert access.notes == ("GOPROXY's `direct` is not reachable from a Runtime sandbox: modules come from "
+                            "goproxy.example.invalid, second.example.invalid only",)
+    for goproxy in ("direct", "off", "", "file:///srv/goproxy"):
+        assert (go_access({"GOPROXY": goproxy}).network(), go_access({"GOPROXY": goproxy}).notes) == (
+            {"internet": False}, ("go's module proxy is unknown here (GOPROXY names none): "
+                                  "the sandbox gets no network for go",))
+
+
+@given(st.lists(st.one_of(st.sampled_from(["direct", "off", " ", "file:///x", "not a url"]),
+                          st.from_regex(r"https?://[a-z]{1,8}\.example\.invalid(:[0-9]{2,5})?(/[a-z]{0,5})?",
+                                        fullmatch=True)), max_size=6),
+       st.lists(st.sampled_from([",", "|"]), min_size=6, max_size=6))
+def test_go_allows_exactly_the_hosts_of_goproxys_urls(entries: list[str], separators: list[str]) -> None:
+    goproxy = "".join(e + sep for e, sep in zip(entries, separators)).rstrip(",|")
+    hosts = {e.split("://")[1].split("/")[0].split(":")[0] for e in entries if "://" in e and e.startswith("http")}
+    access = go_access({"GOPROXY": goproxy})
+    assert set(access.hosts) == hosts
+    assert len(access.hosts) == len(hosts)
+
+
+@pytest.mark.skipif(shutil.which("go") is None,
+                    reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)")
+def test_go_is_asked_with_go_env_from_the_users_environment(tmp_path: Path) -> None:
+    """`go env` reads the environment (and go's own env file): what it says is what the sandbox gets."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GOPROXY": "https://goproxy.example.invalid",
+           "GOSUMDB": "off", "GOENV": "off"}
+    access = asyncio.run(index_access(frozenset({"go"}), env))
+    assert (access.hosts, access.notes) == (("goproxy.example.invalid",), ())
+    assert {k: access.env[k] for k in ("GOPROXY", "GOSUMDB")} == {"GOPROXY": "https://goproxy.example.invalid",
+                                                                  "GOSUMDB": "off"}
+    assert set(access.env) <= set(GO_SETTINGS)
+
+
 @pytest.mark.sandbox
 def test_the_sandbox_reaches_only_the_configured_index(emulator: Emulator,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
@@ -394,7 +436,7 @@ def test_the_sandbox_reaches_only_the_configured_index(emulator: Emulator,
         "app": "gatetui", "run": "run7", "repo": "my-repo", "branch": "agent-x"}
     assert "PIP_INDEX_URL=https://index.example.invalid/simple\n" in env
     assert backend.notes[0] == ("runtime backend: sandboxes reach index.example.invalid, extra.example.invalid "
-                                "(the package index from your pip/npm setup)")
+                                "(the package index from your pip, npm or go setup)")
 
 
 @pytest.mark.sandbox

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import textwrap
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from gatetui.gate.runner import run_gate
 from tests.conftest import MakeRepo, git
 from tests.runtime_emulator import Emulator
 from tests.runtime_emulator.fixtures import emulator  # noqa: F401 - a fixture
+from tests.test_go_modules import HAS_GO, LIBRARY, Proxy, go_base, module_and_sum
 from tests.test_phases import BASE, statuses
 from tests.test_runtime_backend import FAST
 
@@ -167,3 +169,46 @@ def test_a_refused_snapshot_list_is_a_layer_unavailable_not_a_gate_error(emulato
         asyncio.run(store.find("a" * 64))
     assert str(refused.value).startswith("runtime backend: ") and "looking for a dependency layer's snapshot" in str(
         refused.value)
+
+
+def outward_address() -> str | None:
+    """This host's address on its way out (no packet is sent): the emulator's
+    sandboxes reach the host only through their egress proxy, which go
+    leaves out for a loopback address, as every Go program does."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))
+        except OSError:
+            return None
+        address = str(probe.getsockname()[0])
+    return None if address.startswith("127.") else address
+
+
+@pytest.mark.skipif(not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)")
+@pytest.mark.skipif(outward_address() is None,
+                    reason="this host has no address but loopback: the emulator's sandboxes reach no Go proxy here")
+def test_go_modules_are_a_snapshot_layer_fetched_once_from_the_proxy_goproxy_names(
+        emulator: Emulator, make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Go on Runtime: the sandbox reaches the proxy the user's GOPROXY names
+    (and only that host), the first gate fetches the module into a layer
+    kept as a snapshot, the second fetches nothing and its runs read the
+    module from the snapshot, which they cannot change for a later gate."""
+    folder, go_sum = module_and_sum(tmp_path / "goproxy")
+    served = Proxy(folder, host=outward_address() or "")
+    monkeypatch.setenv("GOPROXY", served.url)
+    monkeypatch.setenv("GOSUMDB", "off")
+    try:
+        repo = make_repo(go_base(go_sum), {"proj.go": LIBRARY + "\nfunc Triple() int { return 3 * tiny.Answer() }\n"})
+        first, _ = gate(repo)
+        fetched = served.zips
+        second, _ = gate(repo)
+    finally:
+        served.close()
+    assert (first.verdict, second.verdict) == (Verdict.PASS, Verdict.PASS), (statuses(first), statuses(second))
+    assert (first.digests.layer_state, second.digests.layer_state) == ("miss", "hit")
+    assert (fetched, served.zips) == (1, 1)  # the second gate fetched nothing
+    kept = [emulator.snaps[taken] for taken in emulator.snapshots()]
+    assert [s.name for s in kept] == [f"gatetui-layer-{first.digests.layer}"]
+    allowed = {tuple(box.request["network"]["allow"]) for box in emulator.boxes.values()
+               if (box.request.get("network") or {}).get("internet")}
+    assert allowed == {(served.url.split("//")[1].split(":")[0],)}

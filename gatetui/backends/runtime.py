@@ -103,7 +103,7 @@ class RuntimeBackend:
     def notes(self) -> tuple[str, ...]:
         access = self._access
         hosts = "only the package index" if access is None else ", ".join(access.hosts) or "no host"
-        notes = [f"runtime backend: sandboxes reach {hosts} (the package index from your pip/npm setup)",
+        notes = [f"runtime backend: sandboxes reach {hosts} (the package index from your pip, npm or go setup)",
                  "runtime backend: the test runs get sandboxes of their own, made with no network"]
         if self.layers is not None:
             notes.append(f"runtime backend: dependency layers are kept as snapshots on your account for "

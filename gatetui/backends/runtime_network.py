@@ -5,7 +5,8 @@ install needs is the package index. Which index is the user's business: pip's
 configuration (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, pip.conf, as `pip config
 list` shows them, and pip's own default index when none replaces it) and
 npm's (`npm config get registry`, which reads npm_config_registry and
-.npmrc). No host is written in this code: a gate that hard-coded an index
+.npmrc), and go's (`go env GOPROXY`, the proxies it fetches modules from,
+with the settings beside it passed on as the local backend passes them). No host is written in this code: a gate that hard-coded an index
 would let a sandbox reach a host the user never chose.
 """
 
@@ -30,6 +31,9 @@ PIP_PROBE = (
     "    default = []\n"
     "print(json.dumps({'listing': listing, 'default': default}))\n"
 )
+# go's settings on where modules come from and how they are checked: read
+# with `go env` (the environment, then go's own env file) and passed on.
+GO_SETTINGS = ("GOPROXY", "GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOINSECURE")
 CONFIG_LINE = re.compile(r"^(?P<section>[^.]*)\.(?P<key>[a-z-]+)=(?P<value>.*)$")
 PROBE_SECONDS = 30
 
@@ -97,6 +101,22 @@ def npm_access(registry: str) -> IndexAccess:
     return IndexAccess((host_of(registry) or "",), {"npm_config_registry": registry})
 
 
+def go_access(settings: Mapping[str, str]) -> IndexAccess:
+    """The module proxies GOPROXY names (a URL each; `direct`, fetching
+    from every module's own host, and `off` name none). The checksum
+    database is reached through the proxy when it serves it, as go tries
+    first; a go.sum that pins every module needs neither."""
+    entries = [e.strip() for e in re.split(r"[,|]", settings.get("GOPROXY", "")) if e.strip()]
+    proxies = [e for e in entries if host_of(e)]
+    env = {name: settings[name] for name in GO_SETTINGS if settings.get(name)}
+    if not proxies:
+        return IndexAccess(env=env, notes=("go's module proxy is unknown here (GOPROXY names none): "
+                                           "the sandbox gets no network for go",))
+    notes = ("GOPROXY's `direct` is not reachable from a Runtime sandbox: modules come from "
+             f"{', '.join(_hosts(proxies))} only",) if "direct" in entries else ()
+    return IndexAccess(_hosts(proxies), env, notes)
+
+
 def merge(parts: Iterable[IndexAccess]) -> IndexAccess:
     hosts: list[str] = []
     env: dict[str, str] = {}
@@ -124,9 +144,17 @@ async def _output(argv: list[str], env: Mapping[str, str] | None) -> str:
     return out.decode(errors="replace")
 
 
+def _json_object(raw: str) -> dict[str, str]:
+    try:
+        found = json.loads(raw)
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
 async def index_access(indexes: frozenset[str], env: Mapping[str, str] | None = None) -> IndexAccess:
-    """Ask the user's own pip and npm which index they use, for the package
-    indexes this gate's stack installs from ("pip", "npm")."""
+    """Ask the user's own pip, npm and go which index they use, for the
+    package indexes this gate's stack installs from ("pip", "npm", "go")."""
     parts = []
     if "pip" in indexes:
         raw = await _output(["python3", "-c", PIP_PROBE], env)
@@ -137,4 +165,6 @@ async def index_access(indexes: frozenset[str], env: Mapping[str, str] | None = 
         parts.append(pip_access(probe["listing"], list(probe["default"])))
     if "npm" in indexes:
         parts.append(npm_access(await _output(["npm", "config", "get", "registry"], env)))
+    if "go" in indexes:
+        parts.append(go_access(_json_object(await _output(["go", "env", "-json", *GO_SETTINGS], env))))
     return merge(parts)
