@@ -7,6 +7,7 @@ step changes what the wheel ships while the tree the runs test stays honest.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import textwrap
 import zipfile
@@ -17,12 +18,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gatetui.backends.isolation import probe_isolation
+from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import CheckId, Status, Verdict
-from gatetui.gate.events import RunFinished
+from gatetui.gate.events import OutputChunk, RunFinished
+from gatetui.gate.plan import GateRequest, make_plan
+from gatetui.gate.runner import run_gate
 from gatetui.stacks.python.wheel_tree import describe, wheel_findings
 from gatetui.stacks.python.profile import build_generated
 from gatetui.git.snapshot import Snapshot
-from tests.gating import gate_locally
+from tests.gating import gate_locally, shared_layers
 from tests.conftest import MakeRepo
 
 CORE = b"def add(a, b):\n    return a + b\n"
@@ -197,3 +201,54 @@ def test_an_honest_build_hook_and_a_src_layout_pass(make_repo: MakeRepo, tmp_pat
     install = {r.id: r for r in finished.results}[CheckId.INSTALL]
     assert (install.status, install.detail, finished.verdict) == (
         Status.PASS, "fresh copy, fresh environment", Verdict.PASS)
+
+
+WRITES_THE_TREE = textwrap.dedent("""\
+    from pathlib import Path
+    from setuptools import setup
+    from setuptools.command.build_py import build_py
+
+
+    class Build(build_py):
+        def run(self):
+            super().run()
+            if self.editable_mode:  # the install's build, in the tree the wheel is built from
+                Path("mathlib", "_late.py").write_text("def mul(a, b):\\n    return 0\\n")
+
+
+    setup(cmdclass={"build_py": Build})
+    """)
+
+
+def commands_said(repo: Path, work: Path) -> tuple[RunFinished, list[tuple[str, str]]]:
+    """A gate's end, and each command its install and wheel streams ran, in
+    the order they began (stream, command line)."""
+    async def run() -> tuple[RunFinished, list[tuple[str, str]]]:
+        plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", "agent/x"))
+        events = [e async for e in run_gate(plan, LocalBackend(work_root=work, layers=shared_layers()))]
+        assert isinstance(events[-1], RunFinished)
+        return events[-1], [(e.stream, line) for e in events if isinstance(e, OutputChunk)
+                            and e.stream in ("install", "wheel") for line in e.text.splitlines()
+                            if line.startswith("$ ")]
+    return asyncio.run(run())
+
+
+@pytest.mark.skipif(not probe_isolation().full,
+                    reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); CI runs as root")
+@pytest.mark.sandbox
+@pytest.mark.install
+def test_the_wheel_is_built_from_the_tree_as_the_commit_made_it_whatever_the_install_writes(
+        make_repo: MakeRepo, tmp_path: Path) -> None:
+    """The install writes into the tree (an egg-info; here a module) while
+    the wheel is built beside it: the wheel's copy of the tree is kept
+    before the install's first command, so what the install wrote never
+    reaches the wheel. Copied as the build began, the verdict turned on
+    timing: skip_at_run_time went `review` once under load."""
+    repo = make_repo(BASE, {"setup.py": WRITES_THE_TREE})
+    finished, said = commands_said(repo, tmp_path / "work")
+    install = {r.id: r for r in finished.results}[CheckId.INSTALL]
+    assert (install.status, install.detail) == (Status.PASS, "fresh copy, fresh environment")
+    assert said[0][0] == "wheel" and said[0][1].startswith("$ tar -cf ")  # before the install's first command
+    assert said[0][1].endswith("build-source.tar --exclude=./.venv .")
+    wheel = [line for stream, line in said if stream == "wheel"]
+    assert len(wheel) == 2 and "tar -xf " in wheel[1] and "build-source.tar" in wheel[1]  # built from that copy

@@ -193,8 +193,13 @@ class BuildCheck:
     """Head's distributable built beside the install, from a copy of the
     tree, into {report} (named `report`); `findings` reads it back (hostile)
     against head's commit and names each thing it holds that the commit
-    does not; `describe` makes them the install check's detail."""
+    does not; `describe` makes them the install check's detail. `copy`
+    keeps the tree in {source} before the install starts: the build runs
+    beside the install, which writes into the tree (an egg-info, a build
+    folder), and a copy taken then held whatever the install had written
+    so far, a verdict that turned on timing."""
 
+    copy: str
     command: str
     report: str
     label: str  # what is built, as a failure names it: "head's wheel"

@@ -21,6 +21,7 @@ from gatetui.gate.refusals import refusal
 from gatetui.stacks.base import BuildCheck
 
 STREAM = "install"
+SOURCE = "build-source.tar"  # the tree as the commit made it, kept for the build beside the install
 
 
 class BuildPhase:
@@ -56,7 +57,10 @@ class BuildPhase:
         """The install, and beside it the wheel (judged only when the
         install went through)."""
         build = self.ctx.plan.profile.build_check
-        wheel = asyncio.create_task(build_wheel(self.ctx, workspace, build)) if build is not None else None
+        wheel = None
+        if build is not None:
+            copied = await copy_source(self.ctx, workspace, build)  # before the install writes the tree
+            wheel = asyncio.create_task(build_wheel(self.ctx, workspace, build, copied))
         try:
             failed = await self.installer.install(workspace, verify=True)
             findings = await wheel if wheel is not None and failed is None else []
@@ -74,13 +78,27 @@ class BuildPhase:
         return CheckResult(CheckId.INSTALL, Status.PASS, "fresh copy, fresh environment")
 
 
-async def build_wheel(ctx: Context, workspace: Workspace, build: BuildCheck) -> Sequence[object]:
+async def copy_source(ctx: Context, workspace: Workspace, build: BuildCheck) -> str:
+    """The tree kept for the build as the commit made it; what went wrong
+    in one phrase, else ""."""
+    command = build.copy.replace("{source}", shlex.quote(workspace.report_path(SOURCE)))
+    result = await ctx.ledger.run(workspace, CheckId.INSTALL, "wheel", command, {})
+    if not result.ok:
+        return f"{build.label} could not be built (the tree could not be copied: {result.describe_end()})"
+    return ""
+
+
+async def build_wheel(ctx: Context, workspace: Workspace, build: BuildCheck, copied: str) -> Sequence[object]:
     """Head's distributable, built beside the install in the same
     workspace (where head's build code runs anyway, before the first
-    fork), then compared with the commit: what users install must be
-    what the runs tested."""
+    fork) from the copy taken before it, then compared with the commit:
+    what users install must be what the runs tested. `copied`: what went
+    wrong keeping the copy."""
+    if copied:
+        return [copied]
     profile = ctx.plan.profile
-    command = build.command.replace("{report}", shlex.quote(workspace.report_path(build.report)))
+    command = build.command.replace("{report}", shlex.quote(workspace.report_path(build.report))).replace(
+        "{source}", shlex.quote(workspace.report_path(SOURCE)))
     result = await ctx.ledger.run(workspace, CheckId.INSTALL, "wheel", command, dict(profile.install_env))
     if not result.ok:
         return [f"{build.label} could not be built ({result.describe_end()}): {telling_line(result.output_tail)}"]

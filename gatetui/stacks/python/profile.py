@@ -125,11 +125,13 @@ RERUN = RunPlugin(
 
 
 def python_wheel(installer: Installer) -> BuildCheck:
-    """Head's wheel, built from a copy of the tree (its build leaves nothing
-    in the tree the install uses) with head's declared build backend, by uv
+    """Head's wheel, built from a copy of the tree taken before the install
+    starts (its build leaves nothing in the tree the install uses, nor sees
+    what the install writes there) with head's declared build backend, by uv
     (`uv build`) where the install uses uv, else the machine's pip."""
     return BuildCheck(
-        'src="$(mktemp -d)" && out="$(mktemp -d)" && tar -cf - --exclude=./.venv . | tar -xf - -C "$src" && '
+        "tar -cf {source} --exclude=./.venv .",
+        'src="$(mktemp -d)" && out="$(mktemp -d)" && tar -xf {source} -C "$src" && '
         f'{installer.wheel("$src", "$out")} && set -- "$out"/*.whl && [ "$#" -eq 1 ] && [ -f "$1" ] && '
         'cp "$1" {report}',
         wheel_tree.REPORT, "head's wheel", wheel_tree.wheel_findings, wheel_tree.describe)
