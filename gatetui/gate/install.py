@@ -49,13 +49,20 @@ class Installer:
         self.expected: dict[str, str] | None = None
         self.layers = layers  # the run's use of the backend's dependency layers; None: none kept
 
+    async def prepare(self, workspace: Workspace) -> None:
+        """What a layer's key needs asked while the workspace has run no
+        command (Runtime asks in the install's own machine then); asked once,
+        so the build phase calls it before its first command too."""
+        deps = self.profile.dependencies
+        if self.layers is not None and deps is not None and deps.layer is not None:
+            await self.layers.prepare(workspace, deps.layer)
+
     async def install(self, workspace: Workspace, verify: bool) -> Failed | None:
         """None when the workspace is installed (and, with `verify`, its
         environment may be handed on); else what failed."""
         profile, deps = self.profile, self.profile.dependencies
         env, commands = dict(profile.install_env), profile.install
-        if self.layers is not None and deps is not None and deps.layer is not None:
-            await self.layers.prepare(workspace, deps.layer)
+        await self.prepare(workspace)
         lock = profile.lock_layer
         if lock is not None and self.layers is not None and self.lock_files is not None:
             shown = await self.layers.locked(workspace, lock, self.lock_files, env)

@@ -59,6 +59,7 @@ class BuildPhase:
         build = self.ctx.plan.profile.build_check
         wheel = None
         if build is not None:
+            await self.installer.prepare(workspace)  # the workspace's first command is still to come
             copied = await copy_source(self.ctx, workspace, build)  # before the install writes the tree
             wheel = asyncio.create_task(build_wheel(self.ctx, workspace, build, copied))
         try:
