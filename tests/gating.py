@@ -17,19 +17,26 @@ from pathlib import Path
 
 from gatetui.backends.base import Backend
 from gatetui.backends.local import LocalBackend
-from gatetui.gate.events import RunFinished
+from gatetui.gate.events import GateEvent, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 
 
-def gate_with(repo: Path, backend: Backend) -> RunFinished:
-    async def go() -> RunFinished:
+def gate_events(repo: Path, backend: Backend) -> list[GateEvent]:
+    """Every event of one gate, the last its RunFinished."""
+    async def go() -> list[GateEvent]:
         plan = make_plan(GateRequest(repo, "main", "agent/x"))
         events = [e async for e in run_gate(plan, backend)]
         assert isinstance(events[-1], RunFinished)
-        return events[-1]
+        return events
 
     return asyncio.run(go())
+
+
+def gate_with(repo: Path, backend: Backend) -> RunFinished:
+    finished = gate_events(repo, backend)[-1]
+    assert isinstance(finished, RunFinished)
+    return finished
 
 
 @cache

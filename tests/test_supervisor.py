@@ -424,6 +424,6 @@ async def test_a_run_cancelled_again_and_again_while_it_cleans_up_closes_its_log
     await asyncio.wait([task])
     await sup.stop()
     assert open_files_under(tmp_path / "state") == []
-    run = sup.branches["agent/x"].latest
-    assert run is not None
-    assert [(r["run_id"], r["verdict"]) for r in sup.store.runs(repo)] == [(run.run_id, "cancelled")]
+    (run,) = sup.branches["agent/x"].runs
+    assert (run.status, [(r["run_id"], r["verdict"]) for r in sup.store.runs(repo)]) == (
+        "cancelled", [(run.run_id, "cancelled")])

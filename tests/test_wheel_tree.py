@@ -7,7 +7,6 @@ step changes what the wheel ships while the tree the runs test stays honest.
 
 from __future__ import annotations
 
-import asyncio
 import io
 import textwrap
 import zipfile
@@ -21,12 +20,10 @@ from gatetui.backends.isolation import probe_isolation
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import CheckId, Status, Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
-from gatetui.gate.plan import GateRequest, make_plan
-from gatetui.gate.runner import run_gate
 from gatetui.stacks.python.wheel_tree import describe, wheel_findings
 from gatetui.stacks.python.profile import build_generated
 from gatetui.git.snapshot import Snapshot
-from tests.gating import gate_locally, shared_layers
+from tests.gating import gate_events, gate_locally, shared_layers
 from tests.conftest import MakeRepo
 
 CORE = b"def add(a, b):\n    return a + b\n"
@@ -223,14 +220,11 @@ WRITES_THE_TREE = textwrap.dedent("""\
 def commands_said(repo: Path, work: Path) -> tuple[RunFinished, list[tuple[str, str]]]:
     """A gate's end, and each command its install and wheel streams ran, in
     the order they began (stream, command line)."""
-    async def run() -> tuple[RunFinished, list[tuple[str, str]]]:
-        plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", "agent/x"))
-        events = [e async for e in run_gate(plan, LocalBackend(work_root=work, layers=shared_layers()))]
-        assert isinstance(events[-1], RunFinished)
-        return events[-1], [(e.stream, line) for e in events if isinstance(e, OutputChunk)
-                            and e.stream in ("install", "wheel") for line in e.text.splitlines()
-                            if line.startswith("$ ")]
-    return asyncio.run(run())
+    events = gate_events(repo, LocalBackend(work_root=work, layers=shared_layers()))
+    said = [(e.stream, line) for e in events if isinstance(e, OutputChunk) and e.stream in ("install", "wheel")
+            for line in e.text.splitlines() if line.startswith("$ ")]
+    assert isinstance(events[-1], RunFinished)
+    return events[-1], said
 
 
 @pytest.mark.skipif(not probe_isolation().full,
