@@ -113,15 +113,19 @@ def test_a_cap_no_run_fits_under_is_one_line_before_any_sandbox(tmp_path: Path, 
 
 
 @pytest.mark.sandbox
-def test_a_run_cancelled_while_waiting_gives_nothing_away(tmp_path: Path, tiny_repo: Path) -> None:
+def test_a_run_cancelled_while_waiting_gives_nothing_away(tmp_path: Path, make_repo: MakeRepo) -> None:
     """A waiting run that is cancelled (a newer head) leaves the count as it
-    was; the run ahead of it still finishes and gives its slots back."""
+    was; the run ahead of it still finishes and gives its slots back. The
+    run ahead sleeps 3 s a run: at 0.3 s it could end, under load, before
+    the second had even asked for its slots."""
     cap = SandboxCap(4)
+    slow = make_repo({"gatetui.toml": CONFIG.replace("sleep 0.3", "sleep 3"), "tests/test_a.py": "", "a.py": "A = 1\n"},
+                     {"a.py": "A = 2\n"})
 
     async def scenario() -> None:
-        first = asyncio.create_task(gate(tiny_repo, cap, [], "run1"))
+        first = asyncio.create_task(gate(slow, cap, [], "run1"))
         await until(lambda: cap.runs == 1, "the first run was never admitted")
-        second = asyncio.create_task(gate(tiny_repo, cap, [], "run2"))
+        second = asyncio.create_task(gate(slow, cap, [], "run2"))
         await until(lambda: len(cap._waiting) == 1, "the second run never waited on the cap")
         assert (cap.in_use, len(cap._waiting)) == (4, 1)
         second.cancel()
