@@ -28,7 +28,7 @@ import pytest
 
 from gatetui.backends.isolation import probe_isolation
 from gatetui.backends.layer_files import size_of
-from gatetui.backends.layers import LayerShelf
+from gatetui.backends.layers import LayerInfo, LayerShelf
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import Verdict
 from gatetui.gate.events import RunFinished
@@ -202,7 +202,7 @@ def test_two_gates_at_once_build_one_layer_and_agree(warm: Warm) -> None:
     states = sorted(g.finished.digests.layer_state for g in warm.race)
     assert states == ["hit", "miss"]
     assert first.finished.digests.layer == second.finished.digests.layer
-    assert [layer.key for layer in LayerShelf(warm.layers).listing()] == [first.finished.digests.layer]
+    assert [layer.key for layer in dependency_layers(warm.layers)] == [first.finished.digests.layer]
     assert (first.finished.verdict, first.statuses) == (second.finished.verdict, second.statuses)
     assert first.finished.verdict is Verdict.PASS
 
@@ -219,23 +219,29 @@ def test_the_gate_that_found_the_layer_is_told_what_building_it_cost(warm: Warm)
 
 def test_a_layers_size_counts_its_bytecode(warm: Warm) -> None:
     """`gatetui cache ls` and the size cap count the whole layer."""
-    (layer,) = LayerShelf(warm.layers).listing()
+    (layer,) = dependency_layers(warm.layers)
     folder = warm.layers / layer.key
     assert size_of(folder / "cache") > 0
     assert layer.size == size_of(folder / "env") + size_of(folder / "cache")
 
 
+def dependency_layers(layers: Path) -> list[LayerInfo]:
+    """The store's dependency layers (the build tools' layer beside them is
+    tests/test_build_tools.py's)."""
+    return [layer for layer in LayerShelf(layers).listing() if layer.kind == "dependencies"]
+
+
 def hostile(warm: Warm, wheelhouse: str, tmp_path: Path, files: dict[str, str]) -> tuple[Gated, Path]:
     """A head of `files` gated on the store the race built, the layer's
     digest and content the same after; the gate and the layer's folder."""
-    (before,) = LayerShelf(warm.layers).listing()
+    (before,) = dependency_layers(warm.layers)
     layer = warm.layers / before.key / "env"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PIP_EXTRA_INDEX_URL", wheelhouse)
         repo = make_repo(tmp_path / "hostile", {
             path: text.format(layers=str(warm.layers), layer=str(layer), site=SITE) for path, text in files.items()})
         gated = gate(repo, warm.layers, warm.work)
-    (after,) = LayerShelf(warm.layers).listing()
+    (after,) = dependency_layers(warm.layers)
     assert (after.key, after.digest) == (before.key, before.digest)
     assert (layer / SITE / "tinydep.py").read_text() == "VALUE = 42\n"
     return gated, layer
@@ -264,7 +270,7 @@ def test_a_changed_layer_is_thrown_away_rebuilt_and_said(warm: Warm, wheelhouse:
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     layers = tmp_path / "layers"
     subprocess.run(["cp", "-a", str(warm.layers), str(layers)], check=True)
-    (kept,) = LayerShelf(layers).listing()
+    (kept,) = dependency_layers(layers)
     target = layers / kept.key / "env" / SITE / "tinydep.py"
     target.chmod(0o644)
     target.write_text("VALUE = 0\n")
@@ -275,5 +281,5 @@ def test_a_changed_layer_is_thrown_away_rebuilt_and_said(warm: Warm, wheelhouse:
         f"dependency layer {kept.key[:12]} no longer matched its manifest ({SITE}/tinydep.py): "
         "thrown away and built again"]
     assert target.read_text() == "VALUE = 42\n"
-    assert [layer.key for layer in LayerShelf(layers).listing()] == [kept.key]
+    assert [layer.key for layer in dependency_layers(layers)] == [kept.key]
 

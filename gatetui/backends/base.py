@@ -142,9 +142,13 @@ class LayerStore(Protocol):
     `near` is the gate's workspace that asks: a store that makes machines
     for its work makes them in that workspace's run (its cap, its cleanup).
     `keeps_cache`: whether a layer's path-keyed cache (LayerCache) is kept
-    and shown to the runs; where not, it is not made."""
+    and shown to the runs; where not, it is not made. `moves_to_show`:
+    whether showing a layer to a workspace that has started moves it to
+    another machine (Runtime's snapshots): not worth it for a layer that
+    only spares time (the build tools')."""
 
     keeps_cache: bool
+    moves_to_show: bool
 
     async def interpreter(self, argv: tuple[str, ...], near: Workspace) -> str:
         """What `argv` prints where the runs run, on a machine holding

@@ -59,10 +59,11 @@ class LayerInfo:
     used: float
     holds: tuple[str, ...]
     digest: str
+    kind: str = "dependencies"  # or "build tools": what head's builds import (gate/tools_layer.py)
 
     def to_json(self) -> dict[str, object]:
         return {"key": self.key, "size": self.size, "built": self.built, "used": self.used,
-                "holds": list(self.holds), "digest": self.digest}
+                "holds": list(self.holds), "digest": self.digest, "kind": self.kind}
 
 
 def default_cache_dir() -> Path:
@@ -147,8 +148,9 @@ class LayerShelf:
             except (OSError, ValueError):
                 continue
             holds = tuple(str(item) for item in info.get("holds", ()))
+            kind = str(info.get("kind") or "dependencies")
             found.append(LayerInfo(folder.name, int(info.get("size", 0)), float(info.get("built", 0)),
-                                   used, holds, digest))
+                                   used, holds, digest, kind))
         return found
 
     def remove(self, key: str) -> bool:
@@ -200,6 +202,7 @@ class LocalLayers(LayerShelf):
         self._interpreters: dict[tuple[str, ...], str] = {}
 
     keeps_cache = True
+    moves_to_show = False
 
     async def interpreter(self, argv: tuple[str, ...], near: Workspace) -> str:
         """Asked once per backend, in a sandbox holding nothing (the runs'

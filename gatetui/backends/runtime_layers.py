@@ -47,6 +47,7 @@ class RuntimeLayers:
     """The LayerStore of the runtime backend (backends/base.py)."""
 
     keeps_cache = False
+    moves_to_show = True
 
     def __init__(self, client: Callable[[], Any], retention_days: int = RETENTION_DAYS):
         self.client = client  # a fresh SDK client per call: its connections belong to one loop

@@ -41,9 +41,10 @@ class Failed:
 
 class Installer:
     def __init__(self, profile: Profile, run: Run, layers: LayerSteps | None = None,
-                 lock_files: Mapping[str, bytes] | None = None):
+                 lock_files: Mapping[str, bytes] | None = None, tool_files: Mapping[str, bytes] | None = None):
         self.profile, self.run = profile, run
-        self.lock_files = lock_files  # the tree's lock files, for the profile's lock layer
+        self.lock_files, self.tool_files = lock_files, tool_files  # the tree's, for the lock and build tools layers
+        self.swaps: dict[str, str] = {}  # BuildTools.swaps, while the build tools layer is shown
         # the environment as the steps where no code of head's runs left it
         # (Profile.own_install): what every copy handed on must hold
         self.expected: dict[str, str] | None = None
@@ -70,7 +71,7 @@ class Installer:
                 env.update(shown)
                 commands = tuple(command for command in commands if command not in lock.replaces)
         for command in commands:
-            result = await self.run(workspace, command, env, True)
+            result = await self.run(workspace, self.swaps.get(command, command), env, True)
             if not result.ok:
                 return Failed(command, result)
         if profile.own_install is not None:

@@ -61,10 +61,10 @@ class LayerSteps:
             script = cache.script
             steps.append((script.command, {**env, **script.env}, False, script.command))
         failed: list[Failed] = []
-        about: dict[str, object] = {"holds": _holds(resolved)}  # the maker adds what the build used
+        about: dict[str, object] = {"holds": holds(resolved)}  # the maker adds what the build used
         try:
-            got = await self._held(key, lambda: self.store.build(
-                key, recipe.folder, self._maker(steps, failed, about), recipe.verify, about, near=workspace,
+            got = await self.held(key, lambda: self.store.build(
+                key, recipe.folder, self.maker(steps, failed, about), recipe.verify, about, near=workspace,
                 cache=cache.folder if cache is not None else ""), failed)
             if isinstance(got, Failed):
                 return got
@@ -103,17 +103,13 @@ class LayerSteps:
         failed: list[Failed] = []
         about: dict[str, object] = {"holds": sorted(files)}
         try:
-            got = await self._held(key, lambda: self.store.build(
-                key, recipe.folder, self._maker(steps, failed, about), lambda folder: [], about, near=workspace,
+            got = await self.held(key, lambda: self.store.build(
+                key, recipe.folder, self.maker(steps, failed, about), lambda folder: [], about, near=workspace,
                 files=files), failed)
         except LayerUnavailable as err:
             got = Failed("dependency layer", None, str(err))
         if isinstance(got, Failed):
-            result = got.result
-            said = got.said or ("it failed" if result is None else
-                                f"{result.describe_end()}: {telling_line(result.output_tail)}")
-            self.notes.append(f"no dependency layer for {named}: {said}; "
-                              "the install fetched for itself")
+            self.notes.append(f"no dependency layer for {named}: {why(got)}; the install fetched for itself")
             return None
         try:
             use = await self._show(workspace, key, got, recipe.at)
@@ -122,7 +118,7 @@ class LayerSteps:
             return None
         return {k: v.replace("{layer}", use.shown) for k, v in recipe.env.items()}
 
-    async def _held(self, key: str, build: Callable[[], Awaitable[Path | list[str]]],
+    async def held(self, key: str, build: Callable[[], Awaitable[Path | list[str]]],
                     failed: list[Failed]) -> tuple[Path, str, Usage] | Failed:
         """The layer found or built, and held for this run."""
         for _ in range(2):  # a prune between the claim and the hold took it: once more
@@ -161,7 +157,7 @@ class LayerSteps:
         return Failed("dependency layer", None, f"the dependency layer built from the index failed its check: "
                                                 f"{'; '.join(built[:3])}")
 
-    def _maker(self, steps: list[tuple[str, dict[str, str], bool, str]], failed: list[Failed],
+    def maker(self, steps: list[tuple[str, dict[str, str], bool, str]], failed: list[Failed],
                about: dict[str, object]) -> Callable[[Workspace], Awaitable[bool]]:
         async def make(workspace: Workspace) -> bool:
             spent = Usage()
@@ -186,6 +182,13 @@ class LayerSteps:
             self.releases.pop()()
 
 
+def why(failed: Failed) -> str:
+    """What a failed layer step says, in a phrase for the notes."""
+    result = failed.result
+    return failed.said or ("it failed" if result is None else
+                           f"{result.describe_end()}: {telling_line(result.output_tail)}")
+
+
 def _usage(kept: object) -> Usage:
     """What a layer's info says its build used (the store's own file, read
     with care all the same: anything else is no saving)."""
@@ -197,6 +200,6 @@ def _usage(kept: object) -> Usage:
     return Usage(*(float(v) for v in values))  # type: ignore[arg-type]
 
 
-def _holds(resolved: Resolved) -> list[str]:
+def holds(resolved: Resolved) -> list[str]:
     """What a layer holds, for `gatetui cache ls`: name==version of each."""
     return sorted(line.split(" ", 1)[0] for line in resolved.pinned)

@@ -23,6 +23,7 @@ from gatetui.stacks.testdefs import MarkerHit, TestDef
 
 if TYPE_CHECKING:
     from gatetui.config import Settings
+    from gatetui.stacks.build_tools import BuildTools
     from gatetui.git.snapshot import Snapshot
     from gatetui.stacks.results import Report
 
@@ -365,6 +366,7 @@ class Profile:
     dependencies: Dependencies | None = None
     own_install: OwnInstall | None = None  # head's own install code, run where it cannot change the environment
     lock_layer: LockLayer | None = None  # what a lock file pins, from a layer kept between gates
+    build_tools: BuildTools | None = None  # what head's build imports, from a layer kept between gates
     # Files the stack would run without their source (a sourceless .pyc):
     # head may not add or change one, since no rule can read it.
     unreadable_code: str = ""

@@ -112,6 +112,7 @@ def listing_text(rows: list[tuple[str, LayerInfo]], now: float | None = None) ->
     lines = [f"{'KEY':12}  {'SIZE':>9}  {'AGE':>6}  {'LAST USE':>8}  HOLDS"]
     for where, layer in rows:
         holds = ", ".join(layer.holds[:3]) + (f" and {len(layer.holds) - 3} more" if len(layer.holds) > 3 else "")
+        holds = f"{layer.kind}: {holds}" if layer.kind != "dependencies" and holds else holds
         lines.append(f"{layer.key[:12]}  {_size(layer.size):>9}  {_age(now - layer.built):>6}  "
                      f"{_age(now - layer.used):>8}  {holds or '-'}  ({where})")
     return "\n".join(lines)

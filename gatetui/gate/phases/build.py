@@ -18,6 +18,7 @@ from gatetui.gate.install import Failed, Installer, telling_line
 from gatetui.gate.phases import blame
 from gatetui.gate.phases.context import Context
 from gatetui.gate.refusals import refusal
+from gatetui.gate.tools_layer import tools_swaps
 from gatetui.stacks.base import BuildCheck
 
 STREAM = "install"
@@ -56,12 +57,15 @@ class BuildPhase:
     async def _install_and_build(self, workspace: Workspace) -> tuple[Failed | None, Sequence[object]]:
         """The install, and beside it the wheel (judged only when the
         install went through)."""
-        build = self.ctx.plan.profile.build_check
+        build, installer = self.ctx.plan.profile.build_check, self.installer
         wheel = None
         if build is not None:
-            await self.installer.prepare(workspace)  # the workspace's first command is still to come
+            await installer.prepare(workspace)  # the workspace's first command is still to come
             copied = await copy_source(self.ctx, workspace, build)  # before the install writes the tree
-            wheel = asyncio.create_task(build_wheel(self.ctx, workspace, build, copied))
+        await self._build_tools(workspace)
+        if build is not None:
+            command = installer.swaps.get(build.command, build.command)
+            wheel = asyncio.create_task(build_wheel(self.ctx, workspace, build, copied, command))
         try:
             failed = await self.installer.install(workspace, verify=True)
             findings = await wheel if wheel is not None and failed is None else []
@@ -71,6 +75,14 @@ class BuildPhase:
                 with contextlib.suppress(asyncio.CancelledError, BackendError, OSError):
                     await wheel
         return failed, findings
+
+    async def _build_tools(self, workspace: Workspace) -> None:
+        """Head's builds against the layer of the tools they declare, where
+        there is one (gate/tools_layer.py), before the first of them."""
+        tools, layers, files = self.ctx.plan.profile.build_tools, self.ctx.layers, self.installer.tool_files
+        if tools is not None and layers is not None and files is not None:
+            env = dict(self.ctx.plan.profile.install_env)
+            self.installer.swaps = await tools_swaps(layers, workspace, tools, files, env)
 
     def _passed(self, findings: Sequence[object]) -> CheckResult:
         build = self.ctx.plan.profile.build_check
@@ -89,16 +101,18 @@ async def copy_source(ctx: Context, workspace: Workspace, build: BuildCheck) -> 
     return ""
 
 
-async def build_wheel(ctx: Context, workspace: Workspace, build: BuildCheck, copied: str) -> Sequence[object]:
+async def build_wheel(ctx: Context, workspace: Workspace, build: BuildCheck, copied: str,
+                      command: str) -> Sequence[object]:
     """Head's distributable, built beside the install in the same
     workspace (where head's build code runs anyway, before the first
     fork) from the copy taken before it, then compared with the commit:
     what users install must be what the runs tested. `copied`: what went
-    wrong keeping the copy."""
+    wrong keeping the copy; `command`: the build's (the profile's, or its
+    swap while the build tools layer is shown)."""
     if copied:
         return [copied]
     profile = ctx.plan.profile
-    command = build.command.replace("{report}", shlex.quote(workspace.report_path(build.report))).replace(
+    command = command.replace("{report}", shlex.quote(workspace.report_path(build.report))).replace(
         "{source}", shlex.quote(workspace.report_path(SOURCE)))
     result = await ctx.ledger.run(workspace, CheckId.INSTALL, "wheel", command, dict(profile.install_env))
     if not result.ok:

@@ -74,9 +74,10 @@ class Context:
         """The profile's install of `tree` (head's unless told), its
         commands charged to `check` on `stream`."""
         profile, tree = self.plan.profile, tree or self.plan.head
-        recipe = profile.lock_layer
+        recipe, tools = profile.lock_layer, profile.build_tools
         files = None if recipe is None else {f: data for f in recipe.files if (data := tree.read(f)) is not None}
-        return Installer(profile, self._run_for(check, stream), self.layers, files)
+        declared = None if tools is None else {f: data for f in tools.files if (data := tree.read(f)) is not None}
+        return Installer(profile, self._run_for(check, stream), self.layers, files, declared)
 
     def lock_env(self, workspace: Workspace) -> dict[str, str]:
         """The variables that show a run the lock layer its install used

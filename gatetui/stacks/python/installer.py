@@ -105,11 +105,12 @@ class Installer:
         self.uv, self.pip = uv, pip
         self.settings = pip_index_settings() if settings is None else dict(settings)
 
-    def install(self, venv: str, args: str, pip_prefix: str = "", fresh_cache: bool = False) -> str:
+    def install(self, venv: str, args: str, pip_prefix: str = "", fresh_cache: bool = False,
+                uv_args: str = "") -> str:
         """`uv pip install ARGS` into venv when uv runs here, else pip's
-        (`pip_prefix` before pip's, e.g. its cache rules). `fresh_cache`:
-        uv reads and writes only a cache made for this command (a step no
-        code of head's may have prepared)."""
+        (`pip_prefix` before pip's, e.g. its cache rules; `uv_args`: uv's
+        alone). `fresh_cache`: uv reads and writes only a cache made for
+        this command (a step no code of head's may have prepared)."""
         pip = f"{pip_prefix}{self.pip.format(venv=venv)} {args}".strip()
         if self.uv is None:
             return pip
@@ -117,7 +118,7 @@ class Installer:
         cache = 'UV_CACHE_DIR="$(mktemp -d)" HOME="$(mktemp -d)" XDG_CONFIG_HOME= ' if fresh_cache else ""
         uv = shlex.quote(self.uv)
         command = (f"{cache}{env}{uv} pip install --python {venv}/bin/python --no-progress {flags} "
-                   f"{args}")
+                   f"{f'{uv_args} ' if uv_args else ''}{args}")
         return f"if [ -x {uv} ]; then {command}; else {pip}; fi"
 
     def resolve(self, venv: str, pip: str, requirements: list[str], files: list[str]) -> str:
@@ -139,15 +140,31 @@ class Installer:
         return (f"if [ -x {uv} ]; then if {steps}; then :; else echo 'gatetui: uv could not resolve from the installed "
                 f"project; pip resolves instead' >&2; {fallback}; fi; else {fallback}; fi")
 
-    def wheel(self, src: str, out: str) -> str:
+    def wheel(self, src: str, out: str, isolated: bool = True) -> str:
         """A wheel of the project at src into out (shell words, quoted here):
         `uv build --wheel`, else `pip wheel`; one command either way (an
-        `if` compound), to chain with &&."""
+        `if` compound), to chain with &&. Not `isolated`: head's backend
+        runs with the machine's python3 and what PYTHONPATH shows it (the
+        build tools layer), not in an environment made for the build."""
+        alone = "" if isolated else "--no-build-isolation "
         pip = (f'python3 -m pip wheel --disable-pip-version-check --no-input --progress-bar off --no-deps '
-               f'-w "{out}" "{src}"')
+               f'{alone}-w "{out}" "{src}"')
         if self.uv is None:
             return pip
         env, flags = uv_flags(self.settings)
         uv = shlex.quote(self.uv)
-        return (f'if [ -x {uv} ]; then {env}{uv} build --wheel --no-progress {flags} -o "{out}" "{src}"; '
+        python = "" if isolated else "--no-build-isolation --python python3 "
+        return (f'if [ -x {uv} ]; then {env}{uv} build --wheel --no-progress {python}{flags} -o "{out}" "{src}"; '
                 f"else {pip}; fi")
+
+    def compile_lines(self, report: str) -> str:
+        """Requirement lines on stdin pinned for the machine's python3, to
+        `report`: uv's lock where uv runs, else pip's installation report."""
+        pip = ("python3 -m pip install --disable-pip-version-check --no-input --progress-bar off --dry-run "
+               f"--ignore-installed --report {report} -r /dev/stdin")
+        if self.uv is None:
+            return pip
+        env, flags = uv_flags(self.settings)
+        uv = shlex.quote(self.uv)
+        return (f"if [ -x {uv} ]; then {env}{uv} pip compile --quiet --no-header --python python3 {flags} "
+                f"--format pylock.toml - > {report}; else {pip}; fi")

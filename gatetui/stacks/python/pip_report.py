@@ -55,12 +55,15 @@ def split(raw: bytes | None, tree: str) -> Resolved:
     return Resolved(tuple(sorted(set(pinned))), tuple(local), tuple(sorted(set(direct))))
 
 
-def layer_key(resolved: Resolved, interpreter: str) -> str:
+def layer_key(resolved: Resolved, interpreter: str, kind: str = "") -> str:
     """The dependency layer's key: sha256 over the sorted (name, version,
     file hashes) of every pinned distribution, and the interpreter and
-    platform line. A set that differs in one file is another layer."""
+    platform line. A set that differs in one file is another layer. `kind`
+    (a build tools layer's) keeps a layer made otherwise from one set
+    apart from the dependency layer of that set."""
     items = sorted(_parts(line) for line in resolved.pinned)
-    body = json.dumps({"pinned": items, "interpreter": interpreter.strip()}, separators=(",", ":"))
+    named = {"kind": kind} if kind else {}
+    body = json.dumps({"pinned": items, "interpreter": interpreter.strip(), **named}, separators=(",", ":"))
     return hashlib.sha256(body.encode()).hexdigest()
 
 

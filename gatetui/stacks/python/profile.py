@@ -23,6 +23,7 @@ from gatetui.stacks.python.installer import PINNED_CACHE, PIP_INTO, Installer
 from gatetui.stacks.python.layer import default_installer, python_layer
 from gatetui.stacks.python.mutants import mutate
 from gatetui.stacks.python.support import test_support
+from gatetui.stacks.python.tools_layer import python_build_tools, wheel_command
 
 # The machine's pip installs into the fresh venv: a venv without its own pip
 # is as fresh and five seconds faster to make (no ensurepip). uv installs
@@ -78,6 +79,8 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         environment_check=python_environment_check(environment),
         import_command=PYTHON_IMPORT_CHECK,
         build_check=python_wheel(installer) if installer is not None and settings.wheel_check else None,
+        build_tools=None if installer is None else python_build_tools(installer, python_install(base, installer)[1],
+                                                                      EDITABLE),
         build_generated=build_generated(base),
         unreadable_code=r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$",
         test=settings.test or ".venv/bin/python -m pytest",
@@ -130,10 +133,7 @@ def python_wheel(installer: Installer) -> BuildCheck:
     what the install writes there) with head's declared build backend, by uv
     (`uv build`) where the install uses uv, else the machine's pip."""
     return BuildCheck(
-        "tar -cf {source} --exclude=./.venv .",
-        'src="$(mktemp -d)" && out="$(mktemp -d)" && tar -xf {source} -C "$src" && '
-        f'{installer.wheel("$src", "$out")} && set -- "$out"/*.whl && [ "$#" -eq 1 ] && [ -f "$1" ] && '
-        'cp "$1" {report}',
+        "tar -cf {source} --exclude=./.venv .", wheel_command(installer.wheel("$src", "$out")),
         wheel_tree.REPORT, "head's wheel", wheel_tree.wheel_findings, wheel_tree.describe)
 
 
