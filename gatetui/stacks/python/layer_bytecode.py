@@ -10,11 +10,13 @@ This script runs in the layer's build workspace (where no code of head's
 ever ran) after the pinned install. It first copies the interpreter's own
 bytecode of its standard library to where a run with the prefix reads it
 (only files Python checks against their source's mtime and size at every
-load: what the interpreter would load without a prefix, and 0.3 s of
-compiling the warm-up no longer does). It then starts the layer's own
-pytest once (collecting nothing, in an empty folder) and imports each
-top-level module its distributions install, under a prefix of its own, then
-compiles what no import reached of the layer; it keeps
+load: what the interpreter would load without a prefix). Then, side by
+side: it compiles every module of the layer (compileall, in this process)
+and starts the layer's own pytest once (collecting nothing, in an empty
+folder), for what only a pytest start writes: the assertion-rewritten
+bytecode of the plugins its distributions register (hypothesis' about 75
+modules, rewritten again by every run without it). Both write the same
+file for a module they both reach, each atomically. It keeps
 `.layer-cache/layer/` (the layer's files, by their path in the layer) and
 `.layer-cache/root/<path>/` (the standard library's bytecode, by its
 absolute path), and nothing else. The bytecode is written by processes
@@ -38,30 +40,6 @@ LAYER, OUT = ".layer", ".layer-cache"
 TAG = f".{sys.implementation.cache_tag}.pyc"
 # Test packages of the standard library, and third-party folders inside it.
 NOT_STDLIB = frozenset({"site-packages", "dist-packages", "test", "tests", "idle_test", "turtledemo"})
-
-
-# Imports every top-level module the layer's distributions install, each
-# in its own try (one that fails to import is no reason to stop).
-IMPORT_ALL = """
-import importlib, sys
-for name in sys.argv[1:]:
-    try:
-        importlib.import_module(name)
-    except BaseException:
-        pass
-"""
-
-
-def top_level_names(site: str) -> list[str]:
-    """The importable top-level names in a site-packages folder."""
-    names = set()
-    for entry in os.listdir(site) if os.path.isdir(site) else ():
-        stem, ext = os.path.splitext(entry)
-        if entry.startswith(("_", ".")) or "-" in entry or ext in (".pth", ".dist-info", ".data"):
-            continue
-        if ext == ".py" or (not ext and os.path.isfile(os.path.join(site, entry, "__init__.py"))):
-            names.add(stem)
-    return sorted(n for n in names if n.isidentifier())
 
 
 def checked_at_load(path: str) -> bool:
@@ -92,31 +70,29 @@ def seed_stdlib(prefix: str, stdlib: str) -> None:
                 shutil.copyfile(os.path.join(folder, name), os.path.join(prefix + source, name))
 
 
-def warm_up(prefix: str) -> None:
-    """Start the layer's pytest once (collecting nothing, in an empty
-    folder) and import every top-level module its distributions install,
-    both at once, their bytecode written under `prefix`."""
+def pytest_start(prefix: str, empty: str) -> subprocess.Popen[bytes] | None:
+    """The layer's pytest started once in `empty`, collecting nothing, its
+    bytecode (the plugins' rewritten by pytest) written under `prefix`;
+    None where the layer has no interpreter to start."""
     python = os.path.abspath(os.path.join(LAYER, "bin", "python"))
-    lib = os.path.join(LAYER, "lib")
-    if not os.path.exists(python) or not os.path.isdir(lib):
+    if not os.path.exists(python):
+        return None
+    argv = [python, "-X", f"pycache_prefix={prefix}", "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider"]
+    try:
+        return subprocess.Popen(argv, cwd=empty, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+
+
+def ended(process: subprocess.Popen[bytes] | None) -> None:
+    if process is None:
         return
-    sites = [os.path.join(lib, d, "site-packages") for d in sorted(os.listdir(lib))]
-    names = [n for site in sites for n in top_level_names(site)]
-    with tempfile.TemporaryDirectory() as empty:
-        started = []
-        for argv in ([python, "-X", f"pycache_prefix={prefix}", "-m", "pytest", "-q", "--collect-only", "-p",
-                      "no:cacheprovider"], [python, "-X", f"pycache_prefix={prefix}", "-c", IMPORT_ALL, *names]):
-            try:
-                started.append(subprocess.Popen(argv, cwd=empty, stdin=subprocess.DEVNULL,
-                                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-            except OSError:
-                continue
-        for process in started:
-            try:
-                process.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    try:
+        process.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def main() -> int:
@@ -126,9 +102,15 @@ def main() -> int:
     shutil.rmtree(OUT, ignore_errors=True)
     os.mkdir(OUT)
     seed_stdlib(prefix, stdlib)
-    warm_up(prefix)
-    sys.pycache_prefix = prefix  # compileall writes where a run with this prefix reads
-    compileall.compile_dir(os.path.join(here, LAYER, "lib"), quiet=2, workers=0)  # what no import reached
+    with tempfile.TemporaryDirectory() as empty:
+        started = pytest_start(prefix, empty)  # on one core, while the others compile
+        try:
+            sys.pycache_prefix = prefix  # compileall writes where a run with this prefix reads
+            if os.path.isdir(os.path.join(here, LAYER, "lib")):
+                workers = max(1, (os.cpu_count() or 2) - 1)  # 1: in this process, no pool to start
+                compileall.compile_dir(os.path.join(here, LAYER, "lib"), quiet=2, workers=workers)
+        finally:
+            ended(started)
     if os.path.isdir(prefix + os.path.join(here, LAYER)):
         shutil.move(prefix + os.path.join(here, LAYER), os.path.join(OUT, "layer"))
     if os.path.isdir(prefix + stdlib):
