@@ -25,7 +25,8 @@ from gatetui.gate.fingerprint import changes, describe, read_fingerprint
 from gatetui.stacks.base import Dependencies, OwnInstall, Profile, ReportProblem, Resolved
 
 if TYPE_CHECKING:
-    from gatetui.gate.layer_steps import LayerSteps
+    from gatetui.gate.early_layer import EarlyResolve
+    from gatetui.gate.layer_steps import Built, LayerSteps
 
 RESOLVED = "resolved.json"
 Run = Callable[[Workspace, str, dict[str, str], bool], Awaitable[CommandResult]]
@@ -45,6 +46,7 @@ class Installer:
         self.profile, self.run = profile, run
         self.lock_files, self.tool_files = lock_files, tool_files  # the tree's, for the lock and build tools layers
         self.swaps: dict[str, str] = {}  # BuildTools.swaps, while the build tools layer is shown
+        self.early: EarlyResolve | None = None  # the resolve started beside head's build (early_layer.py)
         # the environment as the steps where no code of head's runs left it
         # (Profile.own_install): what every copy handed on must hold
         self.expected: dict[str, str] | None = None
@@ -93,15 +95,11 @@ class Installer:
         if len(own) != 1 or not deps.own_name.match(own[0]):
             return Failed(deps.resolve, None, "the install left no single project of head's own to resolve "
                                               f"the dependencies of (found: {', '.join(own) or 'none'})")
-        resolve = deps.resolve.replace("{own}", own[0])
-        result = await self.run(workspace, resolve.replace(
-            "{report}", shlex.quote(workspace.report_path(RESOLVED))), {**env, **deps.resolve_env}, True)
-        if not result.ok:
-            return Failed(deps.resolve, result)
-        try:
-            resolved = deps.read(await workspace.read_report(RESOLVED), workspace.path, own[0])
-        except ReportProblem as err:
-            return Failed(deps.resolve, None, str(err))
+        early = await self.early.taken(own[0]) if self.early is not None else None
+        resolved = early.resolved if early is not None else await resolve_installed(
+            self.run, workspace, deps, env, own[0])
+        if isinstance(resolved, Failed):
+            return resolved
         if resolved.local:
             result = await self.run(workspace, deps.local_command(deps.local, resolved), env, True)
             if not result.ok:
@@ -110,7 +108,7 @@ class Installer:
             if isinstance(refused, Failed):
                 return refused
         if resolved.pinned:
-            failed = await self._pinned(workspace, deps, resolved, env)
+            failed = await self._pinned(workspace, deps, resolved, env, early.built if early is not None else None)
             if failed is not None:
                 return failed
         refused = await self.check(workspace, "all", verify)
@@ -152,14 +150,14 @@ class Installer:
                                            f"({result.describe_end()}): {telling_line(result.output_tail)}")
         return found
     async def _pinned(self, workspace: Workspace, deps: Dependencies, resolved: Resolved,
-                      env: dict[str, str]) -> Failed | None:
+                      env: dict[str, str], built: Built | None) -> Failed | None:
         """The index's distributions: from a dependency layer where the
         backend keeps them and the stack makes them (layer_steps.py), else
         installed here. A set with a dependency head named by URL is never
         layered (its file is head's choice, not the index's)."""
         if self.layers is not None and deps.layer is not None:
             if not resolved.direct:
-                used = await self.layers.install(workspace, deps, deps.layer, resolved, env)
+                used = await self.layers.install(workspace, deps, deps.layer, resolved, env, built)
                 if used is not None:  # else the backend could not keep one now: installed here
                     return used if isinstance(used, Failed) else None
             else:
@@ -189,6 +187,20 @@ class Installer:
                                                f"({result.describe_end()}): {telling_line(result.output_tail)}")
         summary, own = data
         return Failed(check.command, None, summary) if summary and verify else own
+
+
+async def resolve_installed(run: Run, workspace: Workspace, deps: Dependencies, env: dict[str, str],
+                            own: str) -> Resolved | Failed:
+    """The resolve from head's installed project `own`, read."""
+    resolve = deps.resolve.replace("{own}", own)
+    result = await run(workspace, resolve.replace(
+        "{report}", shlex.quote(workspace.report_path(RESOLVED))), {**env, **deps.resolve_env}, True)
+    if not result.ok:
+        return Failed(deps.resolve, result)
+    try:
+        return deps.read(await workspace.read_report(RESOLVED), workspace.path, own)
+    except ReportProblem as err:
+        return Failed(deps.resolve, None, str(err))
 
 
 def _report(raw: bytes | None) -> tuple[str, list[str]] | None:

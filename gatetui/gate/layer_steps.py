@@ -26,6 +26,10 @@ from gatetui.gate.install import Failed, Run, telling_line
 from gatetui.stacks.base import Dependencies, LayerRecipe, LockLayer, Resolved
 
 
+Held = tuple[Path, str, Usage]  # a layer found or built and held: its folder, its state, what building it used
+Built = tuple[str, Held] | Failed | LayerUnavailable  # what layer_for gave (its key and Held), or raised
+
+
 @dataclass(frozen=True)
 class LayerUse:
     key: str
@@ -47,10 +51,31 @@ class LayerSteps:
     releases: list[Callable[[], None]] = field(default_factory=list)
 
     async def install(self, workspace: Workspace, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved,
-                      env: dict[str, str]) -> LayerUse | Failed | None:
+                      env: dict[str, str], built: Built | None = None) -> LayerUse | Failed | None:
         """The pinned set from its layer, linked under the workspace's
         environment; None: the backend could not keep or show one just now
-        (the notes say why), and the caller installs the set itself."""
+        (the notes say why), and the caller installs the set itself.
+        `built`: what layer_for gave for this set already (early_layer.py)."""
+        try:
+            got = built if built is not None else await self.layer_for(workspace, deps, recipe, resolved, env)
+            if isinstance(got, LayerUnavailable):
+                raise got
+            if isinstance(got, Failed):
+                return got
+            use = await self._show(workspace, *got)
+        except LayerUnavailable as err:
+            self.notes.append(f"no dependency layer: {err}; the pinned set was installed in the gate's own "
+                              "environment")
+            return None
+        link = {k: v.replace("{layer}", use.shown) for k, v in recipe.link.env.items()}
+        result = await self.run(workspace, recipe.link.command, link, False)
+        return Failed("link the dependency layer", result) if not result.ok else use
+
+    async def layer_for(self, workspace: Workspace, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved,
+                        env: dict[str, str]) -> tuple[str, Held] | Failed:
+        """The set's layer found, or built where nothing of head's runs, and
+        held for this run: its key and where it is (LayerUnavailable: the
+        backend cannot keep one just now)."""
         key = recipe.key(resolved, await self.store.interpreter(recipe.interpreter, workspace))
         *first, last = recipe.build
         # (command, its environment, network, how a failure names it)
@@ -62,20 +87,10 @@ class LayerSteps:
             steps.append((script.command, {**env, **script.env}, False, script.command))
         failed: list[Failed] = []
         about: dict[str, object] = {"holds": holds(resolved)}  # the maker adds what the build used
-        try:
-            got = await self.held(key, lambda: self.store.build(
-                key, recipe.folder, self.maker(steps, failed, about), recipe.verify, about, near=workspace,
-                cache=cache.folder if cache is not None else ""), failed)
-            if isinstance(got, Failed):
-                return got
-            use = await self._show(workspace, key, got)
-        except LayerUnavailable as err:
-            self.notes.append(f"no dependency layer: {err}; the pinned set was installed in the gate's own "
-                              "environment")
-            return None
-        link = {k: v.replace("{layer}", use.shown) for k, v in recipe.link.env.items()}
-        result = await self.run(workspace, recipe.link.command, link, False)
-        return Failed("link the dependency layer", result) if not result.ok else use
+        got = await self.held(key, lambda: self.store.build(
+            key, recipe.folder, maker(self.run, steps, failed, about), recipe.verify, about, near=workspace,
+            cache=cache.folder if cache is not None else ""), failed)
+        return got if isinstance(got, Failed) else (key, got)
 
     async def prepare(self, workspace: Workspace, recipe: LayerRecipe) -> None:
         """Ask for what the key names besides the set now, while the
@@ -104,7 +119,7 @@ class LayerSteps:
         about: dict[str, object] = {"holds": sorted(files)}
         try:
             got = await self.held(key, lambda: self.store.build(
-                key, recipe.folder, self.maker(steps, failed, about), lambda folder: [], about, near=workspace,
+                key, recipe.folder, maker(self.run, steps, failed, about), lambda folder: [], about, near=workspace,
                 files=files), failed)
         except LayerUnavailable as err:
             got = Failed("dependency layer", None, str(err))
@@ -119,7 +134,7 @@ class LayerSteps:
         return {k: v.replace("{layer}", use.shown) for k, v in recipe.env.items()}
 
     async def held(self, key: str, build: Callable[[], Awaitable[Path | list[str]]],
-                    failed: list[Failed]) -> tuple[Path, str, Usage] | Failed:
+                   failed: list[Failed]) -> Held | Failed:
         """The layer found or built, and held for this run."""
         for _ in range(2):  # a prune between the claim and the hold took it: once more
             got = await self._get(key, build, failed)
@@ -132,7 +147,7 @@ class LayerSteps:
                 return path, state, saved
         return Failed("dependency layer", None, "the dependency layer was removed as it was built, twice")
 
-    async def _show(self, workspace: Workspace, key: str, got: tuple[Path, str, Usage], at: str = "") -> LayerUse:
+    async def _show(self, workspace: Workspace, key: str, got: Held, at: str = "") -> LayerUse:
         path, state, saved = got
         use = self.used[workspace.path] = LayerUse(key, state, await workspace.show_layer(path, at), saved)
         if state == "hit":
@@ -157,21 +172,6 @@ class LayerSteps:
         return Failed("dependency layer", None, f"the dependency layer built from the index failed its check: "
                                                 f"{'; '.join(built[:3])}")
 
-    def maker(self, steps: list[tuple[str, dict[str, str], bool, str]], failed: list[Failed],
-               about: dict[str, object]) -> Callable[[Workspace], Awaitable[bool]]:
-        async def make(workspace: Workspace) -> bool:
-            spent = Usage()
-            for command, step_env, network, label in steps:
-                result = await self.run(workspace, command, step_env, network)
-                spent = spent + used_by(result)
-                if not result.ok:
-                    failed.append(Failed(label, result))
-                    return False
-            about["build"] = {"wall_seconds": spent.wall_seconds, "cpu_seconds": spent.cpu_seconds,
-                              "gib_seconds": spent.gib_seconds}
-            return True
-        return make
-
     def shown_to(self, workspace: Workspace) -> str:
         use = self.used.get(workspace.path)
         return use.shown if use is not None else ""
@@ -180,6 +180,24 @@ class LayerSteps:
         """Let every layer this run held go (the run is over)."""
         while self.releases:
             self.releases.pop()()
+
+
+def maker(run: Run, steps: list[tuple[str, dict[str, str], bool, str]], failed: list[Failed],
+           about: dict[str, object]) -> Callable[[Workspace], Awaitable[bool]]:
+    """What the store runs in a layer's own workspace: the steps in order
+    (the first failure kept in `failed`), what they used put in `about`."""
+    async def make(workspace: Workspace) -> bool:
+        spent = Usage()
+        for command, step_env, network, label in steps:
+            result = await run(workspace, command, step_env, network)
+            spent = spent + used_by(result)
+            if not result.ok:
+                failed.append(Failed(label, result))
+                return False
+        about["build"] = {"wall_seconds": spent.wall_seconds, "cpu_seconds": spent.cpu_seconds,
+                          "gib_seconds": spent.gib_seconds}
+        return True
+    return make
 
 
 def why(failed: Failed) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from gatetui.backends.base import LayerUnavailable, Workspace
 from gatetui.gate.install import Failed, telling_line
-from gatetui.gate.layer_steps import LayerSteps, holds, why
+from gatetui.gate.layer_steps import LayerSteps, holds, maker, why
 from gatetui.stacks.base import ReportProblem, Resolved
 from gatetui.stacks.build_tools import BuildTools
 
@@ -46,7 +46,7 @@ async def tools_swaps(layers: LayerSteps, workspace: Workspace, tools: BuildTool
     about: dict[str, object] = {"holds": holds(resolved), "kind": "build tools"}
     try:
         got = await layers.held(key, lambda: layers.store.build(
-            key, tools.folder, layers.maker(steps, failed, about), tools.verify, about, near=workspace), failed)
+            key, tools.folder, maker(layers.run, steps, failed, about), tools.verify, about, near=workspace), failed)
         if isinstance(got, Failed):
             layers.notes.append(f"no build tools layer: {why(got)}; {OWN_WAY}")
             return {}

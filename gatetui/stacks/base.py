@@ -23,7 +23,7 @@ from gatetui.stacks.testdefs import MarkerHit, TestDef
 
 if TYPE_CHECKING:
     from gatetui.config import Settings
-    from gatetui.stacks.build_tools import BuildTools
+    from gatetui.stacks.build_tools import BuildTools, DeclaredResolve
     from gatetui.git.snapshot import Snapshot
     from gatetui.stacks.results import Report
 
@@ -139,6 +139,7 @@ class Dependencies:
     pinned_command: Callable[[str, Resolved], str]
     layer: LayerRecipe | None = None  # the pinned set as a layer kept between gates; None: installed each gate
     resolve_env: Mapping[str, str] = field(default_factory=dict)  # the resolve's own variables (its scripts)
+    declared: DeclaredResolve | None = None  # the resolve from what the tree declares, beside head's build
 
 
 @dataclass(frozen=True)

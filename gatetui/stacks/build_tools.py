@@ -1,4 +1,5 @@
-"""What a stack says about the tools head's build imports, kept as a layer.
+"""What a stack says about the tools head's build imports, kept as a layer,
+and about the requirements a tree declares, resolved beside head's build.
 
 Each build of head's project (the install's, and its distributable's
 beside it) made an environment of its own and installed its build backend
@@ -45,3 +46,20 @@ class BuildTools:
     verify: Callable[[str], list[str]]
     swaps: Mapping[str, str]
     folder: str = ".tools"
+
+
+@dataclass(frozen=True)
+class DeclaredResolve:
+    """The resolve started from what the tree declares, beside head's build
+    (gate/early_layer.py), so the dependency layer is built while head's
+    project installs: `metadata` reads head's project's name and METADATA
+    from the tree's `files` (None: the build decides them, and the resolve
+    waits for it as before); `command` resolves from that METADATA, given
+    to it in the variable `variable` ({own}: the name; {report});
+    `canonical`: a project's name as the stack compares names."""
+
+    files: tuple[str, ...]
+    metadata: Callable[[Mapping[str, bytes]], tuple[str, str] | None]
+    command: str
+    variable: str
+    canonical: Callable[[str], str]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from gatetui.backends.base import Workspace, close_all
 from gatetui.errors import BackendError
 from gatetui.gate.checks import CheckId, CheckResult, Status
+from gatetui.gate.early_layer import EarlyResolve
 from gatetui.gate.events import DigestsComputed
 from gatetui.gate.install import Failed, Installer, telling_line
 from gatetui.gate.phases import blame
@@ -62,11 +63,12 @@ class BuildPhase:
         if build is not None:
             await installer.prepare(workspace)  # the workspace's first command is still to come
             copied = await copy_source(self.ctx, workspace, build)  # before the install writes the tree
-        await self._build_tools(workspace)
-        if build is not None:
-            command = installer.swaps.get(build.command, build.command)
-            wheel = asyncio.create_task(build_wheel(self.ctx, workspace, build, copied, command))
+        installer.early = self._early(workspace)
         try:
+            await self._build_tools(workspace)
+            if build is not None:
+                command = installer.swaps.get(build.command, build.command)
+                wheel = asyncio.create_task(build_wheel(self.ctx, workspace, build, copied, command))
             failed = await self.installer.install(workspace, verify=True)
             findings = await wheel if wheel is not None and failed is None else []
         finally:
@@ -74,7 +76,20 @@ class BuildPhase:
                 wheel.cancel()
                 with contextlib.suppress(asyncio.CancelledError, BackendError, OSError):
                     await wheel
+            if installer.early is not None:
+                await installer.early.stop()
         return failed, findings
+
+    def _early(self, workspace: Workspace) -> EarlyResolve | None:
+        """The resolve and the layer from what head's tree declares, started
+        now, beside head's build (gate/early_layer.py)."""
+        deps, ctx = self.ctx.plan.profile.dependencies, self.ctx
+        if deps is None or deps.declared is None:
+            return None
+        files = {f: data for f in deps.declared.files if (data := ctx.plan.head.read(f)) is not None}
+        early = EarlyResolve(deps, self.installer.run, ctx.layers, files, ctx.plan.profile.install_env)
+        early.start(workspace)
+        return early
 
     async def _build_tools(self, workspace: Workspace) -> None:
         """Head's builds against the layer of the tools they declare, where

@@ -130,15 +130,31 @@ class Installer:
         fallback = f"unset GATE_OWN_STUB; {pip}"
         if self.uv is None:
             return fallback
-        env, flags = uv_flags(self.settings)
+        steps = self._uv_compile(venv, f"{venv}/bin/python", requirements, files)
         uv = shlex.quote(self.uv)
-        own, *rest = requirements
-        lines = " ".join([f'"{own} @ file://$stub"', *(shlex.quote(line) for line in rest)])
-        steps = (f'stub="$(python3 -I -S -c "$GATE_OWN_STUB" {venv} {{own}} "$(mktemp -d)")" && unset GATE_OWN_STUB && '
-                 f"printf '%s\\n' {lines} | {env}{uv} pip compile --quiet --no-header --python {venv}/bin/python "
-                 f"{flags} --format pylock.toml - {shlex.join(files)} > {{report}}")
         return (f"if [ -x {uv} ]; then if {steps}; then :; else echo 'gatetui: uv could not resolve from the installed "
                 f"project; pip resolves instead' >&2; {fallback}; fi; else {fallback}; fi")
+
+    def resolve_declared(self, requirements: list[str], files: list[str]) -> str:
+        """The resolve from the METADATA the tree declares (declared.py, in
+        $GATE_OWN_METADATA), for the machine's python3, beside head's build:
+        uv's alone (pip resolves from an installed project); without uv it
+        fails, and the resolve waits for the build as before."""
+        if self.uv is None:
+            return "false"
+        return f"[ -x {shlex.quote(self.uv)} ] && {self._uv_compile('-', 'python3', requirements, files)}"
+
+    def _uv_compile(self, source: str, python: str, requirements: list[str], files: list[str]) -> str:
+        """uv's lock to {report}: the first line `{own}[...]` given as the
+        stub own_stub.py packs from `source` (a venv, or - for the METADATA
+        in its variable), the rest and the requirement files as they are."""
+        env, flags = uv_flags(self.settings)
+        own, *rest = requirements
+        lines = " ".join([f'"{own} @ file://$stub"', *(shlex.quote(line) for line in rest)])
+        return (f'stub="$(python3 -I -S -c "$GATE_OWN_STUB" {source} {{own}} "$(mktemp -d)")" && '
+                f"unset GATE_OWN_STUB GATE_OWN_METADATA && printf '%s\\n' {lines} | {env}{shlex.quote(self.uv or '')} "
+                f"pip compile --quiet --no-header --python {python} {flags} --format pylock.toml - "
+                f"{shlex.join(files)} > {{report}}")
 
     def wheel(self, src: str, out: str, isolated: bool = True) -> str:
         """A wheel of the project at src into out (shell words, quoted here):

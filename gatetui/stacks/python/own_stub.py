@@ -13,6 +13,7 @@ venv head's code wrote: one distribution's METADATA, size-capped, is all it
 takes. Prints the wheel's path.
 
     python3 -I -S own_stub.py VENV NAME OUTDIR
+    python3 -I -S own_stub.py - NAME OUTDIR   # METADATA from $GATE_OWN_METADATA
 """
 
 from __future__ import annotations
@@ -41,12 +42,17 @@ def find_metadata(venv: str, name: str) -> tuple[str, str, bytes] | None:
         if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > MAX_METADATA:
             continue
         with open(path, "rb") as handle:
-            text = handle.read(MAX_METADATA)
-        fields = dict(re.findall(rb"^(Name|Version):[ \t]*(\S+)[ \t]*\r?$", text.split(b"\n\n", 1)[0], re.M))
-        found, version = (fields.get(k, b"").decode("ascii", "replace") for k in (b"Name", b"Version"))
-        if found and version and canonical(found) == canonical(name):
-            return found, version, text
+            named = named_as(handle.read(MAX_METADATA), name)
+        if named is not None:
+            return named
     return None
+
+
+def named_as(text: bytes, name: str) -> tuple[str, str, bytes] | None:
+    """(name, version, METADATA) when `text` is the METADATA of `name`."""
+    fields = dict(re.findall(rb"^(Name|Version):[ \t]*(\S+)[ \t]*\r?$", text.split(b"\n\n", 1)[0], re.M))
+    found, version = (fields.get(k, b"").decode("ascii", "replace") for k in (b"Name", b"Version"))
+    return (found, version, text) if found and version and canonical(found) == canonical(name) else None
 
 
 def record_line(path: str, data: bytes) -> str:
@@ -70,10 +76,13 @@ def write_stub(name: str, version: str, metadata: bytes, out: str) -> str:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 3:
-        print("usage: own_stub.py VENV NAME OUTDIR", file=sys.stderr)
+        print("usage: own_stub.py VENV|- NAME OUTDIR", file=sys.stderr)
         return 2
     venv, name, out = argv
-    found = find_metadata(venv, name)
+    if venv == "-":  # the METADATA the gate wrote from what the tree declares (declared.py)
+        found = named_as(os.environ.get("GATE_OWN_METADATA", "").encode()[:MAX_METADATA], name)
+    else:
+        found = find_metadata(venv, name)
     if found is None:
         print(f"gatetui: no installed distribution named {name} with readable metadata in {venv}", file=sys.stderr)
         return 1

@@ -17,7 +17,9 @@ from gatetui.config import ConfigError, Settings, parse_toml
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, Profile, RunPlugin, Stack
 from gatetui.stacks.python import lock_report, pip_report, wheel_tree
+from gatetui.stacks.build_tools import DeclaredResolve
 from gatetui.stacks.python.coverage_lines import PYTHON_COVERAGE
+from gatetui.stacks.python.declared import declared_metadata
 from gatetui.stacks.python.extras import declared_extras
 from gatetui.stacks.python.installer import PINNED_CACHE, PIP_INTO, Installer
 from gatetui.stacks.python.layer import default_installer, python_layer
@@ -258,7 +260,10 @@ def python_dependencies(base: Snapshot, installer: Installer | None = None) -> D
                         own_name=pip_report.NAME, read=lock_report.read,
                         local_command=lambda command, resolved: command.replace("{local}", pip_report.local_args(resolved)),
                         pinned_command=lambda command, resolved: pip_report.heredoc(command, resolved.pinned),
-                        layer=python_layer(installer))
+                        layer=python_layer(installer),
+                        declared=DeclaredResolve(("pyproject.toml",), declared_metadata,
+                                                 installer.resolve_declared(lines, reqs), "GATE_OWN_METADATA",
+                                                 pip_report.canonical))
 
 
 def scm_version_env(base: Snapshot) -> dict[str, str]:

@@ -21,12 +21,12 @@ line in its log saying so: a slower gate, never another verdict.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 
 from gatetui.stacks.base import Resolved
 from gatetui.stacks.build_tools import BuildTools
 from gatetui.stacks.python import env_check, lock_report, pip_report
+from gatetui.stacks.python.declared import pyproject
 from gatetui.stacks.python.installer import PINNED_CACHE, Installer
 from gatetui.stacks.python.layer import INTERPRETER
 
@@ -50,12 +50,9 @@ def requires(files: Mapping[str, bytes]) -> tuple[str, ...] | None:
     layer cannot stand for them (unreadable, none declared, or a line that
     is not a plain named requirement)."""
     raw = files.get("pyproject.toml")
-    if raw is None:
-        return FALLBACK
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
+    data = pyproject(raw)
+    if raw is None or data is None:
+        return FALLBACK if raw is None else None
     system = data.get("build-system")
     if system is None:
         return FALLBACK
