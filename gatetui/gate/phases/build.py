@@ -60,8 +60,8 @@ class BuildPhase:
         install went through)."""
         build, installer = self.ctx.plan.profile.build_check, self.installer
         wheel = None
+        await installer.prepare(workspace)  # the workspace's first command is still to come
         if build is not None:
-            await installer.prepare(workspace)  # the workspace's first command is still to come
             copied = await copy_source(self.ctx, workspace, build)  # before the install writes the tree
         installer.early = self._early(workspace)
         try:
