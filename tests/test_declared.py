@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gatetui.backends.base import CommandResult
 from gatetui.backends.isolation import probe_isolation
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import Verdict
@@ -104,8 +105,11 @@ def test_a_resolve_for_another_project_than_the_installed_one_is_not_taken() -> 
     the install resolves from the installed one, as before."""
     deps = python_dependencies(Snapshot.of_files({"pyproject.toml": b'[project]\nname = "p"\n'}))
 
+    async def never(*args: object) -> CommandResult:
+        raise AssertionError("the resolve was given to the test, not run")
+
     async def run(own: str) -> Early | None:
-        early = EarlyResolve(deps, run=None, layers=None, files={}, env={})  # type: ignore[arg-type]
+        early = EarlyResolve(deps, never, layers=None, files={}, env={})
 
         async def resolved() -> Early:
             return Early("My.Pkg", Resolved(("rich==1",), ()), None)
