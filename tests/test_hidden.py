@@ -89,6 +89,38 @@ def test_judge_counts_and_never_names() -> None:
     assert judge_hidden(run(None, timed_out), tests).detail == "the hidden run stopped at its time limit after 30 s"
 
 
+NODE_HIDDEN = (b'const { test, describe } = require("node:test");\n'
+               b'test("doubles five", () => {});\n'
+               b'describe("calc", () => { test("doubles zero", () => {}); });\n')
+
+
+def node_tests(files: dict[str, bytes]) -> HiddenTests:
+    found, problem = select_hidden(files, ".", lambda path: path.endswith(".test.js"))
+    assert problem == ""
+    assert found is not None
+    return found
+
+
+def test_judge_counts_node_tests_whose_report_names_no_file() -> None:
+    """node before 24 writes a testcase's title and describes, no file: the
+    hidden run named the hidden files alone, so its titles are theirs."""
+    tests = node_tests({"test/hidden_calc.test.js": NODE_HIDDEN})
+    P, F = Outcome.PASSED, Outcome.FAILED
+    both = Report.from_results([TestResult("doubles five", P), TestResult("calc > doubles zero", P)])
+    assert judge_hidden(run(both), tests).detail == "2 of 2 hidden tests passed"
+    one = Report.from_results([TestResult("doubles five", F), TestResult("calc > doubles zero", P)])
+    assert judge_hidden(run(one, FAILED), tests).detail == "1 of 2 hidden tests failed"
+    # a defined test missing from the report still counts as failed
+    missing = Report.from_results([TestResult("doubles five", P)])
+    assert judge_hidden(run(missing), tests).detail == "1 of 2 hidden tests failed"
+    # node 24 names the file: the same tests, by file and title
+    with_file = Report.from_results([
+        TestResult("test/hidden_calc.test.js::doubles five", P, file="test/hidden_calc.test.js"),
+        TestResult("test/hidden_calc.test.js::calc > doubles zero", P, file="test/hidden_calc.test.js"),
+    ])
+    assert judge_hidden(run(with_file), tests).detail == "2 of 2 hidden tests passed"
+
+
 def test_read_hidden_skips_caches_and_links(tmp_path: Path) -> None:
     (tmp_path / "h" / "tests" / "__pycache__").mkdir(parents=True)
     (tmp_path / "h" / "tests" / "test_a.py").write_bytes(b"def test_a(): pass\n")
