@@ -1,6 +1,8 @@
 """The submit server's protocol over a real Unix socket, in-process, on a
 real repo and a real clone: requests it refuses, status, the escalation
-after the cap (cap 0: no gate needed), where the socket may live."""
+after the cap (cap 0: no gate needed), where the socket may live; and
+`gatetui submit`'s client against it where nothing needs a gate: a refusal
+asked before the commit, a refusal after it taken back (issue 35)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from dulwich.index import Index, IndexEntry
 
+import gatetui.agent.submit as client
 from gatetui.backends.local import LocalBackend
 from gatetui.errors import BackendError, BadInput
 from gatetui.supervise.serve import SubmitServer, default_socket
@@ -21,6 +25,7 @@ from gatetui.supervise.events import BranchesChanged, EscalationRaised, Supervis
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.supervise.watch import RefWatcher
 from tests.conftest import MakeRepo, git
+from tests.test_submit import SAME_SIZE, edited_in_the_clones_second, git_out, next_second, untouched
 
 pytestmark = pytest.mark.asyncio
 
@@ -58,7 +63,7 @@ async def test_bad_requests_get_one_error_line_each(server: tuple[SubmitServer, 
     assert await ask(served.path, b"not json\n") == [
         {"event": "error", "code": 2, "message": "the request is not one line of JSON"}]
     assert await ask(served.path, {"op": "merge"}) == [
-        {"event": "error", "code": 2, "message": "unknown request: send op submit or status"}]
+        {"event": "error", "code": 2, "message": "unknown request: send op can_submit, submit or status"}]
     assert await ask(served.path, {"op": "submit", "branch": "agent/x", "head": "a" * 40, "repo": "clone"}) == [
         {"event": "error", "code": 2, "message": "the working copy's path must be absolute: clone"}]
     assert await ask(served.path, {"op": "submit", "branch": "agent/x", "head": "HEAD", "repo": "/x"}) == [
@@ -169,3 +174,130 @@ async def test_the_cap_comes_from_base_unless_given_and_follows_base(make_repo: 
         await sup.stop()
     given = Supervisor(repo, LocalBackend(work_root=tmp_path), Store.open(tmp_path / "state"), submit_cap=1)
     assert (given.read_cap(), Supervisor(tmp_path / "nowhere", LocalBackend(), given.store).read_cap()) == (1, 3)
+
+
+def clone_on(served: SubmitServer, tmp_path: Path, name: str, branch: str) -> Path:
+    clone = tmp_path / name
+    git(tmp_path, "clone", "-q", str(served.supervisor.repo), str(clone))
+    git(clone, "checkout", "-qb", branch)
+    return clone
+
+
+def staged_notes(clone: Path) -> Path:
+    """A new file staged before the edit (git writing the index after it
+    would smudge the edited file's entry itself)."""
+    (clone / "notes.txt").write_text("new\n")
+    git(clone, "add", "notes.txt")
+    return clone
+
+
+def index_sizes(clone: Path) -> dict[bytes, int]:
+    """The size each index entry's stat data holds (0: smudged, git reads the file again)."""
+    return {name: entry.size for name, entry in Index(str(clone / ".git" / "index")).items()
+            if isinstance(entry, IndexEntry)}
+
+
+async def test_can_submit_answers_what_a_submit_would_before_the_commit(
+        server: tuple[SubmitServer, list[SupervisorEvent]], tmp_path: Path) -> None:
+    served, seen = server
+    clone = clone_on(served, tmp_path, "clone", "agent/ask")
+    head = git(clone, "rev-parse", "HEAD")
+    request = {"op": "can_submit", "repo": str(clone), "branch": "agent/ask", "head": head}
+    assert await ask(served.path, {**request, "branch": "feature/x"}) == [
+        {"event": "error", "code": 2, "message": "feature/x is not a supervised branch: work on a branch named like "
+                                                 "agent/fix-dates, then submit"}]
+    assert await ask(served.path, {**request, "head": "HEAD"}) == [
+        {"event": "error", "code": 2, "message": "not a commit sha: 'HEAD'"}]
+    served.supervisor.submits.cap.given = 2
+    assert await ask(served.path, request) == [
+        {"event": "can_submit", "branch": "agent/ask", "submits_used": 0, "cap": 2}]
+    assert await ask(served.path, {**request, "head": ""}) == [  # a branch without a commit yet
+        {"event": "can_submit", "branch": "agent/ask", "submits_used": 0, "cap": 2}]
+    assert not [e for e in seen if isinstance(e, EscalationRaised)] and "agent/ask" not in served.supervisor.branches
+    served.supervisor.submits.cap.given = 0  # the cap reached: this is the submit after it
+    assert await ask(served.path, request) == [
+        {"event": "escalated", "submits_used": 0, "cap": 0, "message":
+         "not gated: agent/ask has used its 0 submits. A person has been asked to review your work; "
+         "stop here and wait for them."}]
+    assert [e for e in seen if isinstance(e, EscalationRaised)] == [
+        EscalationRaised("agent/ask", f"agent/ask used its 0 submits and submitted again (at {head[:7]}): "
+                                      "review its last runs and take over")]
+
+
+async def test_a_submit_on_a_branch_not_watched_is_refused_before_the_cap(
+        server: tuple[SubmitServer, list[SupervisorEvent]], tmp_path: Path) -> None:
+    """The old request alone, cap 0: refused as not watched (2), not escalated."""
+    served, seen = server
+    clone = clone_on(served, tmp_path, "clone", "feature/old")
+    request = {"op": "submit", "repo": str(clone), "branch": "feature/old", "head": git(clone, "rev-parse", "HEAD")}
+    assert [(r["event"], r["code"]) for r in await ask(served.path, request)] == [("error", 2)]
+    assert not [e for e in seen if isinstance(e, EscalationRaised)]
+
+
+async def test_the_cap_reached_is_known_before_the_commit_and_nothing_is_written(
+        server: tuple[SubmitServer, list[SupervisorEvent]], tmp_path: Path) -> None:
+    served, seen = server  # cap 0
+    clone = clone_on(served, tmp_path, "clone", "agent/capped")
+    (clone / "calc.py").write_text(SAME_SIZE)
+    (clone / "notes.txt").write_text("new\n")
+    before = untouched(clone)
+    next_second()  # a write would show in the index's mtime
+    outcome = await asyncio.to_thread(client.submit_once, clone, "more", served.path)
+    assert outcome == client.Outcome("not gated: agent/capped has used its 0 submits. A person has been asked to "
+                                     "review your work; stop here and wait for them.", 4)
+    assert untouched(clone) == before
+    assert git_out(clone, "status", "--porcelain") == " M calc.py\n?? notes.txt\n"
+    assert served.supervisor.branches["agent/capped"].escalated is True
+    assert [e.message for e in seen if isinstance(e, EscalationRaised)] == [
+        f"agent/capped used its 0 submits and submitted again (at {before[2][:7]}): review its last runs and "
+        "take over"]
+
+
+async def test_a_refusal_after_the_commit_takes_it_back_and_git_still_sees_the_edit(
+        server: tuple[SubmitServer, list[SupervisorEvent]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The race: the last submit is free when asked, taken by another submit
+    before this one arrives. The commit is taken back, and the index's
+    entry of the file edited within the clone's second is smudged, so git
+    sees the edit (issue 35); the staged file stays staged."""
+    served, _ = server
+    sup = served.supervisor
+    sup.submits.cap.given = 1
+    clone = edited_in_the_clones_second(lambda name: staged_notes(clone_on(served, tmp_path, name, "agent/race")),
+                                        "race")
+    head, sizes = git(clone, "rev-parse", "HEAD"), index_sizes(clone)
+    commit_work = client.commit_work
+
+    def commit_then_lose_the_race(top: Path, message: str) -> client.Committed:
+        done = commit_work(top, message)
+        sup.store.count_submit(sup.repo, "agent/race")  # another submit took the last one meanwhile
+        next_second()  # the index written back is newer than the edit: git would trust its stat data
+        return done
+
+    monkeypatch.setattr(client, "commit_work", commit_then_lose_the_race)
+    outcome = await asyncio.to_thread(client.submit_once, clone, "raced", served.path)
+    assert (outcome.code, outcome.text.split(".")[0]) == (4, "not gated: agent/race has used its 1 submits")
+    assert git(clone, "rev-parse", "HEAD") == head and git(clone, "branch", "--list", "agent/race") == "* agent/race"
+    assert index_sizes(clone) == {**sizes, b"calc.py": 0}  # only the edited file's entry is smudged
+    assert git_out(clone, "diff").splitlines()[-2:] == ["-    return a + b", "+    return b + a"]
+    assert git_out(clone, "status", "--porcelain") == " M calc.py\nA  notes.txt\n"
+
+
+async def test_a_supervisor_without_can_submit_refuses_after_the_commit_and_it_is_taken_back(
+        server: tuple[SubmitServer, list[SupervisorEvent]], tmp_path: Path) -> None:
+    """A supervisor older than `can_submit` answers it as an unknown request:
+    the client commits and submits as before, and its refusal takes the
+    commit back, the index as git would have it."""
+    served, _ = server
+
+    async def unknown(request: dict[str, Any], uid: int, send: Any) -> None:
+        raise BadInput("unknown request: send op submit or status")
+
+    served.can_submit = unknown  # type: ignore[method-assign]
+    clone = edited_in_the_clones_second(lambda name: clone_on(served, tmp_path, name, "feature/old"), "old")
+    head = git(clone, "rev-parse", "HEAD")
+    next_second()
+    outcome = await asyncio.to_thread(client.submit_once, clone, "", served.path)
+    assert outcome == client.Outcome("gatetui: feature/old is not a supervised branch: work on a branch named like "
+                                     "agent/fix-dates, then submit", 2)
+    assert git(clone, "rev-parse", "HEAD") == head
+    assert git_out(clone, "status", "--porcelain") == " M calc.py\n"

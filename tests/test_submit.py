@@ -15,7 +15,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from gatetui.cli.main import main
 from gatetui.supervise.serve import default_socket
 from gatetui.agent.submit import Outcome, status_once, submit_once
 from tests.as_user import run_as
-from tests.conftest import git, write_tree
+from tests.conftest import GIT_ENV, git, write_tree
 from tests.test_packer import AGENT_UID, SECRET
 
 pytestmark = pytest.mark.xdist_group("test_submit")  # one xdist worker builds its session-scoped served supervisor
@@ -36,6 +36,7 @@ TESTS = ("from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n
 BASE = {"pyproject.toml": '[project]\nname = "calc"\nversion = "0.1"\n', "calc.py": CALC,
         "tests/test_calc.py": TESTS}
 BROKEN = "def add(a, b):\n    return a * b\n"  # add(1, 2) == 2: test_add fails; add(0, 0) still 0
+SAME_SIZE = "def add(a, b):\n    return b + a\n"  # as long as CALC: only the content tells them apart
 
 
 @dataclass
@@ -201,6 +202,76 @@ def test_a_branch_outside_the_pattern_is_refused(served: Served, capsys: pytest.
     assert "feature/x is not a supervised branch: work on a branch named like agent/fix-dates" in err
     assert (git(clone, "rev-parse", "HEAD"), git(clone, "status", "--porcelain")) == before  # nothing committed
     assert before[1].splitlines() == ["M calc.py", "A  notes.txt"]
+
+
+def git_out(repo: Path, *args: str) -> str:
+    """git's stdout as it is (`git` strips it, and with it porcelain's leading space)."""
+    return subprocess.run(["git", *args], cwd=repo, env=GIT_ENV, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def next_second() -> None:
+    """Sleep into the next whole second of the clock file times use."""
+    time.sleep(1.0 - time.time() % 1.0 + 0.01)
+
+
+def edited_in_the_clones_second(clone: Callable[[str], Path], name: str) -> Path:
+    """A fresh clone (`clone(name)`) whose calc.py is edited to other text of
+    the same size within the second git checked it out, the index written
+    in that second too: the index's stat data (size, mtime in seconds) then
+    matches the edited file, and only git's racily-clean check, which holds
+    while the index is no newer than that second, sees the edit. A retry
+    when the clock crossed a second meanwhile."""
+    for attempt in range(5):
+        next_second()
+        start = time.time()
+        copy = clone(f"{name}-{attempt}")
+        (copy / "calc.py").write_text(SAME_SIZE)
+        if int((copy / "calc.py").stat().st_mtime) == int(start) == int((copy / ".git" / "index").stat().st_mtime):
+            return copy
+    raise AssertionError("five clones in a row crossed a second: the machine is too slow for this test")
+
+
+def untouched(clone: Path) -> tuple[bytes, int, str, list[str]]:
+    """What a submit refused before its commit must leave as it was: the
+    index's bytes and mtime, HEAD, the objects."""
+    index = clone / ".git" / "index"
+    objects = sorted(str(p.relative_to(clone)) for p in (clone / ".git" / "objects").rglob("*") if p.is_file())
+    return index.read_bytes(), index.stat().st_mtime_ns, git(clone, "rev-parse", "HEAD"), objects
+
+
+@pytest.mark.sandbox
+@pytest.mark.install
+def test_a_same_size_edit_refused_on_a_branch_not_watched_stays_visible_to_git(
+        served: Served, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35: clone, an edit of the same size within the clone's second,
+    submit on a branch the supervisor does not watch: git still sees it."""
+    clone = edited_in_the_clones_second(lambda name: served.clone(name, "feature/racy"), "racy")
+    head = git(clone, "rev-parse", "HEAD")
+    next_second()  # an index written from now on is newer than the edit: git would trust its stat data
+    code, out, err = submit(clone, capsys)
+    assert (code, out) == (2, "")
+    assert err == ("gatetui: feature/racy is not a supervised branch: work on a branch named like agent/fix-dates, "
+                   "then submit\n")
+    assert git(clone, "rev-parse", "HEAD") == head
+    assert (clone / "calc.py").read_text() == SAME_SIZE
+    assert git_out(clone, "diff").splitlines()[-2:] == ["-    return a + b", "+    return b + a"]
+    assert git_out(clone, "status", "--porcelain") == " M calc.py\n"
+    git(clone, "add", "-A")
+    assert git_out(clone, "diff", "--cached", "--name-only") == "calc.py\n"  # a later `git add -A` takes it
+
+
+@pytest.mark.sandbox
+@pytest.mark.install
+def test_a_refusal_known_up_front_writes_nothing(served: Served, capsys: pytest.CaptureFixture[str]) -> None:
+    clone = served.clone("untouched", "feature/untouched")
+    write_tree(clone, {"calc.py": BROKEN, "notes.txt": "new\n"})
+    before = untouched(clone)
+    next_second()  # a write would show in the index's mtime
+    code, _, err = submit(clone, capsys, "-m", "refused")
+    assert code == 2 and "feature/untouched is not a supervised branch" in err
+    assert untouched(clone) == before
+    assert git_out(clone, "status", "--porcelain") == " M calc.py\n?? notes.txt\n"
 
 
 def test_submit_without_a_supervisor_says_how_to_start_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

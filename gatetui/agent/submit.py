@@ -1,10 +1,12 @@
 """`gatetui submit`: the agent's finish tool, run in its working copy.
 
-Commits the work to the current branch, hands the commit to the supervisor
-through its socket (see serve.py), waits, and prints the verdict the
-article's way, one line per check. Exit 0 pass, 1 fail or review, 3 no
-supervisor (or the gate could not run), 4 the cap is reached. The MCP
-server (mcp_server.py) calls the same `submit_once` and `status_once`.
+Asks the supervisor through its socket (see serve.py) whether it takes a
+submit on the current branch, then commits the work there, hands it the
+commit, waits, and prints the verdict the article's way, one line per
+check. Exit 0 pass, 1 fail or review, 2 refused (a branch not watched,
+nothing new), 3 no supervisor (or the gate could not run), 4 the cap is
+reached. The MCP server (mcp.py) calls the same `submit_once` and
+`status_once`.
 
 The socket is found from the supervised repo's path: the working copy's
 `origin` when it is a local path (a clone), the main repository of a
@@ -18,15 +20,17 @@ import json
 import os
 import socket
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Generator, Iterator
+from contextlib import closing
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 from dulwich import porcelain
 from dulwich.errors import NotGitRepository
-from dulwich.objects import ObjectID
+from dulwich.index import Index, IndexEntry
+from dulwich.objects import ObjectID, S_ISGITLINK
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
@@ -84,6 +88,23 @@ class Committed:
     ref_before: bytes | None = None
 
 
+def has_work(top: Path) -> bool:
+    """Whether `commit_work` would find anything to commit, read without
+    writing (no stat refresh of the index): a submit refused up front must
+    leave the working copy byte for byte as it was."""
+    found = porcelain.status(str(top), untracked_files="normal", optional_locks=False)
+    return any(found.staged.values()) or bool(found.unstaged) or bool(found.untracked)
+
+
+def head_of(top: Path) -> str:
+    """HEAD's sha, "" on a branch without a commit yet."""
+    with Repo(str(top)) as repo:
+        try:
+            return repo.head().decode()
+        except KeyError:
+            return ""
+
+
 def commit_work(top: Path, message: str) -> Committed:
     """Stage everything (new, changed and deleted files, minus ignored ones)
     and commit it on the current branch."""
@@ -103,9 +124,9 @@ def commit_work(top: Path, message: str) -> Committed:
 
 
 def undo(top: Path, done: Committed) -> None:
-    """Put the working copy back as `commit_work` found it: a refused submit
-    leaves no commit on the branch and the index as it was (the files on
-    disk were never touched)."""
+    """Put the working copy back as `commit_work` found it: a submit refused
+    after its commit leaves no commit on the branch and the index as git
+    would have it (the files on disk were never touched)."""
     with Repo(str(top)) as repo:
         ref = Ref(b"refs/heads/" + done.branch.encode())
         if done.committed:
@@ -117,9 +138,41 @@ def undo(top: Path, done: Committed) -> None:
         if done.index_before is None:
             index.unlink(missing_ok=True)
         else:
-            temp = index.with_name(f"{index.name}.gatetui-undo")
-            temp.write_bytes(done.index_before)
-            os.replace(temp, index)
+            restore_index(index, done.index_before)
+
+
+def restore_index(index: Path, before: bytes) -> None:
+    """Write the index's old entries back, each file the commit took with
+    other content than its old entry smudged the way git smudges a racily
+    clean entry (size 0 in its stat data, so git reads the file again).
+    The old bytes alone are not enough: their stat data may still match a
+    file edited within the second it was checked out (same size, same
+    mtime in seconds), and once the index is written later than that git
+    trusts the stat data and sees no change at all (issue 35)."""
+    on_disk = _blob_ids(Index(str(index)))  # what `add` just read from the files
+    temp = index.with_name(f"{index.name}.gatetui-undo")
+    temp.write_bytes(before)
+    restored = Index(str(temp))
+    if _smudge(restored, on_disk):
+        restored.write()
+    os.replace(temp, index)
+
+
+def _blob_ids(index: Index) -> dict[bytes, bytes]:
+    return {name: entry.sha for name, entry in index.items() if isinstance(entry, IndexEntry)}
+
+
+def _smudge(index: Index, on_disk: dict[bytes, bytes]) -> bool:
+    """Zero the size of every entry whose file on disk has other content
+    (or was not read); True when any was."""
+    stale = [name for name, entry in index.items()
+             if isinstance(entry, IndexEntry) and entry.size != 0 and not S_ISGITLINK(entry.mode)
+             and not entry.skip_worktree and on_disk.get(name) != entry.sha]
+    for name in stale:
+        entry = index[name]
+        assert isinstance(entry, IndexEntry)
+        index[name] = replace(entry, size=0)
+    return bool(stale)
 
 
 def supervised_candidates(top: Path) -> list[Path]:
@@ -167,7 +220,7 @@ def find_socket(top: Path, given: Path | None = None) -> Path:
 # --- talking to the supervisor ------------------------------------------------------------
 
 
-def ask(path: Path, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def ask(path: Path, request: dict[str, Any]) -> Generator[dict[str, Any], None, None]:
     """Send one request; yield the supervisor's events until it closes."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         try:
@@ -183,19 +236,50 @@ def ask(path: Path, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def submit_once(repo: Path, message: str = "", socket_path: Path | None = None,
                 progress: Any = None) -> Outcome:
     """Commit the work, have the supervisor gate it, and say the verdict.
-    A submit the supervisor does not take (a branch it does not watch, the
-    cap reached, no answer) takes the commit back."""
+    What the supervisor refuses up front (a branch it does not watch, the
+    cap reached) is refused before anything is written; a refusal only
+    heard after the commit (a race, a gate that could not start, no answer)
+    takes the commit back."""
     top = working_copy(repo)
     path = find_socket(top, socket_path)
+    branch = current_branch(top)
+    head = head_of(top)
+    if not has_work(top):  # nothing to commit: HEAD is the submit, and nothing is written
+        if not head:
+            raise BadInput(f"nothing to submit: {branch} has no commit and no change yet")
+        return _Replies(branch, head, progress).hear(ask(path, _submit_request(top, branch, head)))
+    refused = ask_first(path, top, branch, head)
+    if refused is not None:
+        return refused
     done = commit_work(top, message)
     replies = _Replies(done.branch, done.head, progress)
     try:
-        outcome = replies.hear(ask(path, {"op": "submit", "repo": str(top), "branch": done.branch,
-                                          "head": done.head}))
+        outcome = replies.hear(ask(path, _submit_request(top, done.branch, done.head)))
     finally:
         if not replies.accepted:
             undo(top, done)
     return outcome
+
+
+def _submit_request(top: Path, branch: str, head: str) -> dict[str, Any]:
+    return {"op": "submit", "repo": str(top), "branch": branch, "head": head}
+
+
+def ask_first(path: Path, top: Path, branch: str, head: str) -> Outcome | None:
+    """Whether the supervisor takes a submit on `branch` now, asked before
+    the commit: None when it does, else what the agent is told. A
+    supervisor older than `can_submit` cannot say: the submit goes on, and
+    its refusal takes the commit back."""
+    request = {"op": "can_submit", "repo": str(top), "branch": branch, "head": head}
+    with closing(ask(path, request)) as replies:
+        for reply in replies:
+            if reply.get("event") == "can_submit":
+                return None
+            if reply.get("event") == "error" and str(reply.get("message", "")).startswith("unknown request"):
+                return None
+            return _Replies(branch, head, None).hear(iter([reply]))
+    return Outcome("gatetui: the supervisor closed the connection without an answer: submit again",
+                   int(ExitCode.GATE_ERROR))
 
 
 @dataclass

@@ -10,6 +10,15 @@ the repo it cloned), in a folder 0711 (others may pass, not list) and itself
 The protocol is JSON lines: the client sends one request, the server answers
 with one or more events and closes.
 
+    {"op": "can_submit", "repo": "/abs/working/copy", "branch": "agent/x", "head": SHA or ""}
+      -> {"event": "can_submit", "branch", "submits_used", "cap"}
+       | {"event": "escalated", "message", "submits_used", "cap"}
+       | {"event": "error", "code", "message"}
+      (asked before the client commits, so a refusal known up front leaves
+      its working copy untouched: a branch not supervised is an error, the
+      cap reached is the submit after it, escalated. head is HEAD before
+      the commit, "" on a branch without one; the submit follows on
+      another connection. `submit` alone still works as before.)
     {"op": "submit", "repo": "/abs/working/copy", "branch": "agent/x", "head": SHA}
       -> {"event": "accepted", "branch", "head", "submit", "cap"}
       -> {"event": "verdict", "verdict", "lines": [...], "submits_used", "cap"}
@@ -64,7 +73,7 @@ def default_socket(repo: str | Path) -> Path:
 
 
 class SubmitServer:
-    """Answers `submit` and `status` on a Unix socket for one supervisor."""
+    """Answers `can_submit`, `submit` and `status` on a Unix socket for one supervisor."""
 
     def __init__(self, supervisor: Supervisor, path: Path | None = None, *, group: str | None = None,
                  log: Callable[[str], None] | None = None):
@@ -133,8 +142,10 @@ class SubmitServer:
                 await send(self.status(str(request.get("branch", ""))))
             elif request.get("op") == "submit":
                 await self.submit(request, uid, send)
+            elif request.get("op") == "can_submit":
+                await self.can_submit(request, uid, send)
             else:
-                raise BadInput("unknown request: send op submit or status")
+                raise BadInput("unknown request: send op can_submit, submit or status")
         except GateError as err:
             with contextlib.suppress(ConnectionError):
                 await send({"event": "error", "code": int(err.exit_code), "message": self.scrub(str(err))})
@@ -147,9 +158,25 @@ class SubmitServer:
 
     # --- submit and status ------------------------------------------------------------
 
+    async def can_submit(self, request: dict[str, Any], uid: int, send: Send) -> None:
+        """Whether a submit on the branch would be taken now, answered the
+        way the submit itself would refuse: the client asks before it
+        commits. The cap reached is that submit: escalated."""
+        branch, head, _ = _submit_fields(request, uid, committed=False)
+        sup = self.supervisor
+        sup.submits.check_branch(branch)
+        async with self._locks.setdefault(branch, asyncio.Lock()):
+            used = await asyncio.to_thread(sup.store.submits_used, sup.repo, branch)
+            await asyncio.to_thread(sup.read_cap)
+            if used >= self.cap:
+                await self._escalate(branch, head, used, send)
+                return
+            await send({"event": "can_submit", "branch": branch, "submits_used": used, "cap": self.cap})
+
     async def submit(self, request: dict[str, Any], uid: int, send: Send) -> None:
         branch, head, source = _submit_fields(request, uid)
         sup = self.supervisor
+        sup.submits.check_branch(branch)  # before the cap: a branch not watched is refused, not escalated
         async with self._locks.setdefault(branch, asyncio.Lock()):
             used = await asyncio.to_thread(sup.store.submits_used, sup.repo, branch)
             await asyncio.to_thread(sup.read_cap)  # base's submit_cap, should base have moved
@@ -174,8 +201,9 @@ class SubmitServer:
                         "submits_used": used, "cap": self.cap})
 
     async def _escalate(self, branch: str, head: str, used: int, send: Send) -> None:
-        self.supervisor.escalate(branch, head, f"{branch} used its {self.cap} submits and submitted again "
-                                 f"(at {head[:7]}): review its last runs and take over")
+        at = f" (at {head[:7]})" if head else ""
+        self.supervisor.escalate(branch, head, f"{branch} used its {self.cap} submits and submitted again"
+                                 f"{at}: review its last runs and take over")
         await send({"event": "escalated", "submits_used": used, "cap": self.cap, "message": (
             f"not gated: {branch} has used its {self.cap} submits. A person has been asked to review "
             "your work; stop here and wait for them.")})
@@ -218,11 +246,13 @@ def _parse(line: bytes) -> dict[str, Any]:
     return request
 
 
-def _submit_fields(request: dict[str, Any], uid: int) -> tuple[str, str, Path]:
+def _submit_fields(request: dict[str, Any], uid: int, committed: bool = True) -> tuple[str, str, Path]:
+    """The branch, head and working copy a request names, checked; with
+    `committed` False (asked before the commit) head may be "": no commit yet."""
     branch, head, repo = (request.get(k) for k in ("branch", "head", "repo"))
     if not (isinstance(branch, str) and branch and isinstance(head, str) and isinstance(repo, str)):
         raise BadInput("a submit names branch, head and repo")
-    if len(head) != 40 or any(c not in "0123456789abcdef" for c in head):
+    if (committed or head) and (len(head) != 40 or any(c not in "0123456789abcdef" for c in head)):
         raise BadInput(f"not a commit sha: {head!r}")
     source = Path(repo)
     if not source.is_absolute():

@@ -72,9 +72,7 @@ class Submits:
         under way or judged is returned instead of a new one. Raises BadInput
         when the branch is not watched, the commit cannot be read or holds
         nothing new."""
-        if not self.scope.supervises(name):
-            raise BadInput(f"{name} is not a supervised branch: work on a branch named like "
-                           f"{self.scope.pattern.replace('*', 'fix-dates')}, then submit")
+        self.check_branch(name)
         await asyncio.to_thread(self.fetch, Path(source), sha, as_uid)
         branch = self.scope.branches.setdefault(name, Branch(name, sha))
         branch.head, branch.at_base = sha, False
@@ -84,6 +82,12 @@ class Submits:
         run = self.gate(name)
         assert run is not None
         return run
+
+    def check_branch(self, name: str) -> None:
+        """Raise BadInput, saying how to name it, for a branch not supervised."""
+        if not self.scope.supervises(name):
+            raise BadInput(f"{name} is not a supervised branch: work on a branch named like "
+                           f"{self.scope.pattern.replace('*', 'fix-dates')}, then submit")
 
     def fetch(self, source: Path, sha: str, as_uid: int | None = None) -> None:
         with self.scope.store.locked("mirror"):
