@@ -7,8 +7,9 @@ nothing but head's; pip resolves the rest from the installed project's
 metadata without installing (no second build); what else lives in the tree
 is installed and checked the same way; only then are the index's
 distributions installed, pinned, in a step where no code of head's runs. The
-whole environment is checked last. Base's installs (to tell whose a failure is, and the
-baseline) take the same steps without the checks.
+whole environment is checked last, and the profile's lint runs (its findings
+judged against base's by the caller). Base's installs (to tell whose a failure is, the
+baseline, base's lint findings) take the same steps without the checks.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -51,6 +53,7 @@ class Installer:
         # (Profile.own_install): what every copy handed on must hold
         self.expected: dict[str, str] | None = None
         self.layers = layers  # the run's use of the backend's dependency layers; None: none kept
+        self.found: Counter[str] = Counter()  # the profile's lint's findings, by key (Profile.lint)
 
     async def prepare(self, workspace: Workspace) -> None:
         """What a layer's key needs asked while the workspace has run no
@@ -82,8 +85,8 @@ class Installer:
                 return failed
         if deps is None:
             refused = await self.check(workspace, "all", verify)
-            return refused if isinstance(refused, Failed) else None
-        return await self._dependencies(workspace, deps, env, verify)
+            return refused if isinstance(refused, Failed) else await linted(self, workspace, env)
+        return await self._dependencies(workspace, deps, env, verify) or await linted(self, workspace, env)
 
     async def _dependencies(self, workspace: Workspace, deps: Dependencies, env: dict[str, str],
                             verify: bool) -> Failed | None:
@@ -187,6 +190,25 @@ class Installer:
                                                f"({result.describe_end()}): {telling_line(result.output_tail)}")
         summary, own = data
         return Failed(check.command, None, summary) if summary and verify else own
+
+
+async def linted(installer: Installer, workspace: Workspace, env: dict[str, str]) -> Failed | None:
+    """The profile's lint (stacks/lint.py), last, with the install's
+    variables: its findings kept in the installer's `found` for the caller
+    to judge against base's; a lint that could not check fails the install
+    as a step does."""
+    lint = installer.profile.lint
+    if lint is None:
+        return None
+    command = lint.command.replace("{report}", shlex.quote(workspace.report_path(lint.report)))
+    result = await installer.run(workspace, command, env, True)
+    if not result.ok:
+        return Failed(lint.label, result)
+    try:
+        installer.found = Counter(lint.read(await workspace.read_report(lint.report), workspace.path))
+    except ReportProblem as err:
+        return Failed(lint.label, None, str(err))
+    return None
 
 
 async def resolve_installed(run: Run, workspace: Workspace, deps: Dependencies, env: dict[str, str],

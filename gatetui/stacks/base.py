@@ -24,6 +24,7 @@ from gatetui.stacks.testdefs import MarkerHit, TestDef
 if TYPE_CHECKING:
     from gatetui.config import Settings
     from gatetui.stacks.build_tools import BuildTools, DeclaredResolve
+    from gatetui.stacks.lint import Lint
     from gatetui.git.snapshot import Snapshot
     from gatetui.stacks.results import Report
 
@@ -350,6 +351,7 @@ class Profile:
     # (a version file), which the distributable may hold.
     build_check: BuildCheck | None = None
     build_generated: tuple[str, ...] = ()
+    lint: Lint | None = None  # a static check the install runs, judged against base's findings
     on_old_tests_fail: str = "review"
     hidden: str | None = None
     random_order: bool = False

@@ -1,6 +1,7 @@
 """The build phase: head installed from scratch in a fresh workspace, its
-distributable built beside it, and the environment checked where the runs
-will see it before it is handed on. Only the environment goes on; the
+distributable built beside it, the environment checked where the runs
+will see it before it is handed on, and the profile's lint judged against
+base's findings (lint.py). Only the environment goes on; the
 workspace takes no command after its first fork."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.early_layer import EarlyResolve
 from gatetui.gate.events import DigestsComputed
 from gatetui.gate.install import Failed, Installer, telling_line
-from gatetui.gate.phases import blame
+from gatetui.gate.phases import blame, lint
 from gatetui.gate.phases.context import Context
 from gatetui.gate.refusals import refusal
 from gatetui.gate.tools_layer import tools_swaps
@@ -51,7 +52,11 @@ class BuildPhase:
         if failed is not None:
             ctx.ledger.finish(await blame.install_failed(ctx, failed))
             return None
-        ctx.ledger.finish(self._passed(findings))
+        linted = await lint.judge(ctx, self.installer.found)  # the profile's lint, against base's findings
+        if linted.failed:
+            ctx.ledger.finish(CheckResult(CheckId.INSTALL, Status.FAIL, linted.said))
+            return None
+        ctx.ledger.finish(self._passed(findings, linted.said))
         self.opened = None  # the caller's now
         return workspace
 
@@ -99,11 +104,12 @@ class BuildPhase:
             env = dict(self.ctx.plan.profile.install_env)
             self.installer.swaps = await tools_swaps(layers, workspace, tools, files, env)
 
-    def _passed(self, findings: Sequence[object]) -> CheckResult:
-        build = self.ctx.plan.profile.build_check
+    def _passed(self, findings: Sequence[object], linted: str) -> CheckResult:
+        """`linted`: what the lint found that base has too, told ("" for none)."""
+        build, also = self.ctx.plan.profile.build_check, f"; {linted}" if linted else ""
         if findings and build is not None:
-            return CheckResult(CheckId.INSTALL, Status.REVIEW, build.describe(findings))
-        return CheckResult(CheckId.INSTALL, Status.PASS, "fresh copy, fresh environment")
+            return CheckResult(CheckId.INSTALL, Status.REVIEW, build.describe(findings) + also)
+        return CheckResult(CheckId.INSTALL, Status.PASS, "fresh copy, fresh environment" + also)
 
 
 async def copy_source(ctx: Context, workspace: Workspace, build: BuildCheck) -> str:

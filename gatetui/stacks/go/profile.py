@@ -1,5 +1,6 @@
-"""The go stack's profile: `go build` and `go vet` in a fresh module cache,
-`go test -json` for every run, `-shuffle` with the plan's seed.
+"""The go stack's profile: `go build` in a fresh module cache, then `go vet`
+(its findings judged against base's: vet.py), `go test -json` for every
+run, `-shuffle` with the plan's seed.
 
 Go's build runs no code of the project's (no build scripts; `go generate`
 is never run), so the install's module cache can be handed on as the
@@ -20,13 +21,17 @@ from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Profile, RunPlugin, Stack, under_any
 from gatetui.stacks.go.modules import MODULES
 from gatetui.stacks.go.report import read_go_report
+from gatetui.stacks.go.vet import vet_lint
 
 ENVIRONMENT = ".gatetui-go"
-# GOMODCACHE set: the modules' layer (modules.py), read-only, which holds everything go.sum pins
-INSTALL = (
-    f'rm -rf {ENVIRONMENT} && mkdir -p {ENVIRONMENT} && export GOMODCACHE="${{GOMODCACHE:-$PWD/{ENVIRONMENT}/mod}}" '
-    'GOCACHE="$(mktemp -d)" GOPATH="$(mktemp -d)" GOFLAGS=-mod=readonly GOTOOLCHAIN=local && '
-    "go build ./... && go vet ./...")
+# GOMODCACHE set: the modules' layer (modules.py), read-only, which holds everything go.sum pins.
+# The build cache is in the workspace's own fresh home: vet, a command of its own, reuses what
+# the build compiled there (a cache of its own would compile every dependency again).
+GO_ENV = (f'export GOMODCACHE="${{GOMODCACHE:-$PWD/{ENVIRONMENT}/mod}}" GOCACHE="$HOME/.cache/go-build" '
+          'GOPATH="$(mktemp -d)" GOFLAGS=-mod=readonly GOTOOLCHAIN=local')
+INSTALL = f"rm -rf {ENVIRONMENT} && mkdir -p {ENVIRONMENT} && {GO_ENV} && go build ./..."
+# vet's findings are judged against base's (vet.py), not failed on sight
+VET = vet_lint(GO_ENV)
 # The gate's own script (in the environment, so nothing in the tree can
 # shadow it): named test files (the hidden ones) run as their packages, the
 # JSON goes to the report, and the tests' own output is shown as text.
@@ -43,6 +48,10 @@ TEST_ENV = {
     "GOMODCACHE": f"{{tree}}/{ENVIRONMENT}/mod", "GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local",
     "GOPROXY": "off",
 }
+# Where vet runs as the lint (judged against base), `go test`'s own vet is off: its few
+# analyzers (printf; since go 1.24 the tests analyzer, which names an Example of nothing)
+# would fail a package base already has findings in, at base and head alike, in every run.
+VET_OFF = {"GOFLAGS": "-mod=readonly -vet=off"}
 SHUFFLE = RunPlugin(MappingProxyType({}), MappingProxyType({"GOFLAGS": "-shuffle={seed}"}))
 
 
@@ -57,10 +66,11 @@ def go_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         runner="custom" if custom else "go",
         install=settings.install or (INSTALL,),
         lock_layer=None if settings.install else MODULES,
+        lint=None if settings.install else VET,
         tools=() if settings.install else (("go", "version"),),
         environment=settings.environment if settings.environment is not None else (ENVIRONMENT,),
         test=settings.test or 'sh -c "$GATE_GO_TEST" go-test {report}',
-        test_env=dict(TEST_ENV),
+        test_env=dict(TEST_ENV) if settings.install else {**TEST_ENV, **VET_OFF},
         test_paths=settings.test_paths or (),
         sealed=("**/*_test.go", "**/testdata/**"),
         # object files the linker takes in as they are: code with no source to read
