@@ -350,6 +350,10 @@ class Profile:
     # (a version file), which the distributable may hold.
     build_check: BuildCheck | None = None
     build_generated: tuple[str, ...] = ()
+    # What the build writes into the tree by design (a version file kept out
+    # of git), as the gate writes it into every tree it exports, given the
+    # version it hands the build: path -> bytes.
+    generated: Callable[[str], Mapping[str, bytes]] | None = None
     on_old_tests_fail: str = "review"
     hidden: str | None = None
     random_order: bool = False
