@@ -188,7 +188,9 @@ class Installer:
         if data is None:
             return Failed(check.command, None, f"the environment the install left could not be checked "
                                                f"({result.describe_end()}): {telling_line(result.output_tail)}")
-        summary, own = data
+        summary, own, hex_records = data
+        if hex_records and self.layers is not None and mode == "all":
+            _note_hex(self.layers.notes, hex_records)
         return Failed(check.command, None, summary) if summary and verify else own
 
 
@@ -225,17 +227,27 @@ async def resolve_installed(run: Run, workspace: Workspace, deps: Dependencies, 
         return Failed(deps.resolve, None, str(err))
 
 
-def _report(raw: bytes | None) -> tuple[str, list[str]] | None:
+def _note_hex(notes: list[str], hex_records: list[str]) -> None:
+    """Say once per run which distributions' RECORDs are non-conforming."""
+    note = (f"non-conforming RECORD: {', '.join(hex_records)} write their digests in hex, not the wheel "
+            "spec's urlsafe base64; compared as the same bytes")
+    if note not in notes:
+        notes.append(note)
+
+
+def _report(raw: bytes | None) -> tuple[str, list[str], list[str]] | None:
+    """The environment check's summary, head's own projects, and the
+    distributions whose RECORD spells its digests in hex."""
     try:
         data = json.loads(raw or b"")
     except ValueError:
         return None
     if not isinstance(data, Mapping):
         return None
-    summary, own = data.get("summary"), data.get("own", [])
-    if not isinstance(summary, str) or not isinstance(own, list):
+    summary, own, hex_records = data.get("summary"), data.get("own", []), data.get("hex_records", [])
+    if not isinstance(summary, str) or not isinstance(own, list) or not isinstance(hex_records, list):
         return None
-    return summary, [str(name) for name in own]
+    return summary, [str(name) for name in own], [str(name) for name in hex_records]
 
 
 # A line that says why a command failed: an error's name (Python's

@@ -22,6 +22,7 @@ from gatetui.gate.hidden import HiddenTests, select_hidden
 from gatetui.gate.seal import compute_digests, overlay
 from gatetui.stacks.base import Profile
 from gatetui.stacks.registry import language_of, load_profile
+from gatetui.git.export import write_extra
 from gatetui.git.repo import GitRepo
 from gatetui.git.snapshot import Snapshot
 
@@ -57,6 +58,13 @@ class Plan:
     hidden: HiddenTests | None = None  # configured and found
     hidden_problem: str = ""  # configured, yet nothing to run: the check's error
     baseline_key: str = ""  # base sha + profile digest: where base's own run is cached (baseline, skips, a refused runner)
+    generated: Mapping[str, bytes] = field(default_factory=dict)  # Profile.generated for the version handed the build
+
+    def export(self, tree: Snapshot, dest: Path) -> None:
+        """`tree` written into `dest`, with what the build writes by design
+        (Profile.generated) where the commit holds no file of that name."""
+        self.repo.export(tree.sha, dest)
+        write_extra(dest, {path: data for path, data in self.generated.items() if path not in tree})
 
     @property
     def timeout(self) -> float:
@@ -92,9 +100,11 @@ def make_plan(request: GateRequest) -> Plan:
         raise BadInput(f"{request.head} is already part of {request.base}: nothing new to judge")
     base, head = Snapshot.of_commit(repo, merge_base), Snapshot.of_commit(repo, head_sha)
     profile = load_profile(base, request.seal)
+    version = "0.0.0"
     if profile.tag_version is not None:  # a version read from git: name it after head's nearest tag
         version = profile.tag_version(repo.nearest_tag(head_sha))
         profile = replace(profile, install_env={k: version for k in profile.install_env})
+    generated = dict(profile.generated(version)) if profile.generated is not None else {}
     scan = scan_changes(repo.changes(merge_base, head_sha, lambda paths: scanned(paths, profile.is_test_file)),
                         profile.is_test_file)
     files, env = old_tests_overlay(base, head, profile)
@@ -108,7 +118,7 @@ def make_plan(request: GateRequest) -> Plan:
     digests = replace(digests, random_seed=seed, hidden=hidden.digest if hidden else "",
                       hidden_files=len(hidden.files) if hidden else 0, test_network=profile.test_network)
     return Plan(request, repo, base, head, profile, scan, digests, files, env, tuple(modules),
-                hidden, problem, cache_key(merge_base, profile))
+                hidden, problem, cache_key(merge_base, profile), generated)
 
 
 def old_tests_overlay(base: Snapshot, head: Snapshot, profile: Profile) -> tuple[dict[str, bytes | None], dict[str, str]]:

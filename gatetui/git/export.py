@@ -53,6 +53,24 @@ def write_files(
             ) from None
 
 
+def write_extra(dest: Path, files: Mapping[str, bytes]) -> None:
+    """Plain files the gate itself adds to an exported tree (a version file
+    the build writes by design), each only where the tree leaves room: a
+    path that is not plain, a folder on the way that is not a real folder
+    (a link head committed), or anything already at the path, and that
+    file is not written. Nothing is written through a link."""
+    root = os.fsencode(dest)
+    for rel, data in sorted(files.items()):
+        parts = os.fsencode(rel).split(b"/")
+        if not rel or rel.startswith("/") or any(part in (b"", b".", b"..", b".git") for part in parts):
+            continue
+        try:
+            folder = _make_folders(root, parts[:-1], dest, set())
+            _write_file(os.path.join(folder, parts[-1]), [data], 0o644)
+        except (RepoError, OSError):
+            continue  # the tree holds something in its way: head's, and head's to answer for
+
+
 def _make_folders(root: bytes, parts: list[bytes], dest: Path, made: set[bytes]) -> bytes:
     """The folder `parts` names below `root`, each level made (and checked) once."""
     where = root

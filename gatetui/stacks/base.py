@@ -352,6 +352,8 @@ class Profile:
     build_check: BuildCheck | None = None
     build_generated: tuple[str, ...] = ()
     lint: Lint | None = None  # a static check the install runs, judged against base's findings
+    # version -> what the build writes into the tree by design, as the gate writes it into each export
+    generated: Callable[[str], Mapping[str, bytes]] | None = None
     on_old_tests_fail: str = "review"
     hidden: str | None = None
     random_order: bool = False

@@ -195,7 +195,7 @@ class SubmitServer:
             self.log(f"submit {used + 1} of {self.cap} on {branch} at {head[:7]}: gating")
             run = await sup.finished(run)
             if run.status not in VERDICTS:
-                raise BackendError(self._no_verdict(run))
+                raise BackendError(_no_verdict(run, self.scrub))
             used = await asyncio.to_thread(sup.store.count_submit, sup.repo, branch)
             await send({"event": "verdict", "verdict": run.status, "lines": self.lines(run),
                         "submits_used": used, "cap": self.cap})
@@ -209,16 +209,7 @@ class SubmitServer:
             "your work; stop here and wait for them.")})
 
     def status(self, branch: str) -> dict[str, Any]:
-        sup = self.supervisor
-        if not branch:
-            raise BadInput("status needs the branch: run it from your working copy")
-        found = sup.branches.get(branch)
-        judged = found.judged if found else None
-        last = None if judged is None else {"verdict": judged.status, "head": judged.head,
-                                            "lines": self.lines(judged)}
-        return {"event": "status", "branch": branch, "submits_used": sup.submits_used(branch), "cap": self.cap,
-                "escalated": bool(found and found.escalated), "last": last,
-                "running": bool(found and found.latest and found.latest.in_progress)}
+        return _status(self.supervisor, branch, self.cap, self.lines)
 
     def lines(self, run: Run) -> list[str]:
         """One line per check, what the agent may hear: titles and details."""
@@ -230,10 +221,23 @@ class SubmitServer:
             text = text.replace(path, "<state>")
         return text
 
-    def _no_verdict(self, run: Run) -> str:
-        if run.status == "cancelled":
-            return "the run was cancelled (a newer commit on the branch, or a person): submit again"
-        return f"the gate could not run, not your change's fault ({self.scrub(run.message) or 'see the supervisor'})"
+
+def _status(sup: Supervisor, branch: str, cap: int, lines: Callable[[Run], list[str]]) -> dict[str, Any]:
+    """What `status` answers: the branch's submits, and its last verdict."""
+    if not branch:
+        raise BadInput("status needs the branch: run it from your working copy")
+    found = sup.branches.get(branch)
+    judged = found.judged if found else None
+    last = None if judged is None else {"verdict": judged.status, "head": judged.head, "lines": lines(judged)}
+    return {"event": "status", "branch": branch, "submits_used": sup.submits_used(branch), "cap": cap,
+            "escalated": bool(found and found.escalated), "last": last,
+            "running": bool(found and found.latest and found.latest.in_progress)}
+
+
+def _no_verdict(run: Run, scrub: Callable[[str], str]) -> str:
+    if run.status == "cancelled":
+        return "the run was cancelled (a newer commit on the branch, or a person): submit again"
+    return f"the gate could not run, not your change's fault ({scrub(run.message) or 'see the supervisor'})"
 
 
 def _parse(line: bytes) -> dict[str, Any]:

@@ -68,7 +68,7 @@ class Context:
         return tuple(self.layers.notes) if self.layers is not None else ()
 
     def export_head(self, dest: Path) -> None:
-        self.plan.repo.export(self.plan.head.sha, dest)
+        self.plan.export(self.plan.head, dest)
 
     def installer(self, check: CheckId, stream: str, tree: Snapshot | None = None) -> Installer:
         """The profile's install of `tree` (head's unless told), its
@@ -107,7 +107,7 @@ class Context:
     async def base_workspace(self, suffix: str) -> AsyncIterator[Workspace]:
         """Base's tree in a workspace of its own, closed however the caller ends."""
         plan = self.plan
-        workspace = await self.backend.open(lambda dest: plan.repo.export(plan.base.sha, dest),
+        workspace = await self.backend.open(lambda dest: plan.export(plan.base, dest),
                                             f"{plan.request.run_id}-{suffix}")
         try:
             yield workspace

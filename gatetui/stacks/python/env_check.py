@@ -149,12 +149,10 @@ def judge_file(venv: str, path: str, records: dict[str, Record], sites: list[str
     if record is None or not stat.S_ISREG(info.st_mode):
         return [Problem(UNACCOUNTED, shown(venv, path, sites))]
     try:
-        found = digest_of(path, record.digest) if record.digest else ""
+        same = digest_matches(path, record.digest) if record.digest else True
     except OSError:
         return [Problem(UNREADABLE, shown(venv, path, sites))]
-    if record.digest and record.digest != found:
-        return [Problem(CHANGED, shown(venv, path, sites))]
-    return []
+    return [] if same else [Problem(CHANGED, shown(venv, path, sites))]
 
 
 def layer_site(layer: str) -> str | None:
@@ -267,16 +265,54 @@ def runs_code(pth: str) -> bool:
     return any(line.startswith(("import ", "import\t")) for line in pth.splitlines())
 
 
-def digest_of(path: str, listed: str) -> str:
-    algorithm = listed.partition("=")[0]
+def digest_matches(path: str, listed: str) -> bool:
+    """Whether the file's bytes hash to the digest its RECORD lists,
+    compared as bytes: the wheel spec spells it in urlsafe base64, but
+    some published wheels write hex (the same bytes), and pip and uv
+    install them without a word. An algorithm hashlib lacks, or a value
+    in neither spelling, matches nothing."""
+    algorithm, _, value = listed.partition("=")
     try:
         hasher = hashlib.new(algorithm)
     except ValueError:
-        return ""
+        return False
+    expected = digest_bytes(value, hasher.digest_size)
+    if expected is None:
+        return False
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             hasher.update(block)
-    return f"{algorithm}={base64.urlsafe_b64encode(hasher.digest()).decode().rstrip('=')}"
+    return hasher.digest() == expected
+
+
+def digest_bytes(value: str, size: int) -> bytes | None:
+    """A RECORD digest's bytes, from either spelling; None from neither."""
+    if is_hex_digest(value, size):
+        return bytes.fromhex(value)
+    try:
+        raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    except ValueError:
+        return None
+    return raw if len(raw) == size else None
+
+
+def is_hex_digest(value: str, size: int) -> bool:
+    """Hex is twice the digest's size in characters, base64 about 4/3 of
+    it: no value is both."""
+    return len(value) == 2 * size and all(c in "0123456789abcdefABCDEF" for c in value)
+
+
+def hex_records(sites: list[str]) -> list[str]:
+    """The distributions whose RECORD writes its digests in hex, not the
+    wheel spec's urlsafe base64: accepted, and named in the gate's notes."""
+    found = set()
+    for site in sites:
+        for path, record in read_records(site, [site]).items():
+            algorithm, _, value = record.digest.partition("=")
+            size = hashlib.new(algorithm).digest_size if algorithm in hashlib.algorithms_available else 0
+            if size and is_hex_digest(value, size):
+                found.add(record.dist.removesuffix(".dist-info"))
+    return sorted(found)
 
 
 def read_text(path: str) -> str | None:
@@ -324,8 +360,11 @@ def main(argv: list[str]) -> int:
     problems = [asdict(p) for venv in venvs for p in check(venv, own_only=mode == "own")]
     own = sorted({r.dist.removesuffix(".dist-info").rsplit("-", 1)[0] for venv in venvs
                   for r in read_records(venv, site_dirs(venv)).values() if r.own})
+    layer = layer_site(os.environ.get("GATE_LAYER", ""))
+    shown_sites = [site for venv in venvs for site in site_dirs(venv)] + ([layer] if layer else [])
     with open(report, "w", encoding="utf-8") as out:
-        json.dump({"problems": problems, "summary": describe(problems), "own": own}, out)
+        json.dump({"problems": problems, "summary": describe(problems), "own": own,
+                   "hex_records": hex_records(shown_sites)}, out)
     return 0
 
 

@@ -11,7 +11,6 @@ import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 from gatetui.config import ConfigError, Settings, parse_toml
 from gatetui.git.snapshot import Snapshot
@@ -26,6 +25,7 @@ from gatetui.stacks.python.layer import default_installer, python_layer
 from gatetui.stacks.python.mutants import mutate
 from gatetui.stacks.python.support import test_support
 from gatetui.stacks.python.tools_layer import python_build_tools, wheel_command
+from gatetui.stacks.python.version_file import rendered, version_files
 
 # The machine's pip installs into the fresh venv: a venv without its own pip
 # is as fresh and five seconds faster to make (no ensurepip). uv installs
@@ -84,6 +84,7 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         build_tools=None if installer is None else python_build_tools(installer, python_install(base, installer)[1],
                                                                       EDITABLE),
         build_generated=build_generated(base),
+        generated=rendered(version_files(base)),
         unreadable_code=r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$",
         test=settings.test or ".venv/bin/python -m pytest",
         install_env=scm_version_env(base),
@@ -141,23 +142,7 @@ def python_wheel(installer: Installer) -> BuildCheck:
 
 def build_generated(base: Snapshot) -> tuple[str, ...]:
     """The version files version-from-git builds write into the tree."""
-    pyproject = parse_toml(base, "pyproject.toml") or {}
-    found = []
-    for keys, names in ((("tool", "setuptools_scm"), ("write_to", "version_file")),
-                        (("tool", "hatch", "build", "hooks", "vcs"), ("version-file",)),
-                        (("tool", "pdm", "version"), ("write_to",))):
-        table = _table(pyproject, keys)
-        found += [table[n] for n in names if isinstance(table.get(n), str)]
-    return tuple(path.removeprefix("./") for path in found)
-
-
-def _table(document: Mapping[str, Any], keys: tuple[str, ...]) -> Mapping[str, Any]:
-    """The table at `keys`; empty when any step is missing or no table."""
-    for key in keys:
-        document = document.get(key)  # type: ignore[assignment]
-        if not isinstance(document, Mapping):
-            return {}
-    return document
+    return tuple(file.path for file in version_files(base))
 
 
 # Head's packages imported with only their runtime dependencies in sight
