@@ -86,6 +86,8 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     # honest work on real projects' layouts (issue 35)
     "version_file_generated": ("python", [P, P, P, P, P], "pass"),
     "version_file_planted": ("python", [P, F, P, P, F], "fail"),
+    "custom_editable": ("python", [P, P, P, P, P], "pass"),
+    "custom_editable_hook": ("python", [F, S, P, P, S], "fail"),
     "odd_name": ("python", [F, S, F, P, S], "fail"),
     # the go stack (issue 18): a small stats module each
     "go_honest": ("go", [P, P, P, P, P], "pass"),
@@ -129,6 +131,7 @@ MEASURED: dict[str, tuple[str, str]] = {
     "hidden_honest": (P, P),
     "version_file_generated": (P, P),
     "version_file_planted": (P, S),
+    "custom_editable": (P, P),
     "new_test_file": (P, P),
     "order_dependent": (P, S),
     "section_addopts": (P, S),
@@ -144,7 +147,7 @@ SETTING_SAMPLES = {"hidden_special_case", "hidden_eq_always_true", "hidden_count
                    "order_dependent", "baseline_known_failure", "go_hidden_special_case", "go_order_dependent"}
 # own layouts, judged against base's own truth (issue 17)
 LAYOUT_SAMPLES = {"tests_in_package", "cov_without_plugin", "skip_at_run_time", "version_file_generated",
-                  "version_file_planted"}
+                  "version_file_planted", "custom_editable", "custom_editable_hook"}
 # old_tests failing is a hard fail here, by a rule or by evidence of a bent verdict
 POLICY_FAIL = {"section_addopts", "attack_junit_rewrite", "attack_pytest_plugin", "go_testmain"}
 CALENDAR = [n for n in NAMES if EXPECTED[n][0] == "python" and n not in RULE_SAMPLES | SETTING_SAMPLES
@@ -238,7 +241,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 60
+    assert len(scenarios) == len(EXPECTED) == 62
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -447,7 +450,7 @@ def test_each_scenario_names_only_the_checks_it_pins() -> None:
                    else "pass" for c in CHECK_IDS}
         restated[folder.name] = sorted(c for c, status in pinned.items() if default[c] == status)
     assert {name: checks for name, checks in restated.items() if checks} == {}
-    assert len(restated) == 60
+    assert len(restated) == 62
 
 
 def test_missing_tree_folder_is_named(tmp_path: Path) -> None:

@@ -30,6 +30,8 @@ import stat
 import sys
 from dataclasses import asdict, dataclass
 
+from gatetui.stacks.python.editable_check import setuptools_editable  # bundled before this module in the sandbox
+
 UV_LOCK = ".lock"  # uv's lock of the venv it installs into: empty, never read by the interpreter
 VENV_MADE = ("pyvenv.cfg", "bin/activate", "bin/activate.csh", "bin/activate.fish", "bin/Activate.ps1")
 STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
@@ -249,11 +251,13 @@ def run_may_write(path: str, info: os.stat_result) -> bool:
 
 def judge_own(venv: str, path: str, sites: list[str]) -> list[Problem]:
     """What head's own project may not install: code that runs at every
-    interpreter start, or a script where the runner's would be."""
+    interpreter start (but setuptools' own editable hook, exactly as it
+    writes it: editable_check.py), or a script where the runner's would be."""
     name, folder = os.path.basename(path), os.path.dirname(path)
     if folder in sites and name in STARTUP_FILES:
         return [Problem(HOOKS, shown(venv, path, sites))]
-    if folder in sites and name.endswith(".pth") and runs_code(read_text(path) or ""):
+    pth = read_text(path) or "" if folder in sites and name.endswith(".pth") else ""
+    if runs_code(pth) and not setuptools_editable(path, pth, venv, read_text):
         return [Problem(HOOKS, shown(venv, path, sites))]
     if folder == os.path.join(venv, "bin") and name in RUNNER_SCRIPTS:
         return [Problem(RUNNER, shown(venv, path, sites))]

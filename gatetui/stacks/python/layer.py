@@ -14,7 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from gatetui.stacks.base import GateScript, LayerCache, LayerRecipe
-from gatetui.stacks.python import env_check, pip_report
+from gatetui.stacks.python import env_check, pip_report, scripts
 from gatetui.stacks.python.installer import PINNED_CACHE, PIP_INTO, Installer, find_uv
 
 HERE = Path(__file__).parent
@@ -28,7 +28,7 @@ def default_installer() -> Installer:
 INTERPRETER = ("python3", "-I", "-S", "-c", "import sys, sysconfig; print(sys.implementation.cache_tag, "
                "sys.version.split()[0], sysconfig.get_platform(), sys.abiflags)")
 LINK = GateScript('python3 -I -S -c "$GATE_ENV_CHECK" /dev/null link .venv',
-                  MappingProxyType({"GATE_ENV_CHECK": (HERE / "env_check.py").read_text(), "GATE_LAYER": "{layer}"}))
+                  MappingProxyType({"GATE_ENV_CHECK": scripts.ENV_CHECK, "GATE_LAYER": "{layer}"}))
 
 
 # The layer's bytecode and the standard library's a pytest start imports,

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from gatetui.config import ConfigError, Settings, parse_toml
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, Profile, RunPlugin, Stack
-from gatetui.stacks.python import lock_report, pip_report, wheel_tree
+from gatetui.stacks.python import lock_report, pip_report, scripts, wheel_tree
 from gatetui.stacks.build_tools import DeclaredResolve
 from gatetui.stacks.python.coverage_lines import PYTHON_COVERAGE
 from gatetui.stacks.python.declared import declared_metadata
@@ -157,9 +157,8 @@ def python_environment_check(environment: tuple[str, ...]) -> EnvironmentCheck:
     """Each venv among the environment folders against its RECORDs (see
     env_check.py), with the machine's interpreter in isolated mode:
     nothing of the venv is loaded to check it."""
-    source = (HERE / "env_check.py").read_text()
     command = f'python3 -I -S -c "$GATE_ENV_CHECK" {{report}} {{mode}} {shlex.join(environment)}'
-    return EnvironmentCheck(command, MappingProxyType({"GATE_ENV_CHECK": source}))
+    return EnvironmentCheck(command, MappingProxyType({"GATE_ENV_CHECK": scripts.ENV_CHECK}))
 
 
 # Options pytest plugins add, that a project's addopts often name: which

@@ -1,0 +1,17 @@
+"""Small sums and products."""
+
+
+def total(values):
+    """The sum of `values`; 0 for none."""
+    result = 0
+    for value in values:
+        result += value
+    return result
+
+
+def product(values):
+    """The product of `values`; 1 for none."""
+    result = 1
+    for value in values:
+        result *= value
+    return result
