@@ -61,3 +61,10 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) $(DEMO)
+
+# The gate on consecutive releases of real projects (bench/RELEASES.md; issue 35).
+# Needs the package index, so it is not part of `make test`; cached and resumable
+# (~/.cache/gatetui-releases): `$(BIN)/python bench/releases.py --only NAME` reruns one project.
+.PHONY: eval
+eval: $(STAMP)
+	$(BIN)/python bench/releases.py
