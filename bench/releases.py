@@ -366,13 +366,17 @@ def tree_of(store: BaseObjectStore, files: Mapping[str, tuple[bytes, int]]) -> O
 
 def make_repo(dest: Path, pair: Pair, base: Mapping[str, tuple[bytes, int]],
               head: Mapping[str, tuple[bytes, int]]) -> None:
-    """A real git repo at `dest`: `main` = release N, `agent/release` = N+1."""
+    """A real git repo at `dest`: `main` = release N, tagged `vN`, and
+    `agent/release` = N+1 (not yet tagged, as an agent's branch is not)."""
     repo = Repo.init(str(dest), mkdir=True)
     try:
         store = repo.object_store
         first = _commit(store, tree_of(store, base), [], f"{pair.name} {pair.base}\n", 1_600_000_000)
         second = _commit(store, tree_of(store, head), [first], f"{pair.name} {pair.head}\n", 1_600_000_600)
         repo.refs[Ref(b"refs/heads/main")] = first
+        # a release is tagged, as its project's repository has it: a build that
+        # takes its version from git (setuptools-scm) names head after it
+        repo.refs[Ref(f"refs/tags/v{pair.base}".encode())] = first
         repo.refs[Ref(b"refs/heads/agent/release")] = second
         repo.refs.set_symbolic_ref(Ref(b"HEAD"), Ref(b"refs/heads/main"))
     finally:

@@ -64,6 +64,7 @@ def test_make_repo_puts_release_n_on_main_and_n_plus_1_on_the_agent_branch(tmp_p
         assert isinstance(package, Tree)
         blob = repo[package[b"__init__.py"][1]]
         assert isinstance(blob, Blob) and blob.as_raw_string() == b"v = 1\n"
+        assert repo.refs.as_dict(Ref(b"refs/tags/")) == {b"v1.0": main.id}  # base's release is tagged
 
 
 @pytest.mark.parametrize(("reading", "kind"), [
