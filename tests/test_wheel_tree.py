@@ -22,6 +22,7 @@ from gatetui.gate.checks import CheckId, Status, Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.stacks.python.wheel_tree import describe, wheel_findings
 from gatetui.stacks.python.profile import build_generated
+from gatetui.stacks.python.version_file import VersionFile, render
 from gatetui.git.snapshot import Snapshot
 from tests.gating import gate_events, gate_locally, shared_layers
 from tests.conftest import MakeRepo
@@ -79,6 +80,30 @@ def test_a_version_file_the_build_writes_by_design_is_allowed() -> None:
     assert generated == ("src/p/_version.py",)
     assert found({"p/__init__.py": b"", "p/core.py": CORE, "p/_version.py": b"version = '1.0'\n"},
                  tree, generated) == []
+
+
+def test_a_committed_version_file_the_build_rewrites_is_allowed_when_it_holds_a_version() -> None:
+    """An sdist's tree (or a project that commits it) holds the version file
+    the build writes again with another version: the wheel's is the build's."""
+    tree = {**TREE, "pyproject.toml": b'[tool.setuptools_scm]\nwrite_to = "src/p/_version.py"\n',
+            "src/p/_version.py": b"version = '1.5.0'\n"}
+    generated = build_generated(Snapshot.of_files(tree))
+    rendered = render(VersionFile("src/p/_version.py", None), "1.4.0.post0")
+    assert found({"p/__init__.py": b"", "p/core.py": CORE, "p/_version.py": rendered}, tree, generated) == []
+
+
+@pytest.mark.parametrize("planted", [
+    b"__version__ = '1.0'\nimport os\n",
+    b"__version__ = '1.0'\ndef f():\n    pass\n",
+    b"__version__ = str(1.0)\n",
+    b"if TYPE_CHECKING:\n    pass\nelse:\n    import sys\n",
+    b"from os import system\n",
+], ids=["import", "def", "call", "else-import", "from-import"])
+def test_a_version_file_holding_code_is_named(planted: bytes) -> None:
+    tree = {**TREE, "pyproject.toml": b'[tool.setuptools_scm]\nversion_file = "src/p/_version.py"\n'}
+    generated = build_generated(Snapshot.of_files(tree))
+    assert found({"p/__init__.py": b"", "p/core.py": CORE, "p/_version.py": planted}, tree, generated) == [
+        "p/_version.py is a version file holding code"]
 
 
 def test_the_root_is_where_most_of_a_package_lives_not_a_stray_copy() -> None:

@@ -15,6 +15,7 @@ than `version` and `version_tuple` gets setuptools-scm's own default.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -113,3 +114,48 @@ def _table(document: Mapping[str, Any], keys: tuple[str, ...]) -> Mapping[str, A
         if not isinstance(document, Mapping):
             return {}
     return document
+
+
+def holds_only_a_version(source: bytes) -> bool:
+    """Whether a version module the build wrote is only that: names bound
+    to literals (`__version__ = version = "1.0"`, a tuple, None), typing
+    imports and an `if TYPE_CHECKING:` block of the same, as every tool's
+    template writes it. Code there would reach users through the wheel,
+    though the runs never ran it (they get the gate's own file)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return all(_inert(node) for node in tree.body)
+
+
+def _inert(node: ast.stmt) -> bool:
+    if isinstance(node, ast.Expr):
+        return isinstance(node.value, ast.Constant)
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+        return all(name in ("typing", "__future__") for name in names)
+    if isinstance(node, ast.Assign):
+        return all(isinstance(t, ast.Name) for t in node.targets) and _literal(node.value)
+    if isinstance(node, ast.AnnAssign):
+        return isinstance(node.target, ast.Name) and (node.value is None or _literal(node.value))
+    if isinstance(node, ast.If):
+        return (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+                and all(_inert(n) for n in [*node.body, *node.orelse]))
+    return False
+
+
+def _literal(node: ast.expr) -> bool:
+    """A literal, a name (`VERSION_TUPLE = object`), or a subscript of names
+    (`Tuple[Union[int, str], ...]`)."""
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Subscript):
+        return _literal(node.value) and _literal(node.slice)
+    if isinstance(node, ast.Tuple):
+        return all(_literal(e) for e in node.elts)
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True

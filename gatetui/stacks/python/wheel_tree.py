@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gatetui.git.snapshot import Snapshot
+from gatetui.stacks.python.version_file import holds_only_a_version
 
 REPORT = "wheel.whl"  # the report the wheel is copied to
 CODE_SUFFIXES = (".py", ".pth", ".pyc")  # what runs when the wheel is installed and imported
@@ -90,6 +91,13 @@ def _code_members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
     return out
 
 
+def _version_only(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
+    try:
+        return info.file_size <= MAX_MEMBER and holds_only_a_version(archive.read(info))
+    except READ_ERRORS:
+        return False
+
+
 def _top(name: str) -> str:
     return name.split("/", 1)[0]
 
@@ -109,9 +117,9 @@ def _roots(members: Mapping[str, zipfile.ZipInfo], head: Snapshot) -> dict[str, 
 
 def _compare(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, path: str, head: Snapshot,
              generated: bool) -> WheelFinding | None:
+    if generated:  # the build writes it by design, committed or not: only a version may be in it
+        return None if _version_only(archive, info) else WheelFinding(name, "is a version file holding code")
     if path not in head:
-        if generated:
-            return None
         kind = "compiled code" if name.endswith(".pyc") else "a file"
         return WheelFinding(name, f"is {kind} the commit does not hold")
     if info.file_size > MAX_MEMBER:
