@@ -40,6 +40,7 @@ from pathlib import PurePosixPath
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Finding, HookScan
 from gatetui.stacks.lines import added, first_match, without_comment
+from gatetui.stacks.python.same_code import restated
 
 STARTUP_NAMES = ("sitecustomize.py", "usercustomize.py")
 SKIP_CALL = re.compile(
@@ -197,5 +198,8 @@ def _is_startup(path: str) -> bool:
 
 
 def _added_code(before: str, after: str) -> list[tuple[int, str, str]]:
-    """Head's added lines: line number, the code (comment cut off), the line."""
-    return [(n, without_comment(line, "#"), line) for n, line in added(before, after)]
+    """Head's added lines: line number, the code (comment cut off), the
+    line; a line of a statement base already had where it stands, only
+    reformatted, is not added (same_code.py)."""
+    is_old = restated(before, after)
+    return [(n, without_comment(line, "#"), line) for n, line in added(before, after) if not is_old(n)]
