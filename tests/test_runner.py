@@ -175,3 +175,27 @@ def test_a_timed_out_command_is_described_by_its_limit_not_the_clock() -> None:
     late = CommandResult(None, 21.4, timed_out=True, limit_seconds=20)
     assert late.describe_end() == "stopped at its time limit after 20 s"
     assert CommandResult(None, 21.4, timed_out=True).describe_end() == "stopped at its time limit after 21 s"
+
+
+PYTHON_BASE = {
+    "pyproject.toml": ('[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+                       '[project]\nname = "reqlib"\nversion = "1.0"\n[tool.setuptools]\npackages = ["reqlib"]\n'),
+    # tox names a requirements file the tree does not hold (a release's sdist that left it out)
+    "tox.ini": "[testenv]\ndeps = -rrequirements-test.txt\ncommands = pytest\n",
+    "reqlib/__init__.py": "def one():\n    return 1\n",
+    "tests/test_one.py": "from reqlib import one\n\n\ndef test_one():\n    assert one() == 1\n",
+}
+
+
+@pytest.mark.sandbox
+@pytest.mark.install
+def test_a_gate_step_that_fails_is_named_by_what_it_does_not_its_shell(make_repo: MakeRepo, tmp_path: Path) -> None:
+    """The gate's own resolve runs a page of shell; its failure says which
+    step it was, in one line a person can act on."""
+    repo = make_repo(PYTHON_BASE, {"reqlib/__init__.py": "def one():\n    return 0 + 1\n"})
+    done, _ = gate_install(repo, tmp_path / "work")
+    install = {r.id: r for r in done.results}[CheckId.INSTALL]
+    assert (done.verdict.value, install.status) == ("error", Status.ERROR)
+    assert install.detail.startswith("the dependency resolve failed (exit code 1): ERROR: Could not open "
+                                     "requirements file: [Errno 2] No such file or directory: "
+                                     "'requirements-test.txt'; base fails the same install"), install.detail

@@ -9,15 +9,17 @@ from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.install import Failed, telling_line
 from gatetui.gate.phases.context import Context
 
+MAX_STEP = 120  # characters of a command shown in a detail
+
 
 async def install_failed(ctx: Context, failed: Failed) -> CheckResult:
     """The install check's answer; the import check is head's own code:
     never compared with base."""
-    result = failed.result
+    result, step = failed.result, shown_step(ctx, failed.step)
     if result is not None and result.timed_out:
-        return _install(Status.ERROR, f"`{failed.step}` {result.describe_end()}: raise the time limit (--timeout)")
+        return _install(Status.ERROR, f"{step} {result.describe_end()}: raise the time limit (--timeout)")
     said = failed.said if result is None else \
-        f"`{failed.step}` failed ({result.describe_end()}): {telling_line(result.output_tail)}"
+        f"{step} failed ({result.describe_end()}): {telling_line(result.output_tail)}"
     if failed.heads_own:
         return _install(Status.FAIL, said)
     ctx.ledger.progress(CheckId.INSTALL, "failed at head; installing base the same way, to tell whose it is")
@@ -28,6 +30,19 @@ async def install_failed(ctx: Context, failed: Failed) -> CheckResult:
         return _install(Status.ERROR, f"{said}; base fails the same install, so it is the project or this "
                                       "machine, not this change: make base install, then gate again")
     return _install(Status.FAIL, f"{said}; base's install could not tell ({at_base})")
+
+
+def shown_step(ctx: Context, step: str) -> str:
+    """A step as a person reads it: the project's own command as written,
+    the gate's own steps by what they do (their commands run to a page of
+    shell, and say nothing in a one-line detail)."""
+    deps = ctx.plan.profile.dependencies
+    named = {} if deps is None else {deps.resolve: "the dependency resolve",
+                                     deps.local: "the install of the tree's other projects",
+                                     deps.pinned: "the install of the pinned dependencies"}
+    if step in named:
+        return named[step]
+    return f"`{step}`" if len(step) <= MAX_STEP else f"`{step[:MAX_STEP].rstrip()}…`"
 
 
 async def base_install(ctx: Context, verify: bool) -> str | None:
