@@ -199,3 +199,18 @@ def test_a_gate_step_that_fails_is_named_by_what_it_does_not_its_shell(make_repo
     assert install.detail.startswith("the dependency resolve failed (exit code 1): ERROR: Could not open "
                                      "requirements file: [Errno 2] No such file or directory: "
                                      "'requirements-test.txt'; base fails the same install"), install.detail
+
+
+@pytest.mark.sandbox
+@pytest.mark.install
+def test_a_node_project_that_keeps_no_lock_installs_from_package_json(make_repo: MakeRepo, tmp_path: Path) -> None:
+    """Many libraries keep package-lock.json out of git: npm ci alone
+    refuses to start, so every change of theirs was an error."""
+    base = {"package.json": OUT_OF_SYNC, "index.js": "module.exports = require('left-pad');\n",
+            "test/a.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                              "const pad = require('..');\ntest('pads', () => assert.equal(pad('1', 3, '0'), '001'));\n"}
+    repo = make_repo(base, {"test/b.test.js": "const test = require('node:test');\ntest('b', () => {});\n"})
+    done, _ = gate_install(repo, tmp_path / "work")
+    said = {r.id.value: f"{r.status.value}: {r.detail}" for r in done.results}
+    assert (done.verdict.value, said["install"], said["runs"]) == (
+        "pass", "pass: fresh copy, fresh environment", "pass: 3 of 3 runs passed"), said

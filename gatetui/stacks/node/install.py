@@ -8,7 +8,9 @@ stacks/base.py):
 1. head's `.npmrc` is cut to the keys that say where packages come from
    (a `node-options`, `script-shell` or `git` key would run code of head's
    in the steps that follow);
-2. `npm ci --ignore-scripts`: the lockfile's packages, no scripts at all;
+2. `npm ci --ignore-scripts`: the lockfile's packages, no scripts at all
+   (where base keeps no lock, `npm install --package-lock-only` writes one
+   first, from package.json, running nothing);
 3. `npm rebuild` of the index's packages that have install scripts (never a
    package linked from or packed in the tree: that is head's code);
 4. the environment is fingerprinted, head's own lifecycle scripts run, and
@@ -96,6 +98,16 @@ def _run(var: str) -> str:
 
 
 STEPS = (_run("GATE_NPMRC"), "npm ci --no-audit --no-fund --ignore-scripts", _run("GATE_NPM_REBUILD"))
+# A project that keeps no lock (many libraries leave it out of git): npm
+# resolves package.json into one first, running nothing (`npm ci` refuses to
+# start without it), and the steps go on as for a locked project.
+LOCK_FIRST = "npm install --package-lock-only --no-audit --no-fund --ignore-scripts"
+LOCKS = ("package-lock.json", "npm-shrinkwrap.json")
+
+
+def steps(locked: bool) -> tuple[str, ...]:
+    """The default install, for a project that keeps a lock or not."""
+    return STEPS if locked else (STEPS[0], LOCK_FIRST, *STEPS[1:])
 # npm asks the index for its own latest version after each command and says
 # so last: a request and a notice per step that no gate needs
 STEPS_ENV = {"GATE_NPMRC": NPMRC, "GATE_NPM_REBUILD": REBUILD, "npm_config_update_notifier": "false"}

@@ -40,7 +40,7 @@ def node_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         runner=runner,
         report_ids="node-or-vitest" if runner == "custom" else runner,
         # a custom install is the project's own: run as given, its environment unchecked (README)
-        install=settings.install or install.STEPS,
+        install=settings.install or install.steps(any(base.text(lock) is not None for lock in install.LOCKS)),
         install_env={} if settings.install else {**install.STEPS_ENV, **install.LIFECYCLE_ENV},
         own_install=None if settings.install else install.own_install(environment),
         lock_layer=None if settings.install else modules.MODULES,
