@@ -3,6 +3,8 @@ declare test dependencies, test commands that write JUnit, sealed sets."""
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,11 +24,27 @@ def profile(files: dict[str, str]):  # type: ignore[no-untyped-def]
     return load_profile(Snapshot.of_files({**TESTS, **files}))
 
 
+def copied(resolve: str) -> tuple[list[str], list[str]]:
+    """The requirement files and lines the resolve has own_requirements.py
+    copy (head's own project left out) before either resolver reads them."""
+    words = shlex.split(resolve.split('"$GATE_OWN_REQS" {own} "$reqs" ', 1)[1].split(" && ", 1)[0])
+    return words[:words.index("--")], words[words.index("--") + 1:]
+
+
 def install_line(files: dict[str, str]) -> str:
     """The resolve: what the gate asks pip for besides the project itself
-    (pip's command, where uv is missing or gives way)."""
+    (pip's command, where uv is missing or gives way), the copied files and
+    lines named as the tree names them."""
     resolve = profile(files).dependencies.resolve
-    return resolve.rsplit("unset GATE_OWN_STUB; ", 1)[-1].removesuffix("; fi")
+    pip = resolve.rsplit("it resolves from the installed project' >&2; ", 1)[-1].split("; fi", 1)[0]
+    names, lines = copied(resolve)
+    target, read = pip.split(' -r "$reqs/lines.txt"', 1)
+    assert read == "".join(f' -r "$reqs"/{shlex.quote("tree/" + name)}' for name in names)
+    command, own = target.rsplit(" ", 1)  # pip starts from the stub first, as uv does
+    assert resolve.rsplit('if [ -n "$stub" ] && ', 1)[-1].split("; then", 1)[0] == (
+        f'{command} "{shlex.split(own)[0]} @ file://$stub" -r "$reqs/lines.txt"{read}')
+    return target + "".join(f" -r {shlex.quote(name)}" for name in names) + "".join(f" {shlex.quote(line)}"
+                                                                                 for line in lines)
 
 
 def uv_lines(files: dict[str, str]) -> str:
@@ -37,11 +55,14 @@ def uv_lines(files: dict[str, str]) -> str:
 
 def test_uv_resolves_the_same_set_from_the_installed_metadata() -> None:
     """uv starts from head's installed project packed as a metadata wheel
-    ($stub), with pip's other lines and requirement files."""
-    line = uv_lines({"pyproject.toml": '[project]\nname="x"\n[project.optional-dependencies]\ntest=["coverage"]\n',
-                     "requirements-test.txt": "hypothesis\n"})
-    assert line.startswith('"{own}[test] @ file://$stub" pytest | ')
-    assert line.endswith(" --format pylock.toml - requirements-test.txt")
+    ($stub), with pip's other lines and requirement files as
+    own_requirements.py copied them."""
+    files = {"pyproject.toml": '[project]\nname="x"\n[project.optional-dependencies]\ntest=["coverage"]\n',
+             "requirements-test.txt": "hypothesis\n"}
+    line = uv_lines(files)
+    assert line.startswith('"{own}[test] @ file://$stub" | ')
+    assert line.endswith(' --format pylock.toml - "$reqs/lines.txt" "$reqs"/tree/requirements-test.txt')
+    assert copied(profile(files).dependencies.resolve) == (["requirements-test.txt"], ["pytest"])
 
 
 def test_python_extra_named_test_is_installed() -> None:

@@ -99,10 +99,10 @@ class Installer:
             return Failed(deps.resolve, None, "the install left no single project of head's own to resolve "
                                               f"the dependencies of (found: {', '.join(own) or 'none'})")
         early = await self.early.taken(own[0]) if self.early is not None else None
-        resolved = early.resolved if early is not None else await resolve_installed(
-            self.run, workspace, deps, env, own[0])
+        resolved = early.resolved if early is not None else await resolve_installed(self.run, workspace, deps, env, own[0])
         if isinstance(resolved, Failed):
             return resolved
+        _note_dropped(self.layers.notes if self.layers is not None else [], resolved)
         if resolved.local:
             result = await self.run(workspace, deps.local_command(deps.local, resolved), env, True)
             if not result.ok:
@@ -225,6 +225,14 @@ async def resolve_installed(run: Run, workspace: Workspace, deps: Dependencies, 
         return deps.read(await workspace.read_report(RESOLVED), workspace.path, own)
     except ReportProblem as err:
         return Failed(deps.resolve, None, str(err))
+
+
+def _note_dropped(notes: list[str], resolved: Resolved) -> None:
+    """Say which release of head's own project the resolve gave and the
+    install left out (Resolved.dropped): head's tree is what the runs test."""
+    for release in resolved.dropped:
+        notes.append(f"not installed: {release} from the index, a release of head's own project that a "
+                     "requirement named (it would shadow head's tree, which is installed)")
 
 
 def _note_hex(notes: list[str], hex_records: list[str]) -> None:

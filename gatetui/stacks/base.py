@@ -71,10 +71,10 @@ class ReportProblem(Exception):
 @dataclass(frozen=True)
 class Resolved:
     """What a resolve step found, split by who vouches for it."""
-
     pinned: tuple[str, ...]  # the index's, pinned: installed where head's code does not run
     local: tuple[str, ...]  # what lives in the tree or a VCS: installed with head's own project
     direct: tuple[str, ...] = ()  # pinned ones head named by URL (`name @ url`): never in a shared layer
+    dropped: tuple[str, ...] = ()  # the index's releases of head's own project ("name version"): never installed
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@ import stat
 import sys
 from dataclasses import asdict, dataclass
 
-from gatetui.stacks.python.editable_check import setuptools_editable  # bundled before this module in the sandbox
+from gatetui.stacks.python.dist_names import installed_twice  # bundled before this module in the sandbox
+from gatetui.stacks.python.editable_check import setuptools_editable
 
 UV_LOCK = ".lock"  # uv's lock of the venv it installs into: empty, never read by the interpreter
 VENV_MADE = ("pyvenv.cfg", "bin/activate", "bin/activate.csh", "bin/activate.fish", "bin/Activate.ps1")
@@ -44,6 +45,7 @@ LINKS = "links that lead into the environment or to a file the run may write"
 UNREADABLE = "files the check could not read"
 HOME = "a pyvenv.cfg whose interpreter home the run could write"
 FORGED = "distributions no index gave, made while head's code ran"
+TWICE = "two distributions of one name, one shadowing the other"
 # The gate's own link to the dependency layer (a read-only venv of the
 # third-party set, kept between gates): the one file no RECORD lists that
 # the check accepts, and only with the exact line the gate writes for the
@@ -84,7 +86,9 @@ def check(venv: str, own_only: bool = False) -> list[Problem]:
     for path, record in sorted(records.items()):
         if record.own:
             problems.extend(judge_own(venv, path, sites))
-    return problems
+    layer = layer_site(os.environ.get("GATE_LAYER", ""))  # what a run sees after the venv's own
+    view = [(site, os.path.basename(venv)) for site in sites] + ([(layer, "the dependency layer")] if layer else [])
+    return problems + [Problem(TWICE, twice) for twice in installed_twice(view)]
 
 
 def site_dirs(venv: str) -> list[str]:

@@ -97,6 +97,29 @@ def uv_flags(settings: Mapping[str, str]) -> tuple[str, str]:
     return prefix, shlex.join(args)
 
 
+def own_requirements(requirements: list[str], files: list[str]) -> str:
+    """The step before a resolve: own_requirements.py ($GATE_OWN_REQS)
+    copies the lines after the first (`{own}[...]`) and the requirement
+    files into "$reqs", head's own project ({own}) left out of them."""
+    return (f'reqs="$(mktemp -d)" && python3 -I -S -c "$GATE_OWN_REQS" {{own}} "$reqs" '
+            f"{shlex.join([*files, '--', *requirements[1:]])} "
+            "&& unset GATE_OWN_REQS")
+
+
+def stub(source: str) -> str:
+    """$stub: head's project's metadata packed by own_stub.py from `source`
+    (a venv, or - for the METADATA in $GATE_OWN_METADATA); empty where it
+    could not be, and the resolve goes on from the installed project."""
+    return ('{ stub="$(python3 -I -S -c "$GATE_OWN_STUB" ' + source + ' {own} "$(mktemp -d)")" || stub=""; } && '
+            "unset GATE_OWN_STUB GATE_OWN_METADATA")
+
+
+def copies(files: list[str]) -> list[str]:
+    """Where the resolve reads the requirement lines and `files` from
+    (own_requirements): shell words."""
+    return ['"$reqs/lines.txt"', *(f'"$reqs"/{shlex.quote("tree/" + name)}' for name in files)]
+
+
 class Installer:
     """The install commands of the python profile's default steps: `uv pip
     install` where uv is found (else pip's), into the venv named."""
@@ -123,17 +146,26 @@ class Installer:
 
     def resolve(self, venv: str, pip: str, requirements: list[str], files: list[str]) -> str:
         """The resolve's command, its report to {report}: uv's lock where uv
-        runs (`requirements`: the lines it resolves, the first `{own}[...]`,
-        given as head's installed metadata; `files`: requirement files), else
-        `pip`'s report. The stub's script ($GATE_OWN_STUB, RESOLVE_ENV) is
-        unset before anything that may build head's code."""
-        fallback = f"unset GATE_OWN_STUB; {pip}"
+        runs, else the report of `pip` (its command but the requirements).
+        `requirements`: the lines it resolves, the first `{own}[...]`, given
+        as the stub of head's installed metadata (own_stub.py); `files`:
+        requirement files; the rest read as own_requirements.py copies them,
+        head's own project left out. Where neither resolves from the stub
+        (a requirement file that names the tree itself, `-e .`: not twice),
+        pip resolves from the installed project. The scripts' variables
+        (RESOLVE_ENV) are unset before anything that may build head's code."""
+        reads = "".join(f" -r {copy}" for copy in copies(files))
+        installed = f"{pip} {shlex.quote(requirements[0])}{reads}"
+        fallback = (f'if [ -n "$stub" ] && {pip} "{requirements[0]} @ file://$stub"{reads}; then :; else echo '
+                    f"'gatetui: pip could not resolve from the metadata alone; it resolves from the installed project' "
+                    f">&2; {installed}; fi")
+        first = f"{own_requirements(requirements, files)} && {stub(venv)} && "
         if self.uv is None:
-            return fallback
-        steps = self._uv_compile(venv, f"{venv}/bin/python", requirements, files)
+            return first + fallback
+        steps = f'[ -n "$stub" ] && {self._uv_compile(f"{venv}/bin/python", requirements, files)}'
         uv = shlex.quote(self.uv)
-        return (f"if [ -x {uv} ]; then if {steps}; then :; else echo 'gatetui: uv could not resolve from the installed "
-                f"project; pip resolves instead' >&2; {fallback}; fi; else {fallback}; fi")
+        return (f"{first}if [ -x {uv} ]; then if {steps}; then :; else echo 'gatetui: uv could not resolve from the "
+                f"installed project; pip resolves instead' >&2; {fallback}; fi; else {fallback}; fi")
 
     def resolve_declared(self, requirements: list[str], files: list[str]) -> str:
         """The resolve from the METADATA the tree declares (declared.py, in
@@ -142,19 +174,17 @@ class Installer:
         fails, and the resolve waits for the build as before."""
         if self.uv is None:
             return "false"
-        return f"[ -x {shlex.quote(self.uv)} ] && {self._uv_compile('-', 'python3', requirements, files)}"
+        return (f"[ -x {shlex.quote(self.uv)} ] && {own_requirements(requirements, files)} && {stub('-')} && "
+                f'[ -n "$stub" ] && {self._uv_compile("python3", requirements, files)}')
 
-    def _uv_compile(self, source: str, python: str, requirements: list[str], files: list[str]) -> str:
+    def _uv_compile(self, python: str, requirements: list[str], files: list[str]) -> str:
         """uv's lock to {report}: the first line `{own}[...]` given as the
-        stub own_stub.py packs from `source` (a venv, or - for the METADATA
-        in its variable), the rest and the requirement files as they are."""
+        stub ($stub), the rest and the requirement files as
+        own_requirements.py copied them."""
         env, flags = uv_flags(self.settings)
-        own, *rest = requirements
-        lines = " ".join([f'"{own} @ file://$stub"', *(shlex.quote(line) for line in rest)])
-        return (f'stub="$(python3 -I -S -c "$GATE_OWN_STUB" {source} {{own}} "$(mktemp -d)")" && '
-                f"unset GATE_OWN_STUB GATE_OWN_METADATA && printf '%s\\n' {lines} | {env}{shlex.quote(self.uv or '')} "
-                f"pip compile --quiet --no-header --python {python} {flags} --format pylock.toml - "
-                f"{shlex.join(files)} > {{report}}")
+        return (f"printf '%s\\n' \"{requirements[0]} @ file://$stub\" | {env}{shlex.quote(self.uv or '')} pip compile "
+                f"--quiet --no-header --python {python} {flags} --format pylock.toml - {' '.join(copies(files))} "
+                "> {report}")
 
     def wheel(self, src: str, out: str, isolated: bool = True) -> str:
         """A wheel of the project at src into out (shell words, quoted here):

@@ -33,10 +33,11 @@ SAID = "uv's resolve"
 def read(raw: bytes | None, tree: str, own: str = "") -> Resolved:
     """The resolve's report, pip's (JSON) or uv's (pylock.toml), split.
     `own`: head's project, whose entry in a lock is dropped (its metadata
-    wheel, not a distribution to install)."""
+    wheel, not a distribution to install; a release of it from the index
+    is named in `dropped`), and never pinned from pip's report either."""
     text = (raw or b"").lstrip()
     if not text or text.startswith(b"{"):
-        return pip_report.split(raw, tree)
+        return pip_report.split(raw, tree, own)
     return split(raw or b"", tree, own)
 
 
@@ -52,6 +53,7 @@ def split(raw: bytes, tree: str, own: str) -> Resolved:
     pinned: list[str] = []
     local: list[str] = []
     direct: list[str] = []
+    dropped: list[str] = []
     for package in packages:
         if not isinstance(package, dict):
             raise ReportProblem(f"{SAID} lists something that is not a package")
@@ -59,6 +61,9 @@ def split(raw: bytes, tree: str, own: str) -> Resolved:
         if not isinstance(name, str) or not NAME.match(name):
             raise ReportProblem(f"{SAID} lists a package without a name the gate can use")
         if own and canonical(name) == canonical(own):
+            if "wheels" in package or "sdist" in package:  # a release, not the stub (an archive) nor the tree
+                version = package.get("version")
+                dropped.append(f"{name} {version if isinstance(version, str) and VERSION.match(version) else '?'}")
             continue
         pin, args, is_direct = _one(package, name, tree)
         if pin:
@@ -66,7 +71,7 @@ def split(raw: bytes, tree: str, own: str) -> Resolved:
             if is_direct:
                 direct.append(name)
         local.extend(args)
-    return Resolved(tuple(sorted(set(pinned))), tuple(local), tuple(sorted(set(direct))))
+    return Resolved(tuple(sorted(set(pinned))), tuple(local), tuple(sorted(set(direct))), tuple(dropped))
 
 
 def _one(package: Mapping[str, object], name: str, tree: str) -> tuple[str, list[str], bool]:

@@ -55,6 +55,31 @@ def named_as(text: bytes, name: str) -> tuple[str, str, bytes] | None:
     return (found, version, text) if found and version and canonical(found) == canonical(name) else None
 
 
+# A Requires-Dist line: the name, its extras, and its marker (after `;`).
+REQUIRES = re.compile(rb"^Requires-Dist:[ \t]*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)[ \t]*(?:\[([^\]]*)\])?"
+                      rb"[^;\r]*(;[^\r]*)?\r?$")
+
+
+def without_own(metadata: bytes, name: str) -> bytes:
+    """METADATA whose requirements naming the project itself (a self-pin
+    in an extra) ask for no version or URL, only for its extras (a line
+    with none is left out): the resolve then takes this stub for them,
+    never a release of the project from the index, which would shadow
+    head's tree. The rule own_requirements.py applies to requirement
+    files; this script runs alone, so it is written here too."""
+    head, gap, body = metadata.partition(b"\n\n")
+    kept = []
+    for line in head.split(b"\n"):
+        found = REQUIRES.match(line)
+        if found is not None and canonical(found.group(1).decode("ascii")) == canonical(name):
+            extras = b",".join(e.strip() for e in (found.group(2) or b"").split(b",") if e.strip())
+            if not extras:
+                continue
+            line = b"Requires-Dist: %s[%s]%s" % (found.group(1), extras, b" " + found.group(3) if found.group(3) else b"")
+        kept.append(line)
+    return b"\n".join(kept) + gap + body
+
+
 def record_line(path: str, data: bytes) -> str:
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return f"{path},sha256={digest},{len(data)}"
@@ -86,7 +111,7 @@ def main(argv: list[str]) -> int:
     if found is None:
         print(f"gatetui: no installed distribution named {name} with readable metadata in {venv}", file=sys.stderr)
         return 1
-    print(write_stub(*found, out))
+    print(write_stub(found[0], found[1], without_own(found[2], name), out))
     return 0
 
 

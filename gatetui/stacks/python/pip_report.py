@@ -31,10 +31,13 @@ VERSION = re.compile(r"^[A-Za-z0-9.+!_-]{1,64}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
-def split(raw: bytes | None, tree: str) -> Resolved:
+def split(raw: bytes | None, tree: str, own: str = "") -> Resolved:
     """Pinned index artifacts, and pip arguments for the rest, from a pip
     installation report (pip install --dry-run --report); `tree` is the
-    workspace path as the install saw it."""
+    workspace path as the install saw it. Head's own project `own` is
+    never pinned: its stub (own_stub.py, named by URL) is dropped, and a
+    release from the index (a self-pin pip took in place of the installed
+    tree), which would shadow head's code, is named in `dropped`."""
     try:
         data = json.loads(raw or b"")
         items = data["install"]
@@ -45,14 +48,18 @@ def split(raw: bytes | None, tree: str) -> Resolved:
     pinned: list[str] = []
     local: list[str] = []
     direct: list[str] = []
+    dropped: list[str] = []
     for item in items:
         pin, args = _one(item, tree.rstrip("/"))
-        if pin:
+        if pin and own and canonical(pin.split("==", 1)[0]) == canonical(own):
+            if not (isinstance(item, dict) and item.get("is_direct") is True):  # the stub is named by URL
+                dropped.append(" ".join(pin.split(" ", 1)[0].split("==", 1)))
+        elif pin:
             pinned.append(pin)
             if isinstance(item, dict) and item.get("is_direct") is True:
                 direct.append(pin.split("==", 1)[0])
         local.extend(args)
-    return Resolved(tuple(sorted(set(pinned))), tuple(local), tuple(sorted(set(direct))))
+    return Resolved(tuple(sorted(set(pinned))), tuple(local), tuple(sorted(set(direct))), tuple(dropped))
 
 
 def layer_key(resolved: Resolved, interpreter: str, kind: str = "") -> str:

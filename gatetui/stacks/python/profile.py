@@ -45,8 +45,10 @@ HERE = Path(__file__).parent
 # hook (code at every interpreter start, which the environment check refuses)
 EDITABLE = "--config-settings editable_mode=compat"
 RESOLVE = f"--dry-run --report {{report}} {EDITABLE}"
-# uv's resolve starts from head's installed metadata packed as a wheel (own_stub.py)
-RESOLVE_ENV = MappingProxyType({"GATE_OWN_STUB": (HERE / "own_stub.py").read_text()})
+# uv's resolve starts from head's installed metadata packed as a wheel (own_stub.py);
+# either resolve reads the requirements with head's project left out (own_requirements.py)
+RESOLVE_ENV = MappingProxyType({"GATE_OWN_STUB": (HERE / "own_stub.py").read_text(),
+                                "GATE_OWN_REQS": (HERE / "own_requirements.py").read_text()})
 
 # Every Python process of a test run: nothing is imported from the tree's
 # root before the runner (a pytest.py there would be the runner, hidden tests
@@ -236,8 +238,7 @@ def python_dependencies(base: Snapshot, installer: Installer | None = None) -> D
     if not any(re.match(r"\s*pytest\s*($|[<>=!~;\[ ])", d) for d in declared if isinstance(d, str)):
         lines.append("pytest")
     installer = installer or default_installer()
-    pip = f"{PIP} {RESOLVE} {shlex.join([lines[0], *(a for f in reqs for a in ('-r', f)), *lines[1:]])}"
-    return Dependencies(resolve=installer.resolve(".venv", pip, lines, reqs), resolve_env=RESOLVE_ENV,
+    return Dependencies(resolve=installer.resolve(".venv", f"{PIP} {RESOLVE}", lines, reqs), resolve_env=RESOLVE_ENV,
                         local=installer.install(".venv", f"--no-deps {EDITABLE} {{local}}"),
                         pinned=installer.install(".venv", "--no-deps --require-hashes -r /dev/stdin",
                                                  pip_prefix=PINNED_CACHE + " ", fresh_cache=True),
