@@ -5,7 +5,11 @@ Sphinx conf.py, boltons' misc/ scripts, pyparsing's examples/."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gatetui.gate.changed_code import ChangedCode, changed_code
 from gatetui.gate.checks import CheckId, CheckResult, Status
@@ -128,7 +132,38 @@ PROJECT = {"pyproject.toml": FLIT + '[project]\nname = "pkg"\nversion = "0"\n', 
 def test_with_the_plan_a_change_outside_the_packages_alone_skips_both_and_says_so(make_repo: MakeRepo) -> None:
     repo = make_repo(PROJECT, {"examples/demo.py": "from pkg.core import one\n\nprint(one())\n",
                                "documentation/conf.py": 'project = "pkg"\n'})
-    skipped = (f"{NOTHING} (3 changed lines outside the project's packages not judged "
-               "(documentation/conf.py, examples/demo.py))")
+    skipped = (f"{NOTHING}; 3 changed lines outside the project's packages not judged "
+               "(documentation/conf.py, examples/demo.py)")
     assert plan_answers(repo) == [CheckResult(CheckId.COVERED, Status.SKIPPED, skipped),
                                   CheckResult(CheckId.BITES, Status.SKIPPED, skipped)]
+
+
+KEYS = st.sampled_from(["build-system", "build-backend", "tool", "flit", "module", "metadata", "name", "hatch",
+                        "build", "targets", "wheel", "packages", "only-include", "include", "poetry", "from", "pdm",
+                        "includes", "package-dir", "setuptools", "py-modules", "find", "where", "exclude",
+                        "namespaces", "project", "", "pkg"])
+SCALARS = st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(
+    ["flit_core.buildapi", "hatchling.build", "poetry.core.masonry.api", "pdm.backend", "setuptools.build_meta",
+     "pkg", "src", "src/pkg", "pkg*", "*", "", ".", "/", "../x"])
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=4),
+                      max_leaves=12)
+
+
+def toml(value: object) -> str:
+    """A value as TOML's inline syntax (None as a table with nothing in it)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {toml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml(v) for v in value) + "]"
+    return "{}" if value is None else json.dumps(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(KEYS, VALUES, max_size=4), st.sampled_from(
+    ["", "setup()", "setup(packages=find_packages(where=1, include=2))", "setup(packages=[1, 'pkg'])",
+     "setup(package_dir=['x'], py_modules='pkg')", "setup(packages=find_namespace_packages('src', 'x'))"]))
+def test_any_configuration_gives_roots_the_tree_holds_or_none(pyproject: dict[str, object], setup: str) -> None:
+    files = {"pyproject.toml": "\n".join(f"{json.dumps(k)} = {toml(v)}" for k, v in pyproject.items()),
+             "pkg/__init__.py": "", "src/pkg/__init__.py": "", "x.py": CODE, **BESIDE}
+    head = Snapshot.of_files({**files, **({"setup.py": f"from setuptools import *\n{setup}\n"} if setup else {})})
+    assert all(root in head or head.has_dir(root) for root in project_roots(head))

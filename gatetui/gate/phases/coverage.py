@@ -36,7 +36,7 @@ def answer(ctx: Context, check: CheckId) -> CheckResult | str:
         return CheckResult(check, Status.SKIPPED, NOT_HERE)
     if not ctx.changed.lines:
         left_out = ctx.changed.left_out()
-        return CheckResult(check, Status.SKIPPED, f"{NOTHING} ({left_out})" if left_out else NOTHING)
+        return CheckResult(check, Status.SKIPPED, f"{NOTHING}; {left_out}" if left_out else NOTHING)
     return WAITING
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from gatetui.config import ConfigError, parse_toml
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.python.setuptools_code import discovered, setuptools_roots
+from gatetui.stacks.python.setuptools_code import discovered, setuptools_roots, table
 
 GLOB = re.compile(r"[*?\[]")
 FOLDERS = ("", "src/")  # where flit, hatchling and poetry look for the project's module
@@ -43,19 +43,15 @@ def project_roots(head: Snapshot) -> tuple[str, ...]:
         pyproject = parse_toml(head, "pyproject.toml") or {}
     except ConfigError:
         return ()
-    backend = str((pyproject.get("build-system") or {}).get("build-backend") or "setuptools")
-    tool = pyproject.get("tool") or {}
-    name = _project_name(pyproject)
+    backend = table(pyproject, "build-system").get("build-backend")
+    backend = backend if isinstance(backend, str) else "setuptools"
     reader = next((read for prefix, read in READERS if backend.startswith(prefix)), _by_name)
-    roots = reader(head, tool if isinstance(tool, dict) else {}, name) or []
+    roots = reader(head, table(pyproject, "tool"), _project_name(pyproject)) or []
     return tuple(sorted({root for root in roots if root in head or head.has_dir(root)}))
 
 
 def _project_name(pyproject: dict[str, Any]) -> str:
-    project = pyproject.get("project") or {}
-    poetry = (pyproject.get("tool") or {}).get("poetry") or {}
-    name = project.get("name") if isinstance(project, dict) else None
-    name = name or (poetry.get("name") if isinstance(poetry, dict) else None)
+    name = table(pyproject, "project").get("name") or table(pyproject, "tool", "poetry").get("name")
     return name if isinstance(name, str) else ""
 
 
@@ -66,8 +62,7 @@ def _flit(head: Snapshot, tool: dict[str, Any], name: str) -> Roots:
     """flit_core: `[tool.flit.module] name` (older flit's `[tool.flit.metadata]
     module`), else the project's name with `-` as `_`, as a package or a
     module, at the top or under src/."""
-    flit = tool.get("flit") or {}
-    module = (flit.get("module") or {}).get("name") or (flit.get("metadata") or {}).get("module")
+    module = table(tool, "flit", "module").get("name") or table(tool, "flit", "metadata").get("module")
     return _module(head, module if isinstance(module, str) else name.replace("-", "_"))
 
 
@@ -75,22 +70,23 @@ def _hatch(head: Snapshot, tool: dict[str, Any], name: str) -> Roots:
     """hatchling's wheel: the `packages` or `only-include` it names (of
     the wheel target, else of the build), simple `include` paths, else the
     project's name (its default file selection)."""
-    build = ((tool.get("hatch") or {}).get("build") or {})
-    wheel = ((build.get("targets") or {}).get("wheel") or {})
-    for table in (wheel, build):
+    build = table(tool, "hatch", "build")
+    wheel = table(build, "targets", "wheel")
+    for settings in (wheel, build):
         for key in ("packages", "only-include", "include"):
-            if table.get(key):
-                return _paths(table[key])
+            if settings.get(key):
+                return _paths(settings[key])
     normal = re.sub(r"[^\w.]+", "_", name)
     return _module(head, normal) or [f"{top}/{normal}" for top in _tops(head) if f"{top}/{normal}/__init__.py" in head]
 
 
 def _poetry(head: Snapshot, tool: dict[str, Any], name: str) -> Roots:
     """poetry-core: `packages = [{include, from}]`, else the project's name."""
-    packages = (tool.get("poetry") or {}).get("packages")
+    packages = table(tool, "poetry").get("packages")
     if not packages:
         return _module(head, re.sub(r"[-.]+", "_", name).lower())
-    if not all(isinstance(p, dict) and isinstance(p.get("include"), str) for p in packages):
+    if not isinstance(packages, list) or not all(isinstance(p, dict) and isinstance(p.get("include"), str)
+                                                 and isinstance(p.get("from", ""), str) for p in packages):
         return None
     return _paths([f"{p.get('from') or ''}/{p['include']}".strip("/") for p in packages])
 
@@ -98,10 +94,10 @@ def _poetry(head: Snapshot, tool: dict[str, Any], name: str) -> Roots:
 def _pdm(head: Snapshot, tool: dict[str, Any], name: str) -> Roots:
     """pdm-backend: the `includes` it names, else what it finds in its
     package-dir (src/ where there is one) or at the top."""
-    table = ((tool.get("pdm") or {}).get("build") or {})
-    if table.get("includes"):
-        return _paths(table["includes"])
-    folder = table.get("package-dir")
+    settings = table(tool, "pdm", "build")
+    if settings.get("includes"):
+        return _paths(settings["includes"])
+    folder = settings.get("package-dir")
     return discovered(head, {"": folder} if isinstance(folder, str) else {})
 
 

@@ -86,14 +86,14 @@ def _declared(head: Snapshot, pyproject: dict[str, Any]) -> Declared:
 
 
 def _from_pyproject(pyproject: dict[str, Any]) -> Declared:
-    table = ((pyproject.get("tool") or {}).get("setuptools") or {})
-    packages, modules = table.get("packages"), table.get("py-modules")
+    settings = table(pyproject, "tool", "setuptools")
+    packages, modules = settings.get("packages"), settings.get("py-modules")
     if isinstance(packages, dict) and isinstance(packages.get("find"), dict):
-        find = packages["find"]
-        packages = Find(_one(find.get("where"), "."), tuple(find.get("include") or ("*",)),
-                        tuple(find.get("exclude") or ()), bool(find.get("namespaces", True)))
+        find = table(packages, "find")
+        packages = Find(_one(find.get("where"), "."), strings(find.get("include")) or ("*",),
+                        strings(find.get("exclude")) or (), bool(find.get("namespaces", True)))
     return Declared(_names(packages) if not isinstance(packages, Find) else packages, _names(modules),
-                    _dirs(table.get("package-dir")))
+                    _dirs(settings.get("package-dir")))
 
 
 def _from_setup_cfg(head: Snapshot) -> Declared:
@@ -139,8 +139,8 @@ def _finder(call: ast.Call) -> Find:
         raise Unreadable("packages=")
     args = dict(zip(("where", "exclude", "include"), (_literal(a) for a in call.args)))
     args.update({k.arg: _literal(k.value) for k in call.keywords if k.arg})
-    return Find(str(args.get("where") or "."), tuple(args.get("include") or ("*",)),
-                tuple(args.get("exclude") or ()), namespaces)
+    return Find(_one(args.get("where"), "."), strings(args.get("include")) or ("*",),
+                strings(args.get("exclude")) or (), namespaces)
 
 
 def _called(call: ast.Call) -> str:
@@ -162,6 +162,22 @@ def _literal_names(node: ast.expr | None) -> list[str] | None:
     if value is not None and not _names(value):
         raise Unreadable("a setup() argument")
     return _names(value)
+
+
+def table(value: object, *keys: str) -> dict[str, Any]:
+    """The table at `keys` in parsed TOML (head's: any key may hold any
+    type), empty where there is none."""
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def strings(value: object) -> tuple[str, ...] | None:
+    """A string or a list of strings as a tuple; None for anything else."""
+    if isinstance(value, str):
+        return (value,)
+    names = _names(value)
+    return tuple(names) if names is not None else None
 
 
 def _names(value: object) -> list[str] | None:
