@@ -28,7 +28,8 @@ from gatetui.stacks.python.coverage_lines import FORMAT, PYTHON_COVERAGE, read_c
 from gatetui.stacks.registry import load_profile
 from tests.conftest import MakeRepo
 
-WANTED = frozenset({"pkg/core.py"})
+CORE = "".join(f"line{n} = {n}\n" for n in range(1, 10))  # a statement on each line: each its own first
+WANTED = {"pkg/core.py": CORE}
 
 
 def report(**fields: object) -> bytes:
@@ -71,7 +72,7 @@ def test_a_malformed_report_is_one_line_naming_what_is_wrong(raw: bytes, words: 
     max_leaves=20).map(lambda tree: json.dumps({"format": FORMAT, "contexts": ["", "t"], "files": tree}).encode())))
 def test_any_bytes_read_as_lines_or_as_one_problem(raw: bytes) -> None:
     try:
-        found = read_coverage(raw, WANTED | {""})
+        found = read_coverage(raw, {**WANTED, "": CORE})
     except ReportProblem as err:
         assert "\n" not in str(err)
         return
@@ -111,7 +112,8 @@ def test_changed_code_is_the_library_statements_head_adds_or_changes() -> None:
         FileChange("delete", "pkg/gone.py", None, b"X = 1\n", None),
     ]
     assert PYTHON_COVERAGE is profile.coverage
-    found = changed_code(changes, profile, PYTHON_COVERAGE)
+    head = Snapshot.of_files({**base_files, "pkg/core.py": SOURCE, "pkg/new.py": "X = 1\n"})
+    found = changed_code(changes, profile, PYTHON_COVERAGE, head)
     assert dict(found.lines) == {"pkg/core.py": frozenset({8}), "pkg/new.py": frozenset({2})}
     assert found.pairs() == [("pkg/core.py", 8), ("pkg/new.py", 2)]
 
@@ -167,7 +169,7 @@ def test_the_plugin_measures_each_line_by_the_test_node_ids(tmp_path: Path) -> N
     (tmp_path / "tests" / "test_core.py").write_text(TESTS)
     raw = run_measured(tmp_path, ["pkg/core.py"])["coverage.json"]
     four, century = "tests/test_core.py::test_four", "tests/test_core.py::TestCentury::test_2000"
-    assert dict(read_coverage(raw, frozenset({"pkg/core.py"}))) == {
+    assert dict(read_coverage(raw, {"pkg/core.py": LIBRARY})) == {
         ("pkg/core.py", 1): frozenset(), ("pkg/core.py", 2): frozenset({four, century}),
         ("pkg/core.py", 3): frozenset({century}), ("pkg/core.py", 4): frozenset({four})}
     assert json.loads(raw)["files"].keys() == {"pkg/core.py"}  # only the files asked are measured
@@ -220,7 +222,93 @@ def test_xdist_workers_each_write_their_share_and_the_gate_merges_them(tmp_path:
     (tmp_path / "tests" / "test_core.py").write_text(TESTS)
     reports = run_measured(tmp_path, ["pkg/core.py"], "-p xdist -n 2")
     assert sorted(reports) == ["coverage.json", "coverage.json.gw0", "coverage.json.gw1"]
-    parts = [read_coverage(reports[name], frozenset({"pkg/core.py"})) for name in sorted(reports)]
+    parts = [read_coverage(reports[name], {"pkg/core.py": LIBRARY}) for name in sorted(reports)]
     four, century = "tests/test_core.py::test_four", "tests/test_core.py::TestCentury::test_2000"
     assert dict(merged(parts))[("pkg/core.py", 2)] == frozenset({four, century})
     assert dict(parts[0]) == {}  # the controller runs no test
+
+
+# Issue 35's false reviews: lines under `if TYPE_CHECKING:` never run
+# (humanize 4.11, itsdangerous 2.2), and python reports no line of its own
+# for the `if (` that opens a condition over several lines (idna 3.10).
+GUARDED = '''from __future__ import annotations
+
+import typing as t
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+if t.TYPE_CHECKING:
+    Label = str
+else:
+    Label = object
+LIMIT = 63
+
+
+def valid(label: str) -> bool:
+    size = len(label)
+    if (  # CPython 3.11 gives this line no line event: the condition's first instruction is on the next
+        0 < size <= LIMIT
+        and label.isascii()
+    ):
+        return True
+    return False
+
+
+def unused() -> int:
+    return 2
+'''
+GUARDED_TESTS = "from pkg.core import valid\n\n\ndef test_valid():\n    assert valid('a')\n"
+
+
+def test_under_real_coverage_only_the_lines_no_test_runs_are_named(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "core.py").write_text(GUARDED)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_core.py").write_text(GUARDED_TESTS)
+    changed = ChangedCode({"pkg/core.py": statements(GUARDED, frozenset(range(1, 28)))}, {"pkg/core.py": GUARDED})
+    assert changed.lines["pkg/core.py"] == {1, 3, 4, 12, 13, 16, 17, 18, 22, 23, 26, 27}  # none of the guarded blocks
+    reached = read_coverage(run_measured(tmp_path, ["pkg/core.py"])["coverage.json"], changed.texts)
+    test = "tests/test_core.py::test_valid"
+    assert (reached[("pkg/core.py", 18)], reached[("pkg/core.py", 13)]) == (frozenset({test}), frozenset())
+    assert judge_covered(changed, reached, "").detail.splitlines() == [  # LIMIT = 63 ran at import: judged so
+        "2 of 12 changed lines run under no test: pkg/core.py:23, pkg/core.py:27",
+        "pkg/core.py:23: return False", "pkg/core.py:27: return 2"]
+
+
+def test_the_lines_of_a_condition_count_as_the_if_that_opens_it() -> None:
+    raw = report(contexts=["", "t::a", "t::b"], files={"pkg/core.py": {"19": [1], "20": [2], "22": [1]}})
+    assert dict(read_coverage(raw, {"pkg/core.py": GUARDED})) == {
+        ("pkg/core.py", 18): frozenset({"t::a", "t::b"}), ("pkg/core.py", 22): frozenset({"t::a"})}
+
+
+VERSION_FILE = '''# file generated by setuptools-scm
+# don't change, don't track in version control
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Tuple, Union
+    VERSION_TUPLE = Tuple[Union[int, str], ...]
+else:
+    VERSION_TUPLE = object
+
+version: str
+__version__ = version = '4.11.0'
+'''
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    (VERSION_FILE, {3, 8, 10, 11}),  # hatch-vcs's version file: its flag is the literal False
+    (VERSION_FILE.replace("TYPE_CHECKING = False", "TYPE_CHECKING = True"), {3, 4, 5, 6, 8, 10, 11}),
+    (VERSION_FILE.replace("TYPE_CHECKING = False", "from typing import TYPE_CHECKING\nTYPE_CHECKING = 1"),
+     {3, 4, 5, 6, 7, 9, 11, 12}),
+    (VERSION_FILE.replace("TYPE_CHECKING = False", "from typing import *"), {3, 4, 5, 6, 8, 10, 11}),
+    (VERSION_FILE.replace("TYPE_CHECKING = False", "from flags import *\nTYPE_CHECKING = False"),
+     {3, 4, 5, 6, 7, 9, 11, 12}),  # a star import may bring any flag
+    (VERSION_FILE.replace("TYPE_CHECKING = False", "import typing\ntyping.TYPE_CHECKING = True\n"
+                          "TYPE_CHECKING = False"), {3, 4, 5, 6, 7, 8, 10, 12, 13}),
+    ('import typing as t\nX = t.f("""\nif t.TYPE_CHECKING:\n""")\nif t.TYPE_CHECKING:\n    import os\n', {1, 2, 5, 6}),
+])
+def test_only_a_flag_that_is_false_at_run_time_leaves_its_block_out(source: str, expected: set[int]) -> None:
+    assert statements(source, frozenset(range(1, 20))) == expected

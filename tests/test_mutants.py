@@ -164,6 +164,21 @@ def test_lines_where_no_mutant_can_change_behaviour_give_none(source: str) -> No
     assert [m for m in made(source) if "g()" not in m[2] and m[:2] != (2, "remove")] == []
 
 
+def test_module_metadata_is_left_alone_and_code_that_uses_such_names_is_not() -> None:
+    """idna 3.10's uts46data.py: `__version__ = "15.1.0"` made '' survived
+    every test (none should pin a data table's version). Only module-level
+    metadata: a class's `__hash__ = None` changes behaviour, so does a name
+    the code reads beside it (`__version__ = version = ...`)."""
+    source = ('__version__ = "15.1.0"\n__author__ = __maintainer__ = "Kim"\n__version_info__: tuple = (15, 1)\n'
+              'try:\n    __version__ = lookup("idna")\nexcept KeyError:\n    __version__ = "0"\n'
+              'LIMIT = 63\n__version__ = version = "2"\nclass Label:\n    __hash__ = None\n'
+              'def f():\n    __version__ = 1\n    return __version__\n')
+    assert made(source) == [
+        (8, "constant", "LIMIT = 64"), (8, "remove", ""),
+        (9, "constant", "__version__ = version = ''"), (9, "remove", ""), (11, "remove", ""),
+        (13, "constant", "__version__ = 2"), (13, "remove", ""), (14, "return-none", "return None")]
+
+
 def test_type_hints_are_left_alone_and_defaults_are_not() -> None:
     source = "def f(a: Literal[1] = 2, *, b: 'str' = 'x') -> Literal[True]:\n    return a\ny: Literal[3] = 4\n"
     assert made(source) == [(1, "constant", "def f(a: Literal[1] = 3, *, b: 'str' = 'x') -> Literal[True]:"),

@@ -267,9 +267,8 @@ class RunTree:
         return self.head.text(path)
 
 
-# Which tests executed each line: (path, line) -> the ids of the tests that
-# ran it, as the run's report names them; a line present with no ids ran
-# outside any test (an import at collection).
+# Which tests executed each line: (path, line) -> their ids, as the run's report
+# names them; a line present with no ids ran outside any test (at import).
 Reached = Mapping[tuple[str, int], frozenset[str]]
 
 
@@ -278,19 +277,20 @@ class LineCoverage:
     """How one of head's runs measures which test executes which line.
 
     `plugin` is written into that run's copy and loaded there; its env gets
-    {report} (where to write, in the run's reports) and {files} (the files
-    to measure, a JSON list of tree paths). `read` turns the hostile report
-    into `Reached` for the files asked (or raises ReportProblem);
-    `code_file` says whether a path holds the stack's code, and
-    `statements` which of a text's changed lines are executable (a line of
-    a statement counts as the statement's first line). `fail_fast` is the
-    environment that stops a run at its first failure (a mutant's run)."""
+    {report} (where to write) and {files} (the files to measure, a JSON list
+    of tree paths). `read` turns the hostile report into `Reached` for the
+    files asked, given head's text of each (or raises ReportProblem);
+    `statements` finds a text's changed executable lines, each (as in
+    `read`) as its statement's first. `code_file`: a path holds the stack's
+    code; `shipped`: which of head's paths its distribution ships (None:
+    not known). `fail_fast` stops a run at its first failure (a mutant's)."""
 
     plugin: RunPlugin
     report: str
-    read: Callable[[bytes, frozenset[str]], Reached]
+    read: Callable[[bytes, Mapping[str, str]], Reached]
     code_file: Callable[[str], bool]
     statements: Callable[[str, frozenset[int]], frozenset[int]]
+    shipped: Callable[[Snapshot], Callable[[str], bool] | None]
     fail_fast: Mapping[str, str] = field(default_factory=dict)
 
 

@@ -27,7 +27,7 @@ def _changed(plan: Plan) -> ChangedCode | None:
     if probe is None:
         return None
     changes = plan.repo.changes(plan.base.sha, plan.head.sha, changed_code.wanted(plan.profile, probe))
-    return changed_code.changed_code(changes, plan.profile, probe)
+    return changed_code.changed_code(changes, plan.profile, probe, plan.head)
 
 
 def _gate_folder() -> str:

@@ -35,7 +35,8 @@ def answer(ctx: Context, check: CheckId) -> CheckResult | str:
     if ctx.changed is None:
         return CheckResult(check, Status.SKIPPED, NOT_HERE)
     if not ctx.changed.lines:
-        return CheckResult(check, Status.SKIPPED, NOTHING)
+        left_out = ctx.changed.left_out()
+        return CheckResult(check, Status.SKIPPED, f"{NOTHING}; {left_out}" if left_out else NOTHING)
     return WAITING
 
 
@@ -79,8 +80,9 @@ class CoverageRun:
             self.problem = "run 2 wrote no coverage report"
         else:
             try:
-                self.reached = merged([probe.read(raw, self.changed.files),
-                                       *[probe.read(r, self.changed.files) async for r in workers(workspace, probe)]])
+                texts = self.changed.texts
+                self.reached = merged([probe.read(raw, texts),
+                                       *[probe.read(r, texts) async for r in workers(workspace, probe)]])
             except ReportProblem as err:
                 self.problem = str(err)
         self.ctx.ledger.finish_open([judge_covered(self.changed, self.reached, self.problem)])
@@ -113,14 +115,15 @@ def judge_covered(changed: ChangedCode, reached: Reached | None, problem: str) -
     for path, line in changed.pairs():
         if (path, line) not in reached:
             missed.setdefault(path, []).append(line)
-    total = changed.count()
+    total, left_out = changed.count(), f"; {changed.left_out()}" if changed.outside else ""
     if not missed:
         tests = len({t for key in changed.pairs() for t in reached.get(key, frozenset())})
-        return CheckResult(CheckId.COVERED, Status.PASS, f"all {total} changed lines run, under {tests} tests")
+        return CheckResult(CheckId.COVERED, Status.PASS,
+                           f"all {total} changed lines run, under {tests} tests{left_out}")
     named = [f"{path}:{span}" for path in sorted(missed) for span in ranges(missed[path])]
     more = f" and {len(named) - SHOWN} more" if len(named) > SHOWN else ""
     count = sum(len(lines) for lines in missed.values())
-    detail = f"{count} of {total} changed lines run under no test: {', '.join(named[:SHOWN])}{more}"
+    detail = f"{count} of {total} changed lines run under no test: {', '.join(named[:SHOWN])}{more}{left_out}"
     return CheckResult(CheckId.COVERED, Status.REVIEW, "\n".join([detail, *_shown(changed, missed)]))
 
 

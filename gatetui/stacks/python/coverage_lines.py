@@ -22,7 +22,10 @@ from typing import Any
 
 from coverage.parser import PythonParser
 
+from gatetui.pyparse import parse_python
 from gatetui.stacks.base import LineCoverage, Reached, ReportProblem, RunPlugin
+from gatetui.stacks.python.project_code import shipped_code
+from gatetui.stacks.python.type_guards import type_checking_guards
 
 HERE = Path(__file__).parent
 REPORT = "coverage.json"
@@ -66,9 +69,13 @@ PLUGIN = RunPlugin(_PluginFiles(), MappingProxyType({
     "GATETUI_COVERAGE_REPORT": "{report}", "GATETUI_COVERAGE_FILES": "{files}"}))
 
 
-def read_coverage(raw: bytes, wanted: frozenset[str]) -> Reached:
-    """The report's lines of the `wanted` files, each with the ids of the
-    tests that ran it. Anything malformed raises ReportProblem, one line."""
+def read_coverage(raw: bytes, wanted: Mapping[str, str]) -> Reached:
+    """The report's lines of the `wanted` files (head's text of each), each
+    with the ids of the tests that ran it. A line is counted as its
+    statement's first, as coverage.py's analysis counts it: python reports
+    no line event for the `if (` that opens a condition over several lines,
+    only for the lines of the condition. Anything malformed raises
+    ReportProblem, one line."""
     if len(raw) > MAX_BYTES:
         raise ReportProblem(f"coverage report over {MAX_BYTES >> 20} MB")
     try:
@@ -86,12 +93,14 @@ def read_coverage(raw: bytes, wanted: frozenset[str]) -> Reached:
         raise ReportProblem("coverage report has no files table")
     reached: dict[tuple[str, int], frozenset[str]] = {}
     entries = 0
-    for path in sorted(wanted & set(files)):
+    for path in sorted(set(wanted) & set(files)):
+        parser = _parsed(wanted[path])
         for line, tests in _lines(files[path], contexts):
             entries += len(tests) + 1
             if entries > MAX_ENTRIES:
                 raise ReportProblem("coverage report holds too many entries")
-            reached[(path, line)] = tests
+            key = (path, parser.first_line(line) if parser is not None else line)
+            reached[key] = reached.get(key, frozenset()) | tests
     return MappingProxyType(reached)
 
 
@@ -125,17 +134,41 @@ def code_file(path: str) -> bool:
 
 def statements(text: str, changed: frozenset[int]) -> frozenset[int]:
     """The statements among `changed` lines, each as its first line (where
-    coverage records it): no blank line, comment or docstring, and no line
-    head marked to exclude (its `pragma: no cover` excuses nothing here).
-    Text that does not parse has none: its import fails the runs."""
-    try:
-        parser = PythonParser(text=text, exclude=None)
-        parser.parse_source()
-    except Exception:  # noqa: BLE001 - coverage's NotPython, a SyntaxError, a tokenizer's error
+    coverage records it): no blank line, comment or docstring, nothing
+    under `if TYPE_CHECKING:` (type_guards.py), and no line head marked to
+    exclude (its `pragma: no cover` excuses nothing here). Text that does
+    not parse has none: its import fails the runs."""
+    parser = _parsed(text)
+    if parser is None:
         return frozenset()
     firsts = (parser.first_line(line) for line in changed)
     return frozenset(line for line in firsts if line in parser.statements)
 
 
-PYTHON_COVERAGE = LineCoverage(PLUGIN, REPORT, read_coverage, code_file, statements,
+@functools.lru_cache(maxsize=4)  # a file's text is analysed when planned and again when its report is read
+def _parsed(text: str) -> PythonParser | None:
+    """coverage.py's analysis of head's text, the gate's exclusion of
+    type-checking blocks given where the module has some. Where the pattern
+    also matches a line that is not such an `if` (the same words inside a
+    string), the text is analysed without it: nothing else is left out."""
+    tree = parse_python(text)
+    if tree is None:
+        return None
+    guards = type_checking_guards(tree)
+    parser = _parser(text, guards.pattern)
+    if parser is not None and guards.pattern is not None and not parser.lines_matching(guards.pattern) <= guards.lines:
+        return _parser(text, None)
+    return parser
+
+
+def _parser(text: str, exclude: str | None) -> PythonParser | None:
+    try:
+        parser = PythonParser(text=text, exclude=exclude)
+        parser.parse_source()
+    except Exception:  # noqa: BLE001 - coverage's NotPython, a SyntaxError, a tokenizer's error
+        return None
+    return parser
+
+
+PYTHON_COVERAGE = LineCoverage(PLUGIN, REPORT, read_coverage, code_file, statements, shipped_code,
                                fail_fast=MappingProxyType({"PYTEST_ADDOPTS": "-x"}))

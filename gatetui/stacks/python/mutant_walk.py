@@ -4,7 +4,9 @@ A mutant that cannot change what the code does is noise a reviewer must
 dismiss: it survives every test. So the walk leaves out what only speaks or
 describes (a docstring, a log or print call, an import, `pass`, `...`), type
 hints (annotations, `if TYPE_CHECKING:`), what tests never run
-(`if __name__ == "__main__":`), and what ast cannot place exactly (the
+(`if __name__ == "__main__":`), a module's metadata (`__version__ = "1.2"`,
+`__author__`, `__all__`: read by tools and people, never a behaviour a test
+should pin), and what ast cannot place exactly (the
 insides of f-strings, whose positions CPython 3.11 does not keep reliably;
 match patterns, which are not expressions). Everything else on a changed
 line gives its mutants (see mutant_ops). The walk keeps its own stack, so a
@@ -24,20 +26,29 @@ LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception
 TYPE_HINTS = frozenset({"annotation", "returns"})  # the fields of def, arg and AnnAssign that hold type hints
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)  # inside one, code is no module's own
+# Module-level names that describe the module (PEP 8's "module level dunder
+# names", and the ones packaging tools and version files write).
+METADATA = frozenset({
+    "__all__", "__version__", "__version_info__", "__version_tuple__", "__author__", "__author_email__",
+    "__email__", "__maintainer__", "__maintainer_email__", "__license__", "__copyright__", "__credits__",
+    "__status__", "__date__", "__title__", "__summary__", "__description__", "__uri__", "__url__",
+    "__docformat__", "__build__", "__release__", "__revision__", "__contact__", "__homepage__"})
 
 
 def edits(tree: ast.Module, lines: frozenset[int]) -> Iterator[Edit]:
     """Every edit of the module whose node starts on one of `lines`."""
     wanted = sorted(lines)
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    stack: list[tuple[ast.AST, bool, bool]] = [(tree, False, True)]  # (node, idle, at module level)
     while stack:
-        node, idle = stack.pop()
-        if not touches(node, wanted) or quiet(node) or isinstance(node, ast.JoinedStr):
+        node, idle, top = stack.pop()
+        if not touches(node, wanted) or quiet(node) or top and metadata(node) or isinstance(node, ast.JoinedStr):
             continue
         found = statement_edits(node, idle) if isinstance(node, ast.stmt) else \
             expression_edits(node) if isinstance(node, ast.expr) else iter(())
         yield from (edit for edit in found if edit.line in lines)
-        stack.extend(reversed(list(children(node))))
+        inner = top and not isinstance(node, SCOPES)
+        stack.extend((child, child_idle, inner) for child, child_idle in reversed(list(children(node))))
 
 
 def children(node: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
@@ -82,6 +93,15 @@ def quiet(node: ast.AST) -> bool:
     if isinstance(node, ast.Assign):  # `__all__` names the public interface: it is read by tools and `import *`
         return [name_of(t) for t in node.targets] == ["__all__"]
     return isinstance(node, ast.If) and for_tools(node.test)
+
+
+def metadata(node: ast.AST) -> bool:
+    """An assignment of module metadata alone (`__version__ = "1.2"`,
+    `__author__ = __maintainer__ = "..."`); at module level only, so a
+    class's `__slots__` or `__hash__ = None` keeps its mutants."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+        if isinstance(node, ast.AnnAssign) and node.value is not None else []
+    return bool(targets) and all(isinstance(t, ast.Name) and t.id in METADATA for t in targets)
 
 
 def speaks(node: ast.expr) -> bool:
