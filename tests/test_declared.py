@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from gatetui.backends.base import CommandResult
@@ -77,6 +77,8 @@ FIELD = re.compile(r"^(Metadata-Version|Name|Version|Provides-Extra|Requires-Dis
 @given(st.lists(st.text(max_size=40), max_size=6), st.dictionaries(st.text(max_size=10),
                                                                       st.lists(st.text(max_size=40), max_size=3),
                                                                       max_size=3))
+@example(["0\x0c0"], {})  # a form feed: str.splitlines breaks there too
+@example(["a\u20280"], {"x": ["b\x850"]})
 def test_whatever_head_declares_the_metadata_holds_one_field_per_line(deps: list[str],
                                                                         extras: dict[str, list[str]]) -> None:
     text = (f'[project]\nname = "p"\nversion = "1"\ndependencies = {json.dumps(deps)}\n'

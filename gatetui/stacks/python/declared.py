@@ -83,7 +83,7 @@ def _lines(requirements: object, extra: str) -> list[str] | None:
     for requirement in requirements:
         if not isinstance(requirement, str) or len(requirement) > MAX_LINE or not requirement.strip():
             return None
-        if any(c in requirement for c in "\r\n\x00"):
+        if "\x00" in requirement or requirement.splitlines() != [requirement]:  # any line break a reader splits at
             return None
         spec, _, marker = requirement.partition(";")
         if not extra:
