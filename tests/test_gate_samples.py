@@ -121,6 +121,33 @@ def test_output_of_every_run_is_streamed(gated: dict[str, list[GateEvent]]) -> N
                        *(f"mutant {i}" for i in range(1, 13))}
 
 
+LAZY = "tests/test_holidays.py::test_holidays_load_on_first_use"
+NOT_FLAKY = f"{LAZY} failed 6 of 6 reruns but passes in fresh processes, fails when repeated in one: not judged flaky"
+
+
+def test_a_test_that_checks_process_fresh_state_is_not_named_flaky(gated: dict[str, list[GateEvent]]) -> None:
+    """Issue 35: base's lazy-load test fails when repeated in one process;
+    head reworded its comment, so it reruns, then passes alone in three
+    fresh processes and fails in the fourth's repeats, afresh or not. The
+    unchanged test beside it is not rerun at all."""
+    assert check_result(gated, "state_dependent_test", CheckId.RUNS).detail == f"3 of 3 runs passed; {NOT_FLAKY}"
+    streams = {e.stream for e in gated["state_dependent_test"] if isinstance(e, OutputChunk)}
+    assert sorted(s for s in streams if s.startswith("fresh ")) == ["fresh 1", "fresh 2", "fresh 3", "fresh 4"]
+    reruns = "".join(e.text for e in gated["state_dependent_test"]
+                     if isinstance(e, OutputChunk) and e.stream == "reruns" and e.text.startswith("$ "))
+    assert "test_boxing_day" in reruns and "test_christmas" not in reruns
+
+
+def test_a_flaky_test_beside_it_is_still_named(gated: dict[str, list[GateEvent]]) -> None:
+    assert check_result(gated, "state_dependent_flaky", CheckId.RUNS).detail == (
+        "3 of 3 runs passed, but flaky: tests/test_holidays.py::test_boxing_day failed 2 of 6 reruns, "
+        f"and again alone in a fresh process; {NOT_FLAKY}")
+    assert check_result(gated, "flaky_new_test", CheckId.RUNS).detail == (
+        "3 of 3 runs passed, but flaky: tests/test_cache.py::test_checked_years_are_remembered failed 5 of 6 "
+        "reruns; it passes in fresh processes, but repeated in one fails on state its own test module keeps "
+        "(passes with the module loaded afresh)")
+
+
 def test_covered_names_the_line_no_test_runs(gated: dict[str, list[GateEvent]]) -> None:
     result = check_result(gated, "untested_branch", CheckId.COVERED)
     assert result.detail.splitlines() == [

@@ -9,9 +9,11 @@ from pathlib import Path
 
 from gatetui.backends.base import CommandResult
 from gatetui.gate import rerun
+from gatetui.gate.changed_tests import ChangedTests
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.judge import SuiteRun, with_reruns
 from gatetui.gate.junit import Outcome, Report, TestResult, parse_junit
+from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.python.profile import RERUN
 
 OK = CommandResult(exit_code=0, wall_seconds=1.0)
@@ -26,8 +28,19 @@ def test_only_tests_in_changed_files_run_again_by_function() -> None:
     run1 = Report.from_results(TestResult(i, Outcome.PASSED) for i in (
         "tests/test_new.py::test_a[1]", "tests/test_new.py::test_a[2]", "tests/test_new.py::K::test_b",
         "tests/test_old.py::test_c", "tests/test_broken.py"))
-    assert rerun.targets(run1, lambda path: path != "tests/test_old.py") == [
+    assert rerun.targets(run1, lambda test: not test.startswith("tests/test_old.py::")) == [
         "tests/test_new.py::K::test_b", "tests/test_new.py::test_a"]
+
+
+def test_only_the_tests_head_added_or_changed_run_again() -> None:
+    """Issue 35: a test added beside one that checks process-fresh state
+    reran the whole file, and the old test, repeated in one process, was
+    named flaky. Only the new test and the one whose lines changed run again."""
+    base = "import sys\n\n\ndef test_lazy():\n    assert 'pkg.t' not in sys.modules\n\n\ndef test_b():\n    pass\n"
+    head = base.replace("import sys\n", "import sys  # a comment\n") + "\n\ndef test_new():\n    pass\n"
+    changed = ChangedTests(Snapshot.of_files({"t/test_x.py": base}), Snapshot.of_files({"t/test_x.py": head}))
+    run1 = report(**{f"t/test_x.py__{name}": Outcome.PASSED for name in ("test_lazy", "test_b", "test_new")})
+    assert rerun.targets(run1, changed) == ["t/test_x.py::test_new"]
 
 
 def test_failures_are_counted_by_the_tests_own_id() -> None:
@@ -67,7 +80,7 @@ def test_the_plugin_repeats_functions_parametrized_cases_and_methods(tmp_path: P
     for name, data in RERUN.files.items():
         (tmp_path / "gate" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "gate" / name).write_bytes(data)
-    env = {**os.environ, **RERUN.env_for(str(tmp_path / "gate"), reruns=rerun.RERUNS)}
+    env = {**os.environ, **RERUN.env_for(str(tmp_path / "gate"), reruns=rerun.RERUNS, afresh="", only="")}
     env["PYTEST_ADDOPTS"] += " -p no:randomly"
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
                            f"--junitxml={tmp_path / 'r.xml'}", "tests/test_x.py::test_p", "tests/test_x.py::TestK::test_m"],

@@ -104,6 +104,9 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     # does the new code have tests that bite (issue 21)
     "untested_branch": ("python", [P, P, P, P, P], "review"),
     "toothless_test": ("python", [P, P, P, P, P], "review"),
+    # a test that checks process-fresh state is no flake; a flake beside it still is (issue 35)
+    "state_dependent_test": ("python", [P, P, P, P, P], "pass"),
+    "state_dependent_flaky": ("python", [P, F, P, P, P], "fail"),
 }
 R = "review"
 # name -> (covered, bites), where they are not skipped: a change to library code the runs measured
@@ -140,6 +143,8 @@ MEASURED: dict[str, tuple[str, str]] = {
     "wheel_differs": (P, P),
     "untested_branch": (R, P),
     "toothless_test": (P, R),
+    "state_dependent_test": (P, P),
+    "state_dependent_flaky": (P, S),
 }
 NAMES = sorted(EXPECTED)
 RULE_SAMPLES = {"section_version_bump", "section_addopts", "new_test_file"}
@@ -148,10 +153,12 @@ SETTING_SAMPLES = {"hidden_special_case", "hidden_eq_always_true", "hidden_count
 # own layouts, judged against base's own truth (issue 17)
 LAYOUT_SAMPLES = {"tests_in_package", "cov_without_plugin", "skip_at_run_time", "version_file_generated",
                   "version_file_planted", "custom_editable", "custom_editable_hook"}
+# a calendar with a holiday table loaded on first use, and a test that checks it is not loaded yet (issue 35)
+LAZY_SAMPLES = {"state_dependent_test", "state_dependent_flaky"}
 # old_tests failing is a hard fail here, by a rule or by evidence of a bent verdict
 POLICY_FAIL = {"section_addopts", "attack_junit_rewrite", "attack_pytest_plugin", "go_testmain"}
 CALENDAR = [n for n in NAMES if EXPECTED[n][0] == "python" and n not in RULE_SAMPLES | SETTING_SAMPLES
-            | LAYOUT_SAMPLES and not n.startswith("attack_")]
+            | LAYOUT_SAMPLES | LAZY_SAMPLES and not n.startswith("attack_")]
 
 # git as a user would run it, but deaf to this machine's own git settings.
 GIT_ENV = {
@@ -241,7 +248,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 62
+    assert len(scenarios) == len(EXPECTED) == 64
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -303,6 +310,16 @@ def test_python_samples_share_one_base_tree(scenarios: dict[str, Scenario]) -> N
     core = (python[0].base_dir / "calendarlib" / "core.py").read_text()
     assert "return year % 4 == 0\n" in core
     assert "def test_leap_day():" in (python[0].base_dir / "tests" / "test_leap.py").read_text()
+
+
+def test_lazy_samples_share_a_base_whose_test_checks_process_fresh_state(scenarios: dict[str, Scenario]) -> None:
+    """Issue 35's two samples start from one base, whose lazy-load test
+    passes once per process; only their heads differ."""
+    first, second = (scenarios[n] for n in sorted(LAZY_SAMPLES))
+    assert dir_entries(first.base_dir) == dir_entries(second.base_dir)
+    test = (first.base_dir / "tests" / "test_holidays.py").read_text()
+    assert 'assert "calendarlib.holidays" not in sys.modules' in test
+    assert (first.head_dir / "tests" / "test_holidays.py").read_text() != test
 
 
 @pytest.mark.parametrize("name", CALENDAR)
@@ -450,7 +467,7 @@ def test_each_scenario_names_only_the_checks_it_pins() -> None:
                    else "pass" for c in CHECK_IDS}
         restated[folder.name] = sorted(c for c, status in pinned.items() if default[c] == status)
     assert {name: checks for name, checks in restated.items() if checks} == {}
-    assert len(restated) == 62
+    assert len(restated) == 64
 
 
 def test_missing_tree_folder_is_named(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gatetui.backends.base import CommandResult
-from gatetui.gate import junit, rerun
+from gatetui.gate import fresh, junit, rerun
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.diffscan import DiffScan
 from gatetui.stacks.base import Finding
@@ -62,6 +62,7 @@ class SuiteRun:
     tolerated: frozenset[str] = frozenset()  # failures base already had (baseline = true)
     seed: int | None = None  # the random-order run's seed
     reruns: SuiteRun | None = None  # run 1's reruns of head's new and changed tests (gate/rerun.py)
+    confirmed: tuple[fresh.Confirmation, ...] = ()  # the reruns' failures, run again in fresh processes
 
     @property
     def label(self) -> str:
@@ -147,7 +148,8 @@ def judge_runs(runs: Sequence[SuiteRun]) -> CheckResult:
 def with_reruns(result: CheckResult, runs: Sequence[SuiteRun], tolerated: frozenset[str] = frozenset()) -> CheckResult:
     """A `runs` pass stands only if the reruns of head's new and changed
     tests passed too: a test failing in any of them is flaky (but for the
-    failures base already had, with the baseline)."""
+    failures base already had, with the baseline), unless fresh processes
+    cleared it (gate/fresh.py): then a note says why."""
     reruns = next((r.reruns for r in runs if r.reruns is not None), None)
     if result.status is not Status.PASS or reruns is None:
         return result
@@ -157,11 +159,15 @@ def with_reruns(result: CheckResult, runs: Sequence[SuiteRun], tolerated: frozen
     if not failed:
         return CheckResult(CheckId.RUNS, Status.PASS, f"{result.detail}; head's new and changed tests "
                                                       f"passed {rerun.RERUNS} reruns")
-    first = next(iter(failed))
-    which = first if len(failed) == 1 else f"{listing(list(failed))} ({first}"
-    closing = "" if len(failed) == 1 else ")"
-    return CheckResult(CheckId.RUNS, Status.FAIL, f"{result.detail}, but flaky: {which} failed "
-                                                  f"{failed[first]} of {rerun.RERUNS} reruns{closing}")
+    confirmed = {c.test: c for r in runs for c in r.confirmed}
+    flaky = {i: n for i, n in failed.items() if i not in confirmed or confirmed[i].flaky}
+    notes = "".join(f"; {fresh.note(i, n, confirmed[i])}" for i, n in failed.items() if i not in flaky)
+    if not flaky:
+        return CheckResult(CheckId.RUNS, Status.PASS, f"{result.detail}{notes}")
+    first = next(iter(flaky))
+    said = fresh.failed_in_reruns(first, flaky[first], confirmed.get(first))
+    which = said if len(flaky) == 1 else f"{listing(list(flaky))} ({said})"
+    return CheckResult(CheckId.RUNS, Status.FAIL, f"{result.detail}, but flaky: {which}{notes}")
 
 
 def judge_old_tests(run: SuiteRun, sealed_changed: Sequence[str], judge_changed: Sequence[str],

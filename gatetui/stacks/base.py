@@ -175,9 +175,9 @@ class LockLayer:
 @dataclass(frozen=True)
 class RunPlugin:
     """Files the gate writes into one run's copy, under a folder drawn per
-    run ({folder} in `env` is its path), and the environment that loads
-    them; other `{name}`s are the gate's values (`seed`, `reruns`). Values
-    are appended to the profile's own variables of the same name."""
+    run ({folder} in `env` is its path), and the environment that loads them;
+    other `{name}`s are the gate's values (`seed`; `reruns`, `afresh`, `only`:
+    gate/fresh.py). Values join the profile's own variables of that name."""
 
     files: Mapping[str, bytes]
     env: Mapping[str, str]
@@ -384,7 +384,7 @@ class Profile:
     read_report: Callable[[bytes, str, RunTree], Report] | None = None
     report_ids: str = "junit"  # for JUnit: the id rule of the runner that writes it (gate/junit_ids.py)
     shuffle: RunPlugin | None = None  # how the random-order run shuffles; None: this runner cannot
-    rerun: RunPlugin | None = None  # how head's changed tests rerun in one process; None: not here
+    rerun: RunPlugin | None = None  # head's changed tests again in one process (gate/fresh.py); None: not here
     coverage: LineCoverage | None = None  # which test runs which line (covered, bites); None: not here
     mutant_cap: int = 20  # bites: mutants tried at most, round-robin over the changed lines
     # The mutants of a file's changed lines, for the `bites` check (stacks/mutation.py);

@@ -11,7 +11,7 @@ Pure: stdlib only, no I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 __all__ = ["MarkerHit", "TestDef"]
@@ -33,6 +33,12 @@ class TestDef:
     path: str
     name: str
     line: int  # 1-based
+    # Its own lines, first (a decorator's, where it has one) through last,
+    # 1-based: which tests a change touched (gate/changed_tests.py). None: the
+    # scanner cannot tell (a file that does not parse, a language that does
+    # not say), and every test of a changed file counts as changed. Not part
+    # of a definition's identity.
+    span: tuple[int, int] | None = field(default=None, compare=False)
 
     @property
     def qualified(self) -> str:

@@ -1,11 +1,11 @@
 """The suite phase: copies of the installed workspace, each a fresh export
 of head with only the install's environment, run side by side: head's suite
 three times (the third in a random order with `random_order`, run 1 followed
-by reruns of the tests head added or changed, run 2 measuring which test
-runs each changed line), base's tests over head's code,
-and the hidden tests when a check still needs them. Which copies are made
-follows what the open checks declare they need. Then the mutants of the
-changed lines (`bites`), on copies of their own."""
+by reruns of the tests head added or changed and fresh processes for those
+failing there, run 2 measuring which test runs each changed line), base's
+tests over head's code, and the hidden tests when a check still needs them.
+Which copies are made follows what the open checks declare they need. Then
+the mutants of the changed lines (`bites`), on copies of their own."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from gatetui.backends.base import Workspace, close_all
 from gatetui.gate import random_order, rerun
+from gatetui.gate.changed_tests import ChangedTests
 from gatetui.gate.checks import CheckId, Need, Phase, announced_at
 from gatetui.gate.hidden import STREAM as HIDDEN_STREAM
 from gatetui.gate.hidden import hidden_command, judge_hidden
@@ -23,6 +24,7 @@ from gatetui.gate.phases.base_own import BaseOwn
 from gatetui.gate.phases.bites import BitesPhase
 from gatetui.gate.phases.context import Context
 from gatetui.gate.phases.coverage import MEASURED_RUN, CoverageRun
+from gatetui.gate.phases.fresh_runs import FreshRuns
 from gatetui.gate.phases.suite_run import SuiteRunner
 from gatetui.stacks.base import RunTree
 
@@ -34,6 +36,7 @@ class SuitePhase:
         self.ctx, self.runner, self.base = ctx, runner, base
         self.coverage = CoverageRun(ctx, runner)
         self.bites = BitesPhase(ctx, runner, self.coverage)
+        self.fresh = FreshRuns(ctx, runner)
 
     async def run(self, workspace: Workspace) -> None:
         """Every run side by side on copies of `workspace`, then what they say."""
@@ -90,19 +93,20 @@ class SuitePhase:
 
     async def _first_run(self, workspace: Workspace) -> SuiteRun:
         """Run 1, then in its copy the reruns of the tests head added or
-        changed (see gate/rerun.py)."""
+        changed (see gate/rerun.py), and fresh processes for those that
+        failed there (gate/fresh.py)."""
         run = await self.runner.run(workspace, CheckId.RUNS, "run 1", {})
-        profile = self.ctx.plan.profile
-        ids = rerun.targets(run.report, self._changed_at_head) \
-            if run.report is not None and profile.rerun is not None else []
-        if not ids or profile.rerun is None:
+        plan = self.ctx.plan
+        ids = rerun.targets(run.report, ChangedTests(plan.base, plan.head)) \
+            if run.report is not None and plan.profile.rerun is not None else []
+        if not ids or plan.profile.rerun is None:
             return run
-        env = await self.runner.plugin(workspace, profile.rerun, reruns=rerun.RERUNS)
-        again = await self.runner.run(workspace, CheckId.RUNS, "reruns", env, rerun.command(profile.test, ids))
-        return replace(run, reruns=again)
-
-    def _changed_at_head(self, path: str) -> bool:
-        return not self.ctx.test_file_unchanged(path)
+        env = await self.runner.plugin(workspace, plan.profile.rerun, reruns=rerun.RERUNS, afresh="", only="")
+        again = await self.runner.run(workspace, CheckId.RUNS, "reruns", env, rerun.command(plan.profile.test, ids))
+        failed = list(rerun.failures(again.report)) if again.report is not None and not again.result.timed_out else []
+        if not run.passed and not plan.profile.baseline:
+            return replace(run, reruns=again)  # runs fails already: what the reruns say changes nothing
+        return replace(run, reruns=again, confirmed=await self.fresh.confirm(workspace, failed))
 
     async def _old_tests_run(self, workspace: Workspace) -> SuiteRun:
         """Base's tests (base's sealed files, written over this copy) on head's code."""

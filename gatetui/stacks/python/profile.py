@@ -126,10 +126,12 @@ SHUFFLE = RunPlugin(
     MappingProxyType({"gatetui_random_order.py": (HERE / "pytest_random_order.py").read_bytes()}),
     MappingProxyType({"PYTEST_ADDOPTS": "-p gatetui_random_order", "PYTHONPATH": "{folder}",
                       "GATETUI_RANDOM_SEED": "{seed}"}))
-# The reruns of head's changed tests in one process (pytest_rerun.py makes each a case of its own).
+# The reruns of head's changed tests in one process (pytest_rerun.py makes each a case of its own),
+# and the fresh process that repeats one of them, its last case with its module loaded afresh.
 RERUN = RunPlugin(
     MappingProxyType({"gatetui_rerun.py": (HERE / "pytest_rerun.py").read_bytes()}),
-    MappingProxyType({"PYTEST_ADDOPTS": "-p gatetui_rerun", "PYTHONPATH": "{folder}", "GATETUI_RERUNS": "{reruns}"}))
+    MappingProxyType({"PYTEST_ADDOPTS": "-p gatetui_rerun", "PYTHONPATH": "{folder}", "GATETUI_RERUNS": "{reruns}",
+                      "GATETUI_RERUN_AFRESH": "{afresh}", "GATETUI_RERUN_ONLY": "{only}"}))
 
 
 def python_wheel(installer: Installer) -> BuildCheck:

@@ -77,12 +77,19 @@ def _collect_ast_defs(
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name.startswith("test"):
-                out.append(TestDef(path, "::".join((*classes, node.name)), node.lineno))
+                out.append(TestDef(path, "::".join((*classes, node.name)), node.lineno, _span(node)))
         elif isinstance(node, ast.ClassDef):
             _collect_ast_defs(path, node.body, (*classes, node.name), out)
         else:
             for block in _child_blocks(node):
                 _collect_ast_defs(path, block, classes, out)
+
+
+def _span(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
+    """A test's own lines: its decorators (a changed parametrize list is a
+    changed test), its def, its body; a method's, not its class's."""
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return first, node.end_lineno or node.lineno
 
 
 def _child_blocks(node: ast.stmt) -> list[list[ast.stmt]]:
