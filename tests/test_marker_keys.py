@@ -90,6 +90,12 @@ def test_a_skip_moved_to_another_test_is_new() -> None:
     assert kinds(scan_changes([modify(PY, MOVED_BASE, MOVED_HEAD)])) == [(9, "skip")]
 
 
+def test_a_skip_moved_up_its_test_above_the_assertion_it_dodges_is_new() -> None:
+    """Same statement, same test, but it now runs before `assert slow()`."""
+    base = MOVED_BASE.replace('    pytest.skip("slow")\n    assert slow()\n', '    assert slow()\n    pytest.skip("slow")\n')
+    assert kinds(scan_changes([modify(PY, base, MOVED_BASE)])) == [(5, "skip")]
+
+
 def test_a_decorator_moved_to_another_test_is_new() -> None:
     base = "import pytest\n\n\n@pytest.mark.xfail\ndef test_a():\n    pass\n\n\ndef test_b():\n    pass\n"
     head = "import pytest\n\n\ndef test_a():\n    pass\n\n\n@pytest.mark.xfail\ndef test_b():\n    pass\n"
@@ -171,13 +177,13 @@ def test_keys_name_the_test_the_condition_and_the_statement() -> None:
     """kind, test, one digest per condition (with its branch), the statement's digest."""
     keys = python_marker_keys(CONDITIONAL)
     assert keys is not None and [(k.line, k.kind, k.statement) for k in keys] == [(7, "skip", (7, 32))]
-    kind, scope, condition, statement = keys[0].key.split("\0")
-    assert (kind, scope) == ("skip", "test_a")
-    assert condition.endswith(" body") and len(condition) == 32 + len(" body") and len(statement) == 32
+    kind, scope, place, condition, statement = keys[0].key.split("\0")
+    assert (kind, scope, place) == ("skip", "test_a", "body[0]")
+    assert condition.endswith(" body[0]") and len(condition) == 32 + len(" body[0]") and len(statement) == 32
     two_lines = python_marker_keys(CONDITIONAL.replace(': pytest.skip', ':\n        pytest.skip'))
     other_branch = python_marker_keys(CONDITIONAL.replace(': pytest.skip', ':\n        pass\n    else: pytest.skip'))
     assert two_lines is not None and [k.key for k in two_lines] == [keys[0].key]
-    assert other_branch is not None and other_branch[0].key.split("\0")[2] == condition.replace(" body", " orelse")
+    assert other_branch is not None and other_branch[0].key.split("\0")[3] == condition.replace(" body", " orelse")
     assert python_marker_keys("def test_x(:\n    pytest.skip()\n") is None
 
 

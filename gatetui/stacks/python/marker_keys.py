@@ -16,6 +16,9 @@ of adjacent string literals never count:
 - under the same conditions: the header of each `if`, `with`, `try`... it
   sits in within that test, and which branch, so `if win: pytest.skip()`
   made `if True: pytest.skip()` is new, on one line or on two;
+- at the same place: the index of each statement on the way to it in its
+  blocks, so a skip moved up a test, above the assertion it then dodges,
+  is new (a formatter never adds, drops or reorders statements);
 - the same statement: the decorator, or the innermost statement holding the
   marker (a compound's header when the marker is in it); a reason or a
   condition changed in it makes it new.
@@ -84,8 +87,9 @@ class _Columns:
 
 def _locate(tree: ast.Module, where: Position, answers: _Tree) -> tuple[Position, list[str]]:
     """Where the marker's statement starts, and what keys it: the names of
-    the functions and classes around it, the conditions it sits under in
-    the innermost of them, and the statement (or decorator) itself."""
+    the functions and classes around it, the conditions and places it
+    sits under in the innermost of them, and the statement (or decorator)
+    itself."""
     names: list[str] = []
     conditions: list[str] = []
     node: ast.AST = tree
@@ -97,7 +101,7 @@ def _locate(tree: ast.Module, where: Position, answers: _Tree) -> tuple[Position
             return _start(node), ["::".join(names), *conditions, answers.header(node)]
         branch, child = found
         if isinstance(node, (ast.Module, *_SCOPES)):
-            conditions = []
+            conditions = [branch]
         else:
             conditions.append(f"{answers.header(node)} {branch}")
         if isinstance(child, _SCOPES):
@@ -121,14 +125,15 @@ class _Tree:
 
     def child_at(self, node: ast.AST, where: Position) -> tuple[str, ast.AST] | None:
         """The statement of one of `node`'s blocks that holds `where`, named
-        by its block (`body`, `orelse`, an `except`'s type...)."""
+        by its block (`body`, `orelse`, an `except`'s type...) and its index
+        there: `body[2]`."""
         for branch, block in _blocks(node):
             if id(block) not in self._starts:
                 self._starts[id(block)] = (block, [_first(child) for child in block])
             kept, starts = self._starts[id(block)]
             index = bisect_right(starts, where) - 1
             if index >= 0 and _holds(kept[index], where):
-                return branch, kept[index]
+                return f"{branch}[{index}]", kept[index]
         return None
 
     def header(self, node: ast.AST) -> str:
