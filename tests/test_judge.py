@@ -13,6 +13,7 @@ from gatetui.gate.judge import (
     SuiteRun, judge_old_tests, judge_runs, second_halves, skipped_anywhere, skips_against_base,
 )
 from gatetui.gate.junit import Outcome, Report, TestResult
+from gatetui.gate.junit_ids import case_family
 
 OK = CommandResult(exit_code=0, wall_seconds=1.0)
 FAILED = CommandResult(exit_code=1, wall_seconds=1.0)
@@ -154,3 +155,104 @@ def test_a_pass_from_the_diff_alone_says_so_on_its_line() -> None:
     judged = CheckResult(CheckId.TESTS_KEPT, Status.PASS, "fresh copy")
     assert partial.line() == "pass no tests removed: diff only: install failed"
     assert judged.line() == "pass no tests removed"
+
+
+def cases(**outcomes: Outcome) -> Report:
+    """A report of pytest ids, `name__params` written `t.py::name[params]`."""
+    def node_id(key: str) -> str:
+        name, _, params = key.partition("__")
+        return f"t.py::{name}[{params}]" if params else f"t.py::{name}"
+    return Report.from_results(TestResult(node_id(k), v) for k, v in outcomes.items())
+
+
+PYTEST = case_family("pytest")
+
+
+def test_parametrized_cases_renamed_with_their_values_are_neither_missing_nor_deselected() -> None:
+    """humanize 4.9 -> 4.10: the frozen date moved from 2020 to 2010 and a
+    case was inserted, so every case of test_naturaldate has a new id at
+    head (value and index), and none was removed."""
+    base = run("old tests", cases(naturaldate__input0_Mar_02_2019=P, naturaldate__input1_Apr_02_2019=P,
+                                  plain=P))
+    head = run("run 1", cases(naturaldate__input0_Mar_02_2009=P, naturaldate__input1_Jan_01_2010=P,
+                              naturaldate__input2_Apr_02_2009=P, plain=P))
+    kept, skips = second_halves(None, None, base, [head], lambda _: True, PYTEST)
+    assert (kept.status, kept.detail) == (Status.PASS, "every base test ran at head")
+    assert (skips.status, skips.detail) == (Status.PASS, "no base test newly skipped")
+
+
+def test_a_case_deleted_from_a_parametrize_list_is_still_missing() -> None:
+    """The cheat: the one failing case taken out of the list. Head runs one
+    case fewer, so the count still catches it, named by its id; base's
+    tests run it on head's code and it fails there too (old_tests)."""
+    base = run("old tests", cases(leap__2000=P, leap__1900=F, leap__2024=P), FAILED)
+    head = run("run 1", cases(leap__2000=P, leap__2024=P))
+    kept, skips = second_halves(None, None, base, [head], lambda _: True, PYTEST)
+    assert (kept.status, kept.detail) == (Status.FAIL, "1 base test missing from head's runs: t.py::leap[1900]")
+    assert (skips.status, skips.detail) == (Status.PASS, "no base test newly skipped")  # it failed under base's tests
+    old = judge_old_tests(base, ["t.py"], [])
+    assert (old.status, old.detail) == (Status.FAIL, "t.py::leap[1900] fails under base's tests; "
+                                                     "sealed files changed at head: t.py")
+
+
+def test_a_family_short_of_cases_under_new_ids_names_base_absent_ids_and_the_count() -> None:
+    """Three cases renamed and one of them dropped: which one is not known,
+    so the detail names base's absent ids and says how many head lacks;
+    the passing ones still defined are deselected as a family."""
+    base = run("old tests", cases(x__a1=P, x__b2=P, x__c3=P, gone=P))
+    head = run("run 1", cases(x__a10=P, x__b20=P))
+    kept, skips = second_halves(None, None, base, [head], lambda test_id: "::x[" in test_id, PYTEST)
+    assert (kept.status, kept.detail) == (
+        Status.FAIL, "2 base tests missing from head's runs: t.py::gone, "
+                     "t.py::x[a1, b2, c3] (head runs 1 fewer of its cases)")
+    assert (skips.status, skips.detail) == (
+        Status.FAIL, "passes under base's tests, skipped or deselected at head: "
+                     "t.py::x[a1, b2, c3] (head runs 1 fewer of its cases)")
+
+
+def test_a_case_deleted_but_still_defined_is_deselected_by_its_id() -> None:
+    base = run("old tests", cases(x__1=P, x__2=P, x__3=P))
+    head = run("run 1", cases(x__1=P, x__3=P))
+    kept, skips = second_halves(None, None, base, [head], lambda _: True, PYTEST)
+    assert kept.detail == "1 base test missing from head's runs: t.py::x[2]"
+    assert skips.detail == "passes under base's tests, skipped or deselected at head: t.py::x[2]"
+
+
+def test_without_a_family_rule_every_id_stands_alone() -> None:
+    """A runner whose ids name no cases (vitest: a title may end in `[x]`)
+    is compared id by id, as before."""
+    base = run("old tests", cases(x__1=P))
+    head = run("run 1", cases(x__2=P))
+    kept, _ = second_halves(None, None, base, [head], lambda _: True, case_family("vitest"))
+    assert kept.detail == "1 base test missing from head's runs: t.py::x[1]"
+
+
+@pytest.mark.parametrize(("test_id", "family"), [
+    ("t.py::test_x[1-2]", "t.py::test_x"),
+    ("t.py::C::test_x[a::b[0]]", "t.py::C::test_x"),
+    ("t/x.py::test_y", "t/x.py::test_y"),
+    ("t.py", "t.py"),
+    ("t.py::test_x[open", "t.py::test_x[open"),
+    ("[weird]", "[weird]"),
+    ("t.py::[odd]", "t.py::[odd]"),
+])
+def test_pytest_family_is_the_test_a_case_belongs_to(test_id: str, family: str) -> None:
+    assert case_family("pytest")(test_id) == family
+    assert case_family("junit")(test_id) == test_id
+
+
+@settings(max_examples=150, deadline=None)
+@given(base_params=st.lists(st.text(alphabet="ab01-", min_size=1, max_size=3), min_size=1, max_size=6, unique=True),
+       head_params=st.lists(st.text(alphabet="ab01-", min_size=1, max_size=3), max_size=6, unique=True))
+def test_a_family_is_short_by_exactly_the_cases_head_lacks(base_params: list[str], head_params: list[str]) -> None:
+    """Whatever the parameter ids, tests_kept fails exactly when head runs
+    fewer cases of the function than base, and counts the difference."""
+    def ids(params: list[str]) -> Report:
+        return Report.from_results([TestResult("t.py::other", P),
+                                    *(TestResult(f"t.py::test_x[{p}]", P) for p in params)])
+    kept, _ = second_halves(None, None, run("old", ids(base_params)), [run("r1", ids(head_params))],
+                            lambda _: True, PYTEST)
+    short = len(base_params) - len(head_params)
+    assert (kept.status is Status.FAIL) == (short > 0)
+    if short > 0:
+        assert kept.detail.startswith(f"{short} base test{'s' if short > 1 else ''} missing from head's runs: ")

@@ -11,12 +11,15 @@ The scanner reads whole file contents, not diff hunks: only a lexer that sees
 the whole file knows whether `@pytest.mark.skip` sits in code or inside a
 docstring, a comment or a template string, and text in strings and comments
 never counts. A line diff is still taken, but only to learn which lines of
-the new file were added, since a marker that was already there is not new.
+the new file were added, since a marker that was already there is not new;
+nor is one on an added line that base's file held as well (the same
+statement in the same test, rewritten by a formatter), where the language
+can tell (`TestLanguage.marker_keys`).
 
 This module owns the change as a whole: which files are test files and in
 which language, each file's old and new version compared, the line diff,
 and the results. The lexing is `codeview`'s; what counts as a test or a
-marker is each stack's (`TestLanguage` in stacks/base.py, read by file
+marker is each stack's (`TestLanguage` in stacks/testdefs.py, read by file
 extension through the registry); the shared records are in `testdefs`.
 
 Pure: stdlib only, no I/O. Any input, however broken, yields an answer and
@@ -33,9 +36,8 @@ from typing import NamedTuple
 from gatetui.git.changes import FileChange
 from gatetui.stacks.codeview import normalize
 from gatetui.stacks.lines import added_lines
-from gatetui.stacks.base import TestLanguage
 from gatetui.stacks.registry import language_of, looks_like_test_file
-from gatetui.stacks.testdefs import MarkerHit, TestDef
+from gatetui.stacks.testdefs import KeyedMarker, MarkerHit, TestDef, TestLanguage
 
 __all__ = [
     "DiffScan",
@@ -209,7 +211,7 @@ def scan_changes(
         before, after = _scan_side(old, markers=False), _scan_side(new, markers=True)
         removed.extend(_unmatched(before.defs, after.defs))
         added.extend(_unmatched(after.defs, before.defs))
-        markers.extend(_new_markers(new.path, after.markers, old.text, new.text))
+        markers.extend(_new_markers(after.markers, old, new))
     return DiffScan(tuple(removed), tuple(added), tuple(markers), files)
 
 
@@ -220,19 +222,54 @@ def _scan_side(side: _Side, *, markers: bool) -> _FileScan:
     return _FileScan(*side.language.scan(side.path, side.text, markers))
 
 
-def _new_markers(
-    path: str, hits: Sequence[MarkerHit], old_text: str | None, new_text: str | None
-) -> list[Marker]:
-    """The markers that sit on lines the change added.
+def _new_markers(hits: Sequence[MarkerHit], old: _Side, new: _Side) -> list[Marker]:
+    """The markers that sit on lines the change added and that base's
+    version of the file did not already hold (`_beyond_base`).
 
     The line diff runs only when the new version has a marker at all, so
     the usual file, with none, costs no diff.
     """
-    if not hits or new_text is None:
+    if not hits or new.text is None:
         return []
-    fresh = added_lines(old_text, new_text) if old_text is not None else None
-    return [
-        Marker(path, line, kind, text)
-        for line, kind, text in hits
-        if fresh is None or line in fresh
-    ]
+    if old.text is not None:
+        fresh = added_lines(old.text, new.text)
+        hits = _beyond_base([h for h in hits if h[0] in fresh], old, new)
+    return [Marker(new.path, line, kind, text) for line, kind, text in hits]
+
+
+def _beyond_base(hits: list[MarkerHit], old: _Side, new: _Side) -> list[MarkerHit]:
+    """Of the markers on added lines, those head's file holds more of than
+    base's: a line a formatter rewrote (three `raise SkipTest(` joined with
+    their arguments onto one line each) adds a line, not a skip.
+
+    The language keys every marker of both versions (kind, enclosing test,
+    normalized statement; `TestLanguage.marker_keys`), and the change's
+    surplus of each key, counted once per statement, goes to the statements
+    on added lines in file order. Without keys (a language that has none, a
+    version that does not parse) every marker on an added line is new.
+    """
+    keys = new.language.marker_keys if new.language is not None and old.language == new.language else None
+    after = keys(new.text) if keys is not None and hits and new.text is not None else None
+    before = keys(old.text) if keys is not None and after is not None and old.text is not None else None
+    if after is None or before is None:
+        return hits
+    statements = _statements(after)
+    surplus = Counter(key for _, key in statements) - Counter(key for _, key in _statements(before))
+    spots = {(h[0], h[1]) for h in hits}
+    fresh: set[tuple[int, str]] = set()
+    for (_, key), marks in sorted(statements.items()):
+        if surplus[key] > 0 and not spots.isdisjoint(marks):
+            surplus[key] -= 1
+            fresh.update(marks)
+    keyed = {(m.line, m.kind) for m in after}
+    return [h for h in hits if (h[0], h[1]) in fresh or (h[0], h[1]) not in keyed]
+
+
+def _statements(keyed: Sequence[KeyedMarker]) -> dict[tuple[tuple[int, int], str], set[tuple[int, str]]]:
+    """Each statement holding a marker, with its key: the (line, kind) of
+    its markers. Two markers of one statement (a parametrize's two xfail
+    cases) are one, whether a formatter put them on one line or two."""
+    out: dict[tuple[tuple[int, int], str], set[tuple[int, str]]] = {}
+    for mark in keyed:
+        out.setdefault((mark.statement, mark.key), set()).add((mark.line, mark.kind))
+    return out

@@ -198,14 +198,17 @@ def second_halves(
     base: SuiteRun | None,
     heads: Sequence[SuiteRun],
     still_defined: Callable[[str], bool],
+    family: Callable[[str], str] = str,  # str: every id a family of its own
 ) -> tuple[CheckResult, CheckResult]:
     """Compare base's tests run on head's code with head's own runs.
 
     A base test missing from every head run was removed from the suite
     (`tests_kept`); one that passed under base's tests and is skipped,
     xfailed, or dropped from the run while still defined (deselected) was
-    dodged (`no_new_skips`). Without reports on both sides there is nothing
-    to compare, and the diff's answer stands.
+    dodged (`no_new_skips`). Missing is counted per `family` (the runner's
+    `junit_ids.case_family`): a parametrized test whose cases head runs
+    under new ids, as many as base's, lost none. Without reports on both
+    sides there is nothing to compare, and the diff's answer stands.
     """
     head_reports = [h.report for h in heads if h.report is not None]
     if base is None or base.report is None or not head_reports:
@@ -215,37 +218,60 @@ def second_halves(
             first_skips or CheckResult(CheckId.NO_NEW_SKIPS, Status.PASS, why),
         )
     broken = junit.uncollected(head_reports)
-    gone = junit.missing(base.report, head_reports)
-    unrun = [i for i in gone if i.split("::", 1)[0] in broken]  # their file failed to collect: not removed
-    gone = [i for i in gone if i not in unrun]
+    short = junit.gone(base.report, head_reports, family)
+    unrun = [g for g in short if g.family.split("::", 1)[0] in broken]  # their file failed to collect: not removed
+    gone = [g for g in short if g not in unrun]
     passed_at_base = {i for i, t in base.report.tests.items() if t.outcome is junit.Outcome.PASSED}
-    dodged = sorted(set(junit.newly_skipped(base.report, head_reports))
-                    | {i for i in gone if i in passed_at_base and still_defined(i)})
+    deselected = [d for g in gone if (d := _deselected(g, passed_at_base, still_defined)) is not None]
     return (
         first_kept or _kept(gone, unrun, broken),
-        first_skips or _skips(dodged),
+        first_skips or _skips(junit.newly_skipped(base.report, head_reports), deselected),
     )
 
 
-def _kept(gone: list[str], unrun: list[str], broken: dict[str, str]) -> CheckResult:
+def _deselected(gone: junit.Gone, passed_at_base: set[str],
+                still_defined: Callable[[str], bool]) -> junit.Gone | None:
+    """The absent ids of a family that passed under base's tests and that
+    head still defines; the family as it is when head ran some of its cases
+    under new ids, since which of them were dropped is not known."""
+    ids = tuple(i for i in gone.absent if i in passed_at_base and still_defined(i))
+    if not ids:
+        return None
+    return junit.Gone(gone.family, len(ids), ids) if gone.whole else gone
+
+
+def _named(groups: Sequence[junit.Gone], plain: Sequence[str] = ()) -> str:
+    """Ids in one listing, with every absent id of a group that is wholly
+    gone; a group whose cases head partly ran under new ids (renamed
+    parameters) is its absent ids and how many fewer cases head ran, as
+    which of them were dropped is not known."""
+    whole = sorted({*plain, *(i for g in groups if g.whole for i in g.absent)})
+    parts = [listing(whole)] if whole else []
+    parts += [f"{listing(list(g.absent))} (head runs {g.count} fewer of its cases)" for g in groups if not g.whole]
+    return ", ".join(parts)
+
+
+def _kept(gone: list[junit.Gone], unrun: list[junit.Gone], broken: dict[str, str]) -> CheckResult:
     if not gone and not unrun:
         return CheckResult(CheckId.TESTS_KEPT, Status.PASS, "every base test ran at head")
     said = []
     if unrun:
-        files = sorted({i.split("::", 1)[0] for i in unrun})
-        said.append(f"{len(unrun)} base test{'s' if len(unrun) > 1 else ''} did not run: {listing(files)} "
+        files = sorted({g.family.split("::", 1)[0] for g in unrun})
+        count = sum(g.count for g in unrun)
+        said.append(f"{count} base test{'s' if count > 1 else ''} did not run: {listing(files)} "
                     f"could not be collected at head ({first_reason({f: broken[f] for f in files})})")
     if gone:
-        said.append(f"{len(gone)} base test{'s' if len(gone) > 1 else ''} missing from head's runs: {listing(gone)}")
+        count = sum(g.count for g in gone)
+        said.append(f"{count} base test{'s' if count > 1 else ''} missing from head's runs: {_named(gone)}")
     return CheckResult(CheckId.TESTS_KEPT, Status.FAIL, "; ".join(said))
 
 
-def _skips(dodged: list[str]) -> CheckResult:
-    if not dodged:
+def _skips(skipped: list[str], deselected: list[junit.Gone]) -> CheckResult:
+    if not skipped and not deselected:
         return CheckResult(CheckId.NO_NEW_SKIPS, Status.PASS, "no base test newly skipped")
     return CheckResult(
         CheckId.NO_NEW_SKIPS, Status.FAIL,
-        f"passes under base's tests, skipped or deselected at head: {listing(dodged)}",
+        f"passes under base's tests, skipped or deselected at head: {_named(deselected, skipped)}",
     )
 
 

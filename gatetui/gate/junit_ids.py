@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-__all__ = ["RULES", "IdRule", "id_rule"]
+__all__ = ["RULES", "IdRule", "case_family", "id_rule"]
 
 # attrib of the testcase, names of the <testsuite>s around it (outermost
 # first, the root excluded), the project's absolute path -> (id, file)
@@ -148,6 +148,29 @@ def junit_rule(attrib: Mapping[str, str], suites: Sequence[str], root: str | Non
     """Any other writer's testcase: `classname::name`, the file when it says one."""
     classname, name = attrib.get("classname", ""), attrib.get("name", "")
     return (f"{classname}::{name}" if classname else name), _relative(attrib.get("file"), root)
+
+
+def case_family(name: str) -> Callable[[str], str]:
+    """How the ids of a profile's runner (`Profile.report_ids`) name one
+    test's cases: an id's family is the test it is a case of, or the id
+    itself. Only pytest's ids name cases (`path::func[params]`, of
+    `path::func`); its parameter ids follow the values and their index, so
+    an honest edit of a parametrize list renames cases, and `tests_kept`
+    counts a family's cases rather than matching their ids."""
+    return pytest_family if name == "pytest" else _itself
+
+
+def pytest_family(test_id: str) -> str:
+    """`path::Cls::func` of `path::Cls::func[params]`; any other id itself.
+    The bracket is searched after the path: no class or function name holds
+    one, while a parameter id may hold anything, `::` and `[` included."""
+    path, sep, rest = test_id.partition("::")
+    name, bracket, _ = rest.partition("[")
+    return f"{path}::{name}" if sep and bracket and name and test_id.endswith("]") else test_id
+
+
+def _itself(test_id: str) -> str:
+    return test_id
 
 
 _RULES: dict[str, IdRule] = {"pytest": pytest_rule, "vitest": vitest_rule, "node": node_rule,

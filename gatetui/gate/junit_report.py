@@ -9,7 +9,9 @@ re-exports these names, so callers import them from there.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from gatetui.stacks.results import COLLECTION_FAILURE, SEVERITY, VERDICT, Outcome, Report, TestResult
 
@@ -17,10 +19,12 @@ __all__ = [
     "COLLECTION_FAILURE",
     "DODGED",
     "SEVERITY",
+    "Gone",
     "Outcome",
     "Report",
     "TestResult",
     "flaky",
+    "gone",
     "missing",
     "newly_skipped",
     "uncollected",
@@ -42,6 +46,47 @@ def missing(base: Report, heads: Sequence[Report]) -> list[str]:
     for head in heads:
         present.update(head.tests)
     return sorted(test_id for test_id in base.tests if test_id not in present)
+
+
+@dataclass(frozen=True)
+class Gone:
+    """Base tests of one family (a test and its cases) that head's runs lack.
+
+    Which of a family's ids are gone is certain only when head ran none of
+    its cases under ids base does not know: a parametrized case's id follows
+    its values and its index, so an honest edit of the parameters (a value
+    changed, a case inserted before it) renames cases. `count` is how many
+    fewer cases head ran than base; `absent` holds base's ids that no head
+    run reported, at least `count` of them, and every one when they are
+    all gone."""
+
+    family: str
+    count: int
+    absent: tuple[str, ...]
+
+    @property
+    def whole(self) -> bool:
+        """Every absent id is gone: no case of the family ran under a new id."""
+        return self.count == len(self.absent)
+
+
+def gone(base: Report, heads: Sequence[Report], family: Callable[[str], str]) -> list[Gone]:
+    """Per family of `missing` ids, the cases head's runs lack, by count.
+
+    A family whose cases head runs as many of (or more) as base is not
+    short, whatever its ids: removing a case still leaves it short by one,
+    and a case whose values changed fails under base's tests (`old_tests`).
+    Unparametrized tests are families of one, so a removed one is gone."""
+    absent = missing(base, heads)
+    families = {family(i) for i in absent}
+    present = {i for head in heads for i in head.tests}
+    at_base = Counter(f for i in base.tests if (f := family(i)) in families)
+    at_head = Counter(f for i in present if (f := family(i)) in families)
+    out: list[Gone] = []
+    for name in sorted(families):
+        if (short := at_base[name] - at_head[name]) > 0:
+            out.append(Gone(name, short, tuple(i for i in absent if family(i) == name)))
+    return out
 
 
 DODGED = (Outcome.SKIPPED, Outcome.XFAILED)  # how a test that would fail can avoid failing

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from gatetui.config import SealRule
 from gatetui.stacks.mutation import Mutate
-from gatetui.stacks.testdefs import MarkerHit, TestDef
+from gatetui.stacks.testdefs import TestLanguage
 
 if TYPE_CHECKING:
     from gatetui.config import Settings
@@ -232,20 +232,6 @@ class HookScan:
 
 def no_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], bool]) -> HookScan:
     return HookScan()
-
-
-@dataclass(frozen=True)
-class TestLanguage:
-    """How the diff scan reads one language's test files, by extension."""
-
-    name: str
-    suffixes: tuple[str, ...]
-    looks_like_test_file: Callable[[str], bool]  # the guess when no profile says
-    test_defs: Callable[[str, str], list[TestDef]]  # (path, text)
-    scan: Callable[[str, str, bool], tuple[list[TestDef], list[MarkerHit]]]  # (path, text, markers?)
-
-    def reads(self, path: str) -> bool:
-        return path.lower().endswith(self.suffixes)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from gatetui.config import DEFAULT_RULE, ConfigError, SealRule, SealSettings, Se
 from gatetui.errors import BadInput
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks import go, node, python
-from gatetui.stacks.base import Profile, Stack, TestLanguage
+from gatetui.stacks.base import Profile, Stack
+from gatetui.stacks.testdefs import TestLanguage
 
 # First match wins: a python project with a package.json for its docs is python.
 STACKS: Mapping[str, Stack] = MappingProxyType({s.name: s for s in (python.STACK, go.STACK, node.STACK)})

@@ -1,20 +1,23 @@
-"""The records the test-file scanners share: a test definition and a marker hit.
+"""The records the test-file scanners share: a test definition, a marker
+hit, a marker's key, and the language that reads them.
 
 `diffscan` gathers a change's findings from the per-language scanners
 (`python_tests`, `js_tests`), which in turn build on the code views
-(`codeview`). All of them speak of `TestDef` and `MarkerHit`, so the two
-live here, below every one of them, where importing them makes no cycle.
-`diffscan` still exports both.
+(`codeview`). All of them speak of `TestDef` and `MarkerHit`, so they live
+here, below every one of them, where importing them makes no cycle; so does
+`TestLanguage`, which bundles one language's scanners for `diffscan` and
+the stacks. `diffscan` still exports `TestDef` and `MarkerHit`.
 
 Pure: stdlib only, no I/O.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
-__all__ = ["MarkerHit", "TestDef"]
+__all__ = ["KeyedMarker", "MarkerHit", "TestDef", "TestLanguage"]
 
 MarkerHit = tuple[int, str, str]  # (line, kind, stripped source line)
 
@@ -44,3 +47,35 @@ class TestDef:
     def qualified(self) -> str:
         """`path::name`, the form pytest and the gate's details use."""
         return f"{self.path}::{self.name}"
+
+
+class KeyedMarker(NamedTuple):
+    """One marker with what makes it the same marker in another version of
+    its file: a line a formatter rewrote holds the same marker, a skip moved
+    to another test does not (`TestLanguage.marker_keys`)."""
+
+    line: int  # 1-based, as in MarkerHit
+    kind: str
+    statement: tuple[int, int]  # where its statement starts (line, column): one statement counts once
+    key: str  # equal for the same marker: kind, enclosing test, the statement's normalized text
+
+
+@dataclass(frozen=True)
+class TestLanguage:
+    """How the diff scan reads one language's test files, by extension.
+
+    `marker_keys` (None: not here) keys every marker of a file's text, or
+    says None when it cannot (a file that does not parse); then a marker on
+    an added line is new whatever base held, as it is without keys."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class, despite the name
+
+    name: str
+    suffixes: tuple[str, ...]
+    looks_like_test_file: Callable[[str], bool]  # the guess when no profile says
+    test_defs: Callable[[str, str], list[TestDef]]  # (path, text)
+    scan: Callable[[str, str, bool], tuple[list[TestDef], list[MarkerHit]]]  # (path, text, markers?)
+    marker_keys: Callable[[str], list[KeyedMarker] | None] | None = None
+
+    def reads(self, path: str) -> bool:
+        return path.lower().endswith(self.suffixes)

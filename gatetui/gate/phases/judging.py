@@ -8,6 +8,7 @@ from __future__ import annotations
 from gatetui.gate import judge, start
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.judge import SuiteRun
+from gatetui.gate.junit_ids import case_family
 from gatetui.gate.phases.base_own import BaseOwn
 from gatetui.gate.phases.context import Context
 
@@ -49,7 +50,7 @@ async def _second_halves(ctx: Context, base: BaseOwn, runs: list[SuiteRun], old:
     said once); a skip seen only under base's tests asks base's own suite."""
     said = ctx.ledger.results
     kept, skips = judge.second_halves(said.get(CheckId.TESTS_KEPT), said.get(CheckId.NO_NEW_SKIPS),
-                                      old, runs, ctx.plan.still_defined)
+                                      old, runs, ctx.plan.still_defined, case_family(ctx.plan.profile.report_ids))
     if skips.status is Status.PASS and judge.skipped_anywhere([old]):  # head-only skips are caught above
         skips = await base.skips_against_base(skips, [*runs, old])
     ctx.ledger.finish_open((kept, skips))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from gatetui.config import Settings
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.base import Profile, Stack, TestLanguage
+from gatetui.stacks.base import Profile, Stack
+from gatetui.stacks.testdefs import TestLanguage
 from gatetui.stacks.node import hooks, profile, tests
 
 JS = TestLanguage("js", (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts"),

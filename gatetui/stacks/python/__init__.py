@@ -5,10 +5,13 @@ from __future__ import annotations
 from gatetui.globs import matches
 from gatetui.config import Settings
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.base import Profile, Stack, TestLanguage
+from gatetui.stacks.base import Profile, Stack
+from gatetui.stacks.testdefs import TestLanguage
 from gatetui.stacks.python import hooks, profile, tests
+from gatetui.stacks.python.marker_keys import python_marker_keys
 
-PYTHON = TestLanguage("python", (".py",), tests.looks_like_python_test, tests.python_test_defs, tests.python_scan)
+PYTHON = TestLanguage("python", (".py",), tests.looks_like_python_test, tests.python_test_defs, tests.python_scan,
+                      python_marker_keys)
 
 
 def is_test_file(profile: Profile, path: str) -> bool:

@@ -25,6 +25,7 @@ from gatetui.stacks.testdefs import MarkerHit, TestDef
 from gatetui.pyparse import parse_python
 
 __all__ = [
+    "python_marker_hits",
     "python_markers",
     "python_test_defs",
     "python_text_defs",
@@ -253,10 +254,10 @@ def python_text_markers(text: str, view: CodeView | None) -> list[MarkerHit]:
     if not _PY_MARKER_HINT.search(text):
         return []
     view = view or python_view(text)
-    return hits_to_markers(view, _python_marker_hits(view))
+    return hits_to_markers(view, python_marker_hits(view))
 
 
-def _python_marker_hits(view: CodeView) -> list[tuple[int, str]]:
+def python_marker_hits(view: CodeView) -> list[tuple[int, str]]:
     """(offset, kind) for each dotted name that is a marker where it stands."""
     code = view.code
     names = _python_imports(code) if "import" in code else _PyNames()
