@@ -211,3 +211,18 @@ def test_fresh_processes_clear_a_lazy_import_test_and_confirm_the_others(project
     (project / "tests" / "count").write_text("7")  # as after run 1 and its six reruns
     assert confirmed(project, "tests/test_random.py::test_one_in_three") == Confirmation(
         "tests/test_random.py::test_one_in_three", Cause.FLAKY)
+
+
+def test_one_case_per_function_is_asked_the_one_that_failed_least() -> None:
+    """humanize 4.11: 57 cases of test_naturalsize failed the reruns on a
+    locale another test left active; one fresh answer stands for them."""
+    failed = {f"t.py::test_size[case{i}]": 5 for i in range(57)}
+    failed["t.py::test_size[case30]"] = 2  # a case failing by chance fails less often: it is the one asked
+    failed["t.py::test_other"] = 6
+    assert fresh.representatives(failed) == {"t.py::test_size": "t.py::test_size[case30]",
+                                             "t.py::test_other": "t.py::test_other"}
+
+
+def test_the_functions_past_the_cap_are_not_asked() -> None:
+    failed = {f"t.py::test_{name}": 6 for name in "gfedcba"}
+    assert list(fresh.representatives(failed).values()) == [f"t.py::test_{name}" for name in "abcde"]

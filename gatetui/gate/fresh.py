@@ -5,8 +5,9 @@ The reruns repeat head's new and changed tests in one process
 (gate/rerun.py). A test that checks process-fresh state (that a module is
 not imported yet, a lazy attribute not loaded yet) passes there once and
 fails after: it checks what only a new process shows, and is not flaky.
-So each test that failed in the reruns runs again alone, one fresh
-process at a time (its own runner, just that test id), up to PROCESSES:
+So each test that failed in the reruns (one case per test function:
+`representatives`) runs again alone, one fresh process at a time (its own
+runner, just that test id), up to PROCESSES:
 failing in any, it is flaky. Passing in every one, one more fresh process
 runs it STEPS times (the rerun plugin's cases): alone, then by turns again
 as it is and again with its own test module loaded afresh (AFRESH: its
@@ -43,7 +44,7 @@ from gatetui.gate import junit, rerun
 PROCESSES = 3  # fresh processes, each running the test alone once
 STEPS = 13  # the last fresh process's cases: alone, then again and afresh by turns
 AFRESH = tuple(range(3, STEPS + 1, 2))  # the cases run with the test's module loaded afresh
-MAX_TESTS = 5  # tests confirmed; any more that failed the reruns are named flaky unconfirmed
+MAX_TESTS = 5  # test functions confirmed; the failed cases of any more are named flaky unconfirmed
 FAILING = (junit.Outcome.FAILED, junit.Outcome.ERROR)
 
 
@@ -69,6 +70,22 @@ class Confirmation:
         """Named flaky: a fresh process failed it by chance or alone, its own
         state did, or nothing fresh said otherwise."""
         return self.cause in (Cause.FLAKY, Cause.CHANCE, Cause.OWN_STATE, Cause.UNCONFIRMED)
+
+
+def representatives(failed: dict[str, int]) -> dict[str, str]:
+    """Function -> the one of its cases the fresh processes run, for the
+    first MAX_TESTS functions: a parametrized test whose many cases fail the
+    reruns on one process-wide state (a locale a test left active, humanize
+    4.11: 57 cases) is asked once, not once per case. The case that failed
+    the fewest reruns stands for them: a case failing by chance fails less
+    often than a deterministic one, so one hidden among them is the one
+    asked, and its answer (flaky) goes to all."""
+    chosen: dict[str, str] = {}
+    for test in sorted(failed, key=lambda t: (rerun.function_of(t), failed[t], t)):
+        function = rerun.function_of(test)
+        if function not in chosen and len(chosen) < MAX_TESTS:
+            chosen[function] = test
+    return chosen
 
 
 def alone_passed(report: junit.Report | None, test: str) -> bool | None:

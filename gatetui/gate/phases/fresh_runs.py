@@ -20,9 +20,15 @@ class FreshRuns:
         self.ctx, self.runner = ctx, runner
         self.started = 0  # fresh processes so far: each its own stream and report
 
-    async def confirm(self, workspace: Workspace, failed: list[str]) -> tuple[fresh.Confirmation, ...]:
-        """The first fresh.MAX_TESTS of the tests that failed the reruns, each confirmed or cleared."""
-        return tuple([await self._one(workspace, test) for test in failed[:fresh.MAX_TESTS]])
+    async def confirm(self, workspace: Workspace, failed: dict[str, int]) -> tuple[fresh.Confirmation, ...]:
+        """The tests that failed the reruns (by how many times), confirmed
+        or cleared: one case of each of the first fresh.MAX_TESTS test
+        functions (fresh.representatives), its answer standing for its
+        function's other failed cases."""
+        chosen = fresh.representatives(failed)
+        found = {test: await self._one(workspace, test) for test in chosen.values()}
+        return tuple(fresh.Confirmation(test, found[chosen[rerun.function_of(test)]].cause)
+                     for test in failed if rerun.function_of(test) in chosen)
 
     async def _one(self, workspace: Workspace, test: str) -> fresh.Confirmation:
         alone: list[junit.Report | None] = []

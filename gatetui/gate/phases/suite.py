@@ -103,7 +103,7 @@ class SuitePhase:
             return run
         env = await self.runner.plugin(workspace, plan.profile.rerun, reruns=rerun.RERUNS, afresh="", only="")
         again = await self.runner.run(workspace, CheckId.RUNS, "reruns", env, rerun.command(plan.profile.test, ids))
-        failed = list(rerun.failures(again.report)) if again.report is not None and not again.result.timed_out else []
+        failed = rerun.failures(again.report) if again.report is not None and not again.result.timed_out else {}
         if not run.passed and not plan.profile.baseline:
             return replace(run, reruns=again)  # runs fails already: what the reruns say changes nothing
         return replace(run, reruns=again, confirmed=await self.fresh.confirm(workspace, failed))
