@@ -92,6 +92,15 @@ def test_a_committed_version_file_the_build_rewrites_is_allowed_when_it_holds_a_
     assert found({"p/__init__.py": b"", "p/core.py": CORE, "p/_version.py": rendered}, tree, generated) == []
 
 
+def test_a_version_file_heads_own_build_starts_to_write_is_allowed_when_it_holds_a_version() -> None:
+    """humanize 4.11 added hatch-vcs's build hook: base's settings name no
+    version file, head's do."""
+    tree = {**TREE, "pyproject.toml": b'[tool.hatch.build.hooks.vcs]\nversion-file = "src/p/_version.py"\n'}
+    wheel = {"p/__init__.py": b"", "p/core.py": CORE}
+    assert found({**wheel, "p/_version.py": b"__version__ = version = '4.11.0'\n"}, tree) == []
+    assert found({**wheel, "p/_version.py": b"import os\n"}, tree) == ["p/_version.py is a version file holding code"]
+
+
 @pytest.mark.parametrize("planted", [
     b"__version__ = '1.0'\nimport os\n",
     b"__version__ = '1.0'\ndef f():\n    pass\n",

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.python.version_file import holds_only_a_version
+from gatetui.stacks.python.version_file import holds_only_a_version, version_files
 
 REPORT = "wheel.whl"  # the report the wheel is copied to
 CODE_SUFFIXES = (".py", ".pth", ".pyc")  # what runs when the wheel is installed and imported
@@ -54,7 +54,9 @@ def wheel_findings(wheel: bytes, head: Snapshot, generated: Iterable[str] = ()) 
         return [WheelFinding("the wheel", f"could not be read ({err})")]
     with archive:
         roots = _roots(members, head)
-        made = set(generated)
+        # base's version files, and head's own (a release that starts to write one): either
+        # way only a version may be in it (_compare), so head's saying so lends it nothing
+        made = set(generated) | {file.path for file in version_files(head)}
         found: list[WheelFinding] = []
         for name, info in sorted(members.items()):
             path = roots.get(_top(name), "") + name
