@@ -27,7 +27,8 @@ from gatetui.stacks.python import own_stub
 from gatetui.stacks.python.declared import declared_metadata
 from gatetui.stacks.python.installer import find_uv
 from gatetui.stacks.python.profile import python_dependencies
-from tests.conftest import MakeRepo
+from gatetui.gate.plan import GateRequest, make_plan
+from tests.conftest import MakeRepo, git
 from tests.gating import gate_events
 
 
@@ -169,3 +170,24 @@ def test_a_project_whose_build_decides_its_requirements_resolves_after_it(make_r
     finished, resolved = resolves(make_repo(DYNAMIC, HEAD), tmp_path)
     assert [AFTER in line for line in resolved] == [True]
     assert (finished.verdict, finished.digests.layer_state) == (Verdict.PASS, "miss")
+
+
+def test_a_dynamic_version_is_the_one_the_gate_hands_the_build() -> None:
+    """pluggy 1.6: with Version 0 the resolve took a pytest old enough to
+    accept pluggy 0, which does not import on Python 3.11."""
+    text = ('[project]\nname = "pluggy"\ndynamic = ["version"]\n'
+            '[project.optional-dependencies]\ntesting = ["pytest"]\n')
+    _, metadata = declared_metadata({"pyproject.toml": text.encode()}, "1.5.0.post0") or ("", "")
+    assert metadata.splitlines()[:3] == ["Metadata-Version: 2.1", "Name: pluggy", "Version: 1.5.0.post0"]
+    _, static = declared_metadata({"pyproject.toml": b'[project]\nname = "p"\nversion = "2.0"\n'}, "9.9") or ("", "")
+    assert static.splitlines()[2] == "Version: 2.0"  # a declared version is the project's own
+
+
+def test_the_plan_holds_the_version_from_git_the_early_resolve_is_handed(make_repo: MakeRepo) -> None:
+    repo = make_repo({"pyproject.toml": '[build-system]\nrequires = ["setuptools>=64", "setuptools-scm>=8"]\n'
+                                        'build-backend = "setuptools.build_meta"\n'
+                                        '[project]\nname = "p"\ndynamic = ["version"]\n',
+                      "p/__init__.py": "", "tests/test_p.py": "def test_p():\n    pass\n"},
+                     {"p/core.py": "X = 1\n"})
+    git(repo, "tag", "v2.3", "main")
+    assert make_plan(GateRequest(repo, "main", "agent/x")).version == "2.3.post0"

@@ -41,13 +41,14 @@ class EarlyResolve:
     """One install's early resolve: started once, taken once."""
 
     def __init__(self, deps: Dependencies, run: Run, layers: LayerSteps | None, files: Mapping[str, bytes],
-                 env: Mapping[str, str]):
+                 env: Mapping[str, str], version: str = "0"):
         self.deps, self.run, self.layers, self.files, self.env = deps, run, layers, files, dict(env)
+        self.version = version  # the one handed the build, where it takes it from git
         self.task: asyncio.Task[Early | None] | None = None
 
     def start(self, workspace: Workspace) -> None:
         declared = self.deps.declared
-        found = declared.metadata(self.files) if declared is not None else None
+        found = declared.metadata(self.files, self.version) if declared is not None else None
         if found is not None:
             self.task = asyncio.create_task(self._resolve(workspace, *found))
 

@@ -59,6 +59,7 @@ class Plan:
     hidden_problem: str = ""  # configured, yet nothing to run: the check's error
     baseline_key: str = ""  # base sha + profile digest: where base's own run is cached (baseline, skips, a refused runner)
     generated: Mapping[str, bytes] = field(default_factory=dict)  # Profile.generated for the version handed the build
+    version: str = "0.0.0"  # the version handed a build that takes it from git
 
     def export(self, tree: Snapshot, dest: Path) -> None:
         """`tree` written into `dest`, with what the build writes by design
@@ -118,7 +119,7 @@ def make_plan(request: GateRequest) -> Plan:
     digests = replace(digests, random_seed=seed, hidden=hidden.digest if hidden else "",
                       hidden_files=len(hidden.files) if hidden else 0, test_network=profile.test_network)
     return Plan(request, repo, base, head, profile, scan, digests, files, env, tuple(modules),
-                hidden, problem, cache_key(merge_base, profile), generated)
+                hidden, problem, cache_key(merge_base, profile), generated, version)
 
 
 def old_tests_overlay(base: Snapshot, head: Snapshot, profile: Profile) -> tuple[dict[str, bytes | None], dict[str, str]]:

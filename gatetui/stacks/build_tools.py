@@ -59,7 +59,7 @@ class DeclaredResolve:
     `canonical`: a project's name as the stack compares names."""
 
     files: tuple[str, ...]
-    metadata: Callable[[Mapping[str, bytes]], tuple[str, str] | None]
+    metadata: Callable[[Mapping[str, bytes], str], tuple[str, str] | None]  # files, the version handed the build
     command: str
     variable: str
     canonical: Callable[[str], str]

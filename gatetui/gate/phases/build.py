@@ -92,7 +92,8 @@ class BuildPhase:
         if deps is None or deps.declared is None:
             return None
         files = {f: data for f in deps.declared.files if (data := ctx.plan.head.read(f)) is not None}
-        early = EarlyResolve(deps, self.installer.run, ctx.layers, files, ctx.plan.profile.install_env)
+        early = EarlyResolve(deps, self.installer.run, ctx.layers, files, ctx.plan.profile.install_env,
+                             ctx.plan.version)
         early.start(workspace)
         return early
 
