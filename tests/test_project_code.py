@@ -167,3 +167,17 @@ def test_any_configuration_gives_roots_the_tree_holds_or_none(pyproject: dict[st
              "pkg/__init__.py": "", "src/pkg/__init__.py": "", "x.py": CODE, **BESIDE}
     head = Snapshot.of_files({**files, **({"setup.py": f"from setuptools import *\n{setup}\n"} if setup else {})})
     assert all(root in head or head.has_dir(root) for root in project_roots(head))
+
+
+def test_the_version_file_the_build_writes_is_no_changed_code() -> None:
+    """pluggy 1.5: the sdist ships src/pluggy/_version.py, which the build
+    writes anew; no test is there to run it."""
+    files = {"pyproject.toml": '[tool.setuptools_scm]\nwrite_to = "src/p/_version.py"\n[tool.setuptools.packages.find]\n'
+                               'where = ["src"]\n',
+             "src/p/__init__.py": "A = 1\n", "src/p/_version.py": "version = '1.5.0'\n", "tests/test_p.py": CODE}
+    head = Snapshot.of_files(files)
+    profile = load_profile(head)
+    assert profile.build_generated == ("src/p/_version.py",)
+    changes = [FileChange("add", None, path, None, text.encode()) for path, text in files.items()]
+    found = changed_code(changes, profile, PYTHON_COVERAGE, head)
+    assert (dict(found.lines), dict(found.outside)) == ({"src/p/__init__.py": frozenset({1})}, {})

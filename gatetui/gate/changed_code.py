@@ -66,6 +66,8 @@ def changed_code(changes: list[FileChange], profile: Profile, probe: LineCoverag
         path = change.new_path
         if path is None or change.new_data is None or not code_file(path, profile, probe):
             continue
+        if path in profile.build_generated:  # the build writes it (a version file): no test's to run
+            continue
         if len(change.new_data) > MAX_FILE_BYTES:
             continue
         new = _text(change.new_data)
