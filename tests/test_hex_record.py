@@ -27,7 +27,7 @@ from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.stacks.python import env_check
-from tests.conftest import git, write_tree
+from tests.conftest import MakeRepo
 
 SITE = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
 MODULE = b"VALUE = 42\n"
@@ -131,19 +131,10 @@ def hex_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.mark.install
 @pytest.mark.skipif(not probe_isolation().full,
                     reason=f"the local backend cannot isolate runs here ({probe_isolation().reason})")
-def test_a_dependency_with_a_hex_record_gates_an_honest_change(hex_index: str, tmp_path: Path,
+def test_a_dependency_with_a_hex_record_gates_an_honest_change(hex_index: str, tmp_path: Path, make_repo: MakeRepo,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PIP_EXTRA_INDEX_URL", hex_index)
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write_tree(repo, BASE)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    git(repo, "checkout", "-qb", "agent/x")
-    write_tree(repo, HONEST)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "head")
+    repo = make_repo(BASE, HONEST)
 
     async def run() -> RunFinished:
         plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", "agent/x"))

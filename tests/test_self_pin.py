@@ -38,7 +38,7 @@ from gatetui.gate.runner import run_gate
 from gatetui.stacks.base import Resolved
 from gatetui.stacks.python import env_check, lock_report, own_requirements, pip_report, scripts
 from gatetui.stacks.python.own_stub import without_own
-from tests.conftest import git, write_tree
+from tests.conftest import MakeRepo, write_tree
 
 HASH = "a" * 64
 SITE = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
@@ -291,7 +291,7 @@ def gate(repo: Path, work: Path) -> RunFinished:
 @pytest.mark.sandbox
 @pytest.mark.install
 @pytest.mark.parametrize("uv", ["on", "off"])
-def test_head_is_tested_not_the_release_its_requirements_pin(index: str, tmp_path: Path, uv: str,
+def test_head_is_tested_not_the_release_its_requirements_pin(index: str, tmp_path: Path, uv: str, make_repo: MakeRepo,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The runs import head's tree (its new function is there, its file is
     not in a site-packages) and pass: uv, or pip without it, resolves from
@@ -300,17 +300,7 @@ def test_head_is_tested_not_the_release_its_requirements_pin(index: str, tmp_pat
     monkeypatch.setenv("PIP_EXTRA_INDEX_URL", index)
     if uv == "off":
         monkeypatch.setenv("GATETUI_UV", "off")
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write_tree(repo, BASE)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    git(repo, "checkout", "-qb", "agent/x")
-    write_tree(repo, HEAD)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "head adds new()")
-    git(repo, "checkout", "-q", "main")
+    repo = make_repo(BASE, HEAD)
     finished = gate(repo, tmp_path / "work")
     statuses = {r.id.value: r.status.value for r in finished.results}
     assert {k: statuses[k] for k in ("install", "runs", "old_tests", "covered")} == {
