@@ -4,11 +4,15 @@ records the seed, and the runs' detail names it when that run differs."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from gatetui.backends.base import CommandResult
+from gatetui.stacks.node.profile import REVERSE as NODE_REVERSE
 from gatetui.stacks.python.profile import REVERSE, SHUFFLE
 from gatetui.gate.judge import SuiteRun, judge_runs
 from gatetui.gate.junit import Outcome, Report, TestResult
@@ -132,3 +136,41 @@ def test_a_test_failing_only_out_of_source_order_is_order_dependent() -> None:
     assert judge_runs([reversed_run, flaky, shuffled]).detail == (
         "1 of 3 passed: order-dependent t.py::a; flaky t.py::b; run 1 (reverse order): t.py::a, t.py::b failed; "
         "run 3 ran in random order (seed 5)")
+
+
+NODE_TESTS = """import { test, describe, it } from "node:test";
+import { appendFileSync } from "node:fs";
+const record = (name) => appendFileSync(process.env.ORDER_FILE, name + "\\n");
+test("t1", () => record("t1"));
+test.skip("t2", () => record("t2"));
+describe("s", () => {
+  it("s1", () => record("s1"));
+  it("s2", () => record("s2"));
+});
+test("t3", async (t) => { record("t3"); await t.test("t3a", () => record("t3a")); });
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_node_preload_registers_each_files_tests_last_to_first(tmp_path: Path) -> None:
+    """node --test with the reverse run's preload (issue 36): top-level
+    tests and each suite's tests reversed, subtests and skips kept."""
+    (tmp_path / "package.json").write_text('{"type": "module"}\n')
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "a.test.js").write_text(NODE_TESTS)
+    for rel, data in NODE_REVERSE.plugin.files.items():
+        (tmp_path / FOLDER / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / FOLDER / rel).write_bytes(data)
+
+    def order(reverse: bool) -> list[str]:
+        out = tmp_path / f"order-{reverse}"
+        env = {"PATH": os.environ["PATH"], "ORDER_FILE": str(out),
+               **(NODE_REVERSE.plugin.env_for(str(tmp_path / FOLDER)) if reverse else {})}
+        done = subprocess.run(["node", "--test", "test/"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return out.read_text().split()
+
+    assert order(False) == ["t1", "s1", "s2", "t3", "t3a"]
+    assert order(True) == ["t3", "t3a", "s2", "s1", "t1"]
+    assert NODE_REVERSE.label == "reverse order"
