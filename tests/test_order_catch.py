@@ -33,6 +33,7 @@ SCENARIOS = {s.name: s for s in load_scenarios()}
 async def _runs_and_seed(repo: Path, name: str, root: Path) -> tuple[str, int | None]:
     """One gate, no seed given: the `runs` status and the seed it drew."""
     plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", f"agent/{name}"))
+    assert (plan.digests.random_seed is None) == (plan.profile.shuffle is None)  # drawn where the runner shuffles
     last = None
     async for event in run_gate(plan, LocalBackend(work_root=root, layers=root / "layers")):
         last = event
@@ -51,7 +52,8 @@ def test_order_samples_fail_runs_whatever_the_seed(name: str, tmp_path: Path) ->
     repo = materialize(scenario, tmp_path / name)
     outcomes = [asyncio.run(_runs_and_seed(repo, name, tmp_path)) for _ in range(GATES)]
     seeds = {seed for _, seed in outcomes}
-    assert len(seeds) > GATES // 2 and None not in seeds  # fresh seeds, each recorded
+    assert seeds == {None} or len(seeds) > GATES // 2  # fresh seeds, where the runner shuffles
     failed = [seed for status, seed in outcomes if status == "fail"]
     passed = [seed for status, seed in outcomes if status != "fail"]
+    print(f"{name}: runs failed in {len(failed)} of {GATES} gates")  # the figure issue 36 asks for
     assert len(failed) >= CAUGHT[name], f"{name}: runs passed with seeds {passed}"
