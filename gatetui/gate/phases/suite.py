@@ -94,8 +94,9 @@ class SuitePhase:
         return replace(await self.runner.run(workspace, CheckId.RUNS, name, env), seed=seed)
 
     async def _first_run(self, workspace: Workspace) -> SuiteRun:
-        """Run 1, then in its copy the reruns of the tests head added or
-        changed (see gate/rerun.py), and fresh processes for those that
+        """Run 1 (out of source order with random_order: `_reordered`),
+        then in its copy the reruns of the tests head added or changed (see
+        gate/rerun.py), in source order, and fresh processes for those that
         failed there (gate/fresh.py)."""
         plan = self.ctx.plan
         run = await self._reordered(workspace) if plan.profile.random_order and plan.profile.reorder is not None \

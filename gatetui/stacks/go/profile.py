@@ -39,8 +39,8 @@ VET = vet_lint(GO_ENV)
 # A package whose binary does not build runs as go test runs it, to say why.
 ALONE_SCRIPT = r"""alone() {
   bin=$(mktemp -d) code=0; : > "$report"
-  for pkg in $(go list "$@"); do
-    rm -f "$bin/t"; dir=$(go list -f '{{.Dir}}' "$pkg")
+  for pkg in $(go list -e "$@"); do
+    rm -f "$bin/t"; dir=$(go list -e -f '{{.Dir}}' "$pkg")
     if ! go test -c -o "$bin/t" "$pkg" >/dev/null 2>&1; then go test -json -count=1 "$pkg" >> "$report" || code=1; continue; fi
     [ -x "$bin/t" ] || continue
     for name in $(cd "$dir" && "$bin/t" -test.list '.*' | grep -E '^(Test|Example|Fuzz)[[:alnum:]_]*$'); do
