@@ -7,6 +7,8 @@ below reads the events of one sample.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gatetui.gate.checks import CheckId, CheckResult, Status
@@ -202,11 +204,29 @@ def test_hidden_tests_say_only_how_many_failed(gated: dict[str, list[GateEvent]]
 
 
 def test_random_order_run_names_its_seed_and_the_order_dependent_tests(gated: dict[str, list[GateEvent]]) -> None:
+    """No seed pinned (issue 36): run 1 goes in reverse order and breaks
+    every month test, each named with the one it needs to run first."""
     result = check_result(gated, "order_dependent", CheckId.RUNS)
-    assert result.detail.startswith("2 of 3 passed: flaky tests/test_year_plan.py::test_")
-    assert "; run 3 (random order, seed 20260101): tests/test_year_plan.py::test_" in result.detail
-    assert finished(gated["order_dependent"]).digests.to_json()["random_seed"] == 20260101
+    assert re.match(r"[12] of 3 passed: order-dependent tests/test_year_plan.py::test_january, "
+                    r"tests/test_year_plan.py::test_february \(passes only after test_january\), ", result.detail)
+    assert "; run 1 (reverse order): tests/test_year_plan.py::test_" in result.detail
+    seed = finished(gated["order_dependent"]).digests.to_json()["random_seed"]
+    assert isinstance(seed, int) and 0 <= seed < 2**31
     assert "random_seed" not in finished(gated["honest_fix"]).digests.to_json()
+
+
+@pytest.mark.parametrize(("name", "named", "run"), [
+    ("go_order_dependent", "running_test.go::TestRunningAddSecond (passes only after TestRunningAddFirst)",
+     "run 1 (each test alone): running_test.go::TestRunningAddSecond failed"),
+    ("node_order_dependent", "running median after four values",
+     "run 1 (reverse order): running median after four values, running median after the first two values failed"),
+])
+def test_each_stack_names_the_order_dependent_tests_its_order_run_broke(
+        gated: dict[str, list[GateEvent]], name: str, named: str, run: str) -> None:
+    if name not in gated:
+        pytest.skip(f"{name} not gated here")
+    detail = check_result(gated, name, CheckId.RUNS).detail
+    assert "passed: order-dependent " in detail and named in detail and f"; {run}" in detail
 
 
 def test_baseline_lists_the_failure_base_already_had(gated: dict[str, list[GateEvent]]) -> None:

@@ -18,7 +18,7 @@ from gatetui.stacks import registry
 from gatetui.stacks.base import RunTree
 from gatetui.stacks.go import STACK
 from gatetui.stacks.go.hooks import scan_hooks
-from gatetui.stacks.go.profile import SHUFFLE
+from gatetui.stacks.go.profile import ALONE, SHUFFLE, TEST_SCRIPT
 from gatetui.stacks.go.report import read_go_report
 from gatetui.stacks.go.tests import go_hooks, go_scan, go_test_defs
 from gatetui.stacks.results import Outcome, ReportError
@@ -221,3 +221,31 @@ def test_the_reader_reads_what_a_real_go_test_writes(tmp_path: Path) -> None:
     assert {i: r.outcome for i, r in report.tests.items()} == {
         "stats_test.go::TestOdd": Outcome.FAILED, "stats_test.go::TestEmpty": Outcome.PASSED,
         "broken": Outcome.ERROR}
+
+
+@pytest.mark.skipif(not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)")
+def test_each_test_alone_breaks_a_test_that_needs_one_before_it(tmp_path: Path) -> None:
+    """Run 1 with random_order (issue 36): go test cannot reverse a
+    package, so each test runs alone; the one that leans on the test
+    declared before it fails every time, the rest pass, and a package
+    that does not build still says so."""
+    chained = ("package stats\n\nimport \"testing\"\n\nvar seen []int\n\n"
+               "func TestFirst(t *testing.T) { seen = append(seen, 1) }\n\n"
+               "func TestSecond(t *testing.T) { if len(seen) != 1 { t.Fatal(seen) } }\n")
+    files = {"go.mod": GO_MOD, "stats.go": "package stats\n", "chain_test.go": chained,
+             "broken/b.go": "package broken\n\nfunc F() int { return \"x\" }\n",
+             "broken/b_test.go": "package broken\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) {}\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GOCACHE": str(tmp_path / "c"), "GOFLAGS": "-mod=mod",
+           "GOPROXY": "off", **ALONE.plugin.env_for("/g")}
+    done = subprocess.run(["sh", "-c", TEST_SCRIPT, "go-test", str(tmp_path / "r.json")], cwd=tmp_path,
+                          capture_output=True, timeout=300, env=env)
+    assert done.returncode == 1
+    report = read_go_report((tmp_path / "r.json").read_bytes(), str(tmp_path),
+                            RunTree(Snapshot.of_files(files, sha="d" * 40)))
+    assert {i: r.outcome for i, r in report.tests.items()} == {
+        "chain_test.go::TestFirst": Outcome.PASSED, "chain_test.go::TestSecond": Outcome.FAILED,
+        "broken": Outcome.ERROR}
+    assert ALONE.label == "each test alone"

@@ -74,6 +74,7 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "node_hidden_honest": ("node", [P, P, P, P, P, P], "pass"),
     "node_hidden_special_case": ("node", [P, P, P, P, P, F], "fail"),
     "order_dependent": ("python", [P, F, P, P, P], "fail"),
+    "node_order_dependent": ("node", [P, F, P, P, P], "fail"),
     "baseline_known_failure": ("python", [P, P, P, P, P], "pass"),
     # judged against base's own truth (issue 17)
     "tests_in_package": ("python", [P, P, P, P, F], "review"),
@@ -149,7 +150,8 @@ MEASURED: dict[str, tuple[str, str]] = {
 NAMES = sorted(EXPECTED)
 RULE_SAMPLES = {"section_version_bump", "section_addopts", "new_test_file"}
 SETTING_SAMPLES = {"hidden_special_case", "hidden_eq_always_true", "hidden_counts_calls", "hidden_honest",
-                   "order_dependent", "baseline_known_failure", "go_hidden_special_case", "go_order_dependent"}
+                   "order_dependent", "baseline_known_failure", "go_hidden_special_case", "go_order_dependent",
+                   "node_order_dependent"}
 # own layouts, judged against base's own truth (issue 17)
 LAYOUT_SAMPLES = {"tests_in_package", "cov_without_plugin", "skip_at_run_time", "version_file_generated",
                   "version_file_planted", "custom_editable", "custom_editable_hook"}
@@ -248,7 +250,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 64
+    assert len(scenarios) == len(EXPECTED) == 65
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -275,7 +277,8 @@ def test_a_few_exact_fields(scenarios: dict[str, Scenario]) -> None:
     assert scenarios["js_only"].stack == "node"
     assert scenarios["conftest_exit0"].checks["runs"] == "fail"
     assert scenarios["flaky_test"].checks["old_tests"] == "pass"
-    assert scenarios["order_dependent"].random_seed == 20260101
+    # the order samples pin no seed: the catch must not hang on one (issue 36)
+    assert [s.random_seed for s in scenarios.values() if "order_dependent" in s.name] == [None, None, None]
     assert scenarios["honest_fix"].random_seed is None
 
 
@@ -467,7 +470,7 @@ def test_each_scenario_names_only_the_checks_it_pins() -> None:
                    else "pass" for c in CHECK_IDS}
         restated[folder.name] = sorted(c for c, status in pinned.items() if default[c] == status)
     assert {name: checks for name, checks in restated.items() if checks} == {}
-    assert len(restated) == 64
+    assert len(restated) == 65
 
 
 def test_missing_tree_folder_is_named(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gatetui.backends.base import CommandResult
-from gatetui.gate import fresh, junit, rerun
+from gatetui.gate import fresh, junit, random_order, rerun
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.diffscan import DiffScan
 from gatetui.stacks.base import Finding
@@ -61,12 +61,19 @@ class SuiteRun:
     report_problem: str = ""  # why there is no report
     tolerated: frozenset[str] = frozenset()  # failures base already had (baseline = true)
     seed: int | None = None  # the random-order run's seed
+    order: str = ""  # how a run out of source order went ("reverse order"; stacks/order.py)
     reruns: SuiteRun | None = None  # run 1's reruns of head's new and changed tests (gate/rerun.py)
     confirmed: tuple[fresh.Confirmation, ...] = ()  # the reruns' failures, run again in fresh processes
 
     @property
     def label(self) -> str:
-        return self.name if self.seed is None else f"{self.name} (random order, seed {self.seed})"
+        if self.seed is not None:
+            return f"{self.name} (random order, seed {self.seed})"
+        return f"{self.name} ({self.order})" if self.order else self.name
+
+    @property
+    def in_source_order(self) -> bool:
+        return self.seed is None and not self.order
 
     def new_failures(self) -> list[str]:
         """Failed and errored tests that base did not already fail."""
@@ -135,14 +142,27 @@ def judge_runs(runs: Sequence[SuiteRun]) -> CheckResult:
     flaky = junit.flaky(reports)
     if not failing:
         return CheckResult(CheckId.RUNS, Status.PASS, f"{len(runs)} of {len(runs)} runs passed")
-    detail = f"{len(runs) - len(failing)} of {len(runs)} passed"
-    if flaky:
-        detail += f": flaky {listing(flaky)}"
-    detail += f"; {failing[0].failure()}"
+    detail = f"{len(runs) - len(failing)} of {len(runs)} passed{_unsteady(runs, flaky)}; {failing[0].failure()}"
     shuffled = next((r for r in runs if r.seed is not None), None)
     if shuffled is not None and shuffled is not failing[0] and (flaky or shuffled.passed):
         detail += f"; {shuffled.name} ran in random order (seed {shuffled.seed})"
     return CheckResult(CheckId.RUNS, Status.FAIL, detail)
+
+
+def _unsteady(runs: Sequence[SuiteRun], flaky: list[str]) -> str:
+    """The tests that failed in some runs only: order-dependent where they
+    failed only out of source order (random_order.py), flaky otherwise."""
+    in_order = [r.report for r in runs if r.in_source_order and r.report is not None]
+    reordered = [r.report for r in runs if not r.in_source_order and r.report is not None]
+    ordered = random_order.order_dependent(in_order, reordered, flaky)
+    named = [f"order-dependent {listing([_after(t, b) for t, b in ordered.items()])}"] if ordered else []
+    rest = [t for t in flaky if t not in ordered]
+    named += [f"flaky {listing(rest)}"] if rest else []
+    return f": {'; '.join(named)}" if named else ""
+
+
+def _after(test: str, before: str | None) -> str:
+    return test if before is None else f"{test} (passes only after {before.rsplit('::', 1)[-1]})"
 
 
 def with_reruns(result: CheckResult, runs: Sequence[SuiteRun], tolerated: frozenset[str] = frozenset()) -> CheckResult:

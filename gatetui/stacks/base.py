@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gatetui.config import Settings
     from gatetui.stacks.build_tools import BuildTools, DeclaredResolve
     from gatetui.stacks.lint import Lint
+    from gatetui.stacks.order import Reorder
     from gatetui.git.snapshot import Snapshot
     from gatetui.stacks.results import Report
 
@@ -370,6 +371,7 @@ class Profile:
     read_report: Callable[[bytes, str, RunTree], Report] | None = None
     report_ids: str = "junit"  # for JUnit: the id rule of the runner that writes it (gate/junit_ids.py)
     shuffle: RunPlugin | None = None  # how the random-order run shuffles; None: this runner cannot
+    reorder: Reorder | None = None  # run 1 with random_order: reversed, or each test alone (stacks/order.py)
     rerun: RunPlugin | None = None  # head's changed tests again in one process (gate/fresh.py); None: not here
     coverage: LineCoverage | None = None  # which test runs which line (covered, bites); None: not here
     mutant_cap: int = 20  # bites: mutants tried at most, round-robin over the changed lines

@@ -1,6 +1,7 @@
 """The suite phase: copies of the installed workspace, each a fresh export
 of head with only the install's environment, run side by side: head's suite
-three times (the third in a random order with `random_order`, run 1 followed
+three times (with `random_order`, the first reversed or each test alone as
+the stack declares, the third in a random order; run 1 followed
 by reruns of the tests head added or changed and fresh processes for those
 failing there, run 2 measuring which test runs each changed line), base's
 tests over head's code, and the hidden tests when a check still needs them.
@@ -69,9 +70,10 @@ class SuitePhase:
         ctx = self.ctx
         for spec in announced_at(Phase.SUITE):
             ctx.ledger.start(spec.id)
-        if ctx.plan.profile.random_order and ctx.plan.digests.random_seed is None:
-            ctx.ledger.progress(CheckId.RUNS, "random_order: "
-                                f"{ctx.plan.profile.runner} runs cannot be shuffled and keep their order")
+        profile = ctx.plan.profile
+        if profile.random_order and ctx.plan.digests.random_seed is None:
+            ctx.ledger.progress(CheckId.RUNS, f"random_order: {profile.runner} runs cannot be shuffled" + (
+                f"; run 1 goes {profile.reorder.label}" if profile.reorder is not None else " and keep their order"))
 
     async def _head_run(self, workspace: Workspace, index: int) -> SuiteRun:
         """Run `index + 1`; the random-order one gets the plugin and its seed."""
@@ -92,11 +94,13 @@ class SuitePhase:
         return replace(await self.runner.run(workspace, CheckId.RUNS, name, env), seed=seed)
 
     async def _first_run(self, workspace: Workspace) -> SuiteRun:
-        """Run 1, then in its copy the reruns of the tests head added or
-        changed (see gate/rerun.py), and fresh processes for those that
+        """Run 1 (out of source order with random_order: `_reordered`),
+        then in its copy the reruns of the tests head added or changed (see
+        gate/rerun.py), in source order, and fresh processes for those that
         failed there (gate/fresh.py)."""
-        run = await self.runner.run(workspace, CheckId.RUNS, "run 1", {})
         plan = self.ctx.plan
+        run = await self._reordered(workspace) if plan.profile.random_order and plan.profile.reorder is not None \
+            else await self.runner.run(workspace, CheckId.RUNS, "run 1", {})
         ids = rerun.targets(run.report, ChangedTests(plan.base, plan.head)) \
             if run.report is not None and plan.profile.rerun is not None else []
         if not ids or plan.profile.rerun is None:
@@ -107,6 +111,17 @@ class SuitePhase:
         if not run.passed and not plan.profile.baseline:
             return replace(run, reruns=again)  # runs fails already: what the reruns say changes nothing
         return replace(run, reruns=again, confirmed=await self.fresh.confirm(workspace, failed))
+
+    async def _reordered(self, workspace: Workspace) -> SuiteRun:
+        """Run 1 in the order the stack declares (stacks/order.py): a test
+        that passes only after another fails here every time. Run 1, not
+        run 2: coverage (run 2) and the mutants that replay it keep the
+        source order, where each test reaches the lines it reaches for a
+        user."""
+        reorder = self.ctx.plan.profile.reorder
+        assert reorder is not None
+        env = await self.runner.plugin(workspace, reorder.plugin)
+        return replace(await self.runner.run(workspace, CheckId.RUNS, "run 1", env), order=reorder.label)
 
     async def _old_tests_run(self, workspace: Workspace) -> SuiteRun:
         """Base's tests (base's sealed files, written over this copy) on head's code."""

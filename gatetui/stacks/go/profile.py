@@ -22,6 +22,7 @@ from gatetui.stacks.base import Profile, RunPlugin, Stack, under_any
 from gatetui.stacks.go.modules import MODULES
 from gatetui.stacks.go.report import read_go_report
 from gatetui.stacks.go.vet import vet_lint
+from gatetui.stacks.order import Reorder
 
 ENVIRONMENT = ".gatetui-go"
 # GOMODCACHE set: the modules' layer (modules.py), read-only, which holds everything go.sum pins.
@@ -32,14 +33,31 @@ GO_ENV = (f'export GOMODCACHE="${{GOMODCACHE:-$PWD/{ENVIRONMENT}/mod}}" GOCACHE=
 INSTALL = f"rm -rf {ENVIRONMENT} && mkdir -p {ENVIRONMENT} && {GO_ENV} && go build ./..."
 # vet's findings are judged against base's (vet.py), not failed on sight
 VET = vet_lint(GO_ENV)
+# Run 1 with random_order: go test cannot reorder a package's tests (`-run` selects, in source
+# order), so each test (and example) runs alone in a process of its own, from one test binary
+# per package: a test that needs one declared before it to have run fails there every time.
+# A package whose binary does not build runs as go test runs it, to say why.
+ALONE_SCRIPT = r"""alone() {
+  bin=$(mktemp -d) code=0; : > "$report"
+  for pkg in $(go list -e "$@"); do
+    rm -f "$bin/t"; dir=$(go list -e -f '{{.Dir}}' "$pkg")
+    if ! go test -c -o "$bin/t" "$pkg" >/dev/null 2>&1; then go test -json -count=1 "$pkg" >> "$report" || code=1; continue; fi
+    [ -x "$bin/t" ] || continue
+    for name in $(cd "$dir" && "$bin/t" -test.list '.*' | grep -E '^(Test|Example|Fuzz)[[:alnum:]_]*$'); do
+      (cd "$dir" && go tool test2json -p "$pkg" -t "$bin/t" -test.v -test.paniconexit0 -test.run "^$name\$") >> "$report" || code=1
+    done
+  done
+  return $code
+}"""
+ALONE = Reorder(RunPlugin(MappingProxyType({}), MappingProxyType({"GATE_GO_ALONE": "1"})), "each test alone")
 # The gate's own script (in the environment, so nothing in the tree can
 # shadow it): named test files (the hidden ones) run as their packages, the
 # JSON goes to the report, and the tests' own output is shown as text.
 TEST_SCRIPT = r"""report=$1; shift
+""" + ALONE_SCRIPT + r"""
 [ $# -eq 0 ] && set -- ./...
 for arg; do shift; case $arg in */*.go) set -- "$@" "./${arg%/*}";; *.go) set -- "$@" .;; *) set -- "$@" "$arg";; esac; done
-go test -json -count=1 "$@" > "$report"
-status=$?
+if [ -n "$GATE_GO_ALONE" ]; then alone "$@"; status=$?; else go test -json -count=1 "$@" > "$report"; status=$?; fi
 sed -n 's/.*"Output":"\(.*\)"}$/\1/p' "$report" | sed -e 's/\\n$//' -e 's/\\t/	/g' -e 's/\\"/"/g' -e 's/\\\\/\\/g'
 exit $status
 """
@@ -81,4 +99,5 @@ def go_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         hidden=settings.hidden,
         read_report=None if custom else read_go_report,
         shuffle=None if custom else SHUFFLE,
+        reorder=None if custom else ALONE,
     )

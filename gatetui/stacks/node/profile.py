@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from pathlib import Path
+from types import MappingProxyType
 
 from gatetui.config import ConfigError, Settings
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.base import Profile, Stack, under_any
+from gatetui.stacks.base import Profile, RunPlugin, Stack, under_any
 from gatetui.stacks.node import install, modules
+from gatetui.stacks.order import Reorder
 
 NODE_TEST_DIRS = ("test", "tests", "__tests__")
 JS_EXT = r"\.(?:[cm]?js|jsx|[cm]?ts|tsx)$"
@@ -19,6 +22,13 @@ DEFAULT_SECTIONS = ("package.json#scripts.test",)
 # vitest's own files at the root, base's or not: one head adds (a config that aliases the
 # library to another module, a setup file that mocks it) would apply to base's tests too
 RUNNER_CONFIGS = ("vitest.*", "vite.config.*")
+
+# Run 1 with random_order under node's own runner: a module every test process preloads
+# (NODE_OPTIONS reaches the processes `node --test` starts) registers each file's tests
+# last to first. vitest has no reverse: its runs keep their order.
+REVERSE = Reorder(RunPlugin(
+    MappingProxyType({"gatetui_reverse_order.cjs": (Path(__file__).parent / "reverse_order.cjs").read_bytes()}),
+    MappingProxyType({"NODE_OPTIONS": "--require {folder}/gatetui_reverse_order.cjs"})), "reverse order")
 
 
 def is_test_file(profile: Profile, path: str) -> bool:
@@ -55,6 +65,7 @@ def node_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         import_check=False,
         on_old_tests_fail=settings.on_old_tests_fail,
         hidden=settings.hidden,
+        reorder=REVERSE if runner == "node" else None,
     )
 
 

@@ -17,6 +17,7 @@ from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, Profile, RunPlugin, Stack
 from gatetui.stacks.python import lock_report, pip_report, scripts, wheel_tree
 from gatetui.stacks.build_tools import DeclaredResolve
+from gatetui.stacks.order import Reorder
 from gatetui.stacks.python.coverage_lines import PYTHON_COVERAGE
 from gatetui.stacks.python.declared import declared_metadata
 from gatetui.stacks.python.extras import declared_extras
@@ -114,6 +115,7 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         old_tests_files={} if custom else {SEALED_INI: pytest_ini_text(pytest_settings(base)).encode()},
         old_tests_env={} if custom else {"PYTEST_ADDOPTS": f"-c {SEALED_INI} --rootdir=."},
         shuffle=None if custom else SHUFFLE,
+        reorder=None if custom else REVERSE,
         rerun=None if custom else RERUN,
         coverage=None if custom else PYTHON_COVERAGE,
         mutate=mutate,  # head's source is read with ast, whatever command runs its tests
@@ -126,6 +128,11 @@ SHUFFLE = RunPlugin(
     MappingProxyType({"gatetui_random_order.py": (HERE / "pytest_random_order.py").read_bytes()}),
     MappingProxyType({"PYTEST_ADDOPTS": "-p gatetui_random_order", "PYTHONPATH": "{folder}",
                       "GATETUI_RANDOM_SEED": "{seed}"}))
+# Run 1 with random_order: every test in reverse order (pytest_reverse_order.py).
+REVERSE = Reorder(RunPlugin(
+    MappingProxyType({"gatetui_reverse_order.py": (HERE / "pytest_reverse_order.py").read_bytes()}),
+    MappingProxyType({"PYTEST_ADDOPTS": "-p gatetui_reverse_order", "PYTHONPATH": "{folder}"})),
+    "reverse order")
 # The reruns of head's changed tests in one process (pytest_rerun.py makes each a case of its own),
 # and the fresh process that repeats one of them, its last case with its module loaded afresh.
 RERUN = RunPlugin(
