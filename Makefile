@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   ?= demo
 
-.PHONY: test test-fast test-runtime-all demo bench venv clean tools check
+.PHONY: test test-fast test-runtime-all test-order-loop demo bench venv clean tools check
 
 venv: $(STAMP)
 
@@ -48,6 +48,11 @@ test-fast: $(STAMP)
 # gates four). CI runs it after `test`.
 test-runtime-all: $(STAMP) tools
 	GATETUI_RUNTIME_ALL_SAMPLES=1 $(BIN)/python -m pytest -q tests/test_runtime_backend.py -k samples_get
+
+# Each order sample gated 20 times with fresh seeds (issue 36's figure; `test` gates each 5 times).
+# CI runs it after `test`.
+test-order-loop: $(STAMP) tools
+	GATETUI_ORDER_GATES=20 $(BIN)/python -m pytest -q -s tests/test_order_catch.py
 
 demo: $(STAMP)
 	rm -rf $(DEMO)

@@ -9,6 +9,8 @@ declared before it; go runs each test alone once.
 from __future__ import annotations
 
 import asyncio
+import math
+import os
 import shutil
 from pathlib import Path
 
@@ -24,9 +26,11 @@ from gatetui.stacks.registry import STACKS
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.install]  # every gate for real, installs included
 
-GATES = 20
-# sample -> the gates out of GATES whose `runs` must fail
-CAUGHT = {"order_dependent": 20, "node_order_dependent": 20, "go_order_dependent": 19}
+# 20 gates each in CI (`make test-order-loop`, the figure issue 36 asks for); 5 in `make test`, which
+# must stay under ten minutes on two cores (20 gates of three samples are five of them)
+GATES = int(os.environ.get("GATETUI_ORDER_GATES", "5"))
+# sample -> the share of GATES whose `runs` must fail: python and node every gate, go 19 in 20
+CAUGHT = {"order_dependent": 1.0, "node_order_dependent": 1.0, "go_order_dependent": 0.95}
 SCENARIOS = {s.name: s for s in load_scenarios()}
 
 
@@ -56,4 +60,4 @@ def test_order_samples_fail_runs_whatever_the_seed(name: str, tmp_path: Path) ->
     failed = [seed for status, seed in outcomes if status == "fail"]
     passed = [seed for status, seed in outcomes if status != "fail"]
     print(f"{name}: runs failed in {len(failed)} of {GATES} gates")  # the figure issue 36 asks for
-    assert len(failed) >= CAUGHT[name], f"{name}: runs passed with seeds {passed}"
+    assert len(failed) >= math.ceil(CAUGHT[name] * GATES), f"{name}: runs passed with seeds {passed}"
