@@ -224,7 +224,8 @@ def test_random_order_run_names_its_seed_and_the_order_dependent_tests(gated: di
 def test_each_stack_names_the_order_dependent_tests_its_order_run_broke(
         gated: dict[str, list[GateEvent]], name: str, named: str, run: str) -> None:
     if name not in gated:
-        pytest.skip(f"{name} not gated here")
+        pytest.skip(f"{name} is not gated on this machine: {', '.join(MISSING[name])} not installed "
+                    "(make tools installs go)")
     detail = check_result(gated, name, CheckId.RUNS).detail
     assert "passed: order-dependent " in detail and named in detail and f"; {run}" in detail
 
