@@ -98,8 +98,7 @@ class RuntimeWorkspace:
         started = time.monotonic()
         try:
             result = await asyncio.wait_for(self.sandbox.exec(
-                wrapped, cwd=self.path, env={**self.family.env, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1",
-                                             **(env or {})},
+                wrapped, cwd=self.path, env={**self.family.env, **(env or {})},
                 timeout_ms=max(1000, int(timeout * 1000)), on_stdout=sink, on_stderr=sink,
             ), timeout + self.family.grace)
         except TimeoutError:
