@@ -29,7 +29,7 @@ from gatetui.errors import BackendError
 if TYPE_CHECKING:
     from gatetui.backends.runtime_layers import RuntimeLayers
 
-CPU_FILE = ".gatetui-cpu"
+CPU_FILE = "reports/.times"  # beside the reports, not in the home a run lists: no sign of the gate there
 TIMES = re.compile(r"(\d+)m([\d.]+)s")
 Fresh = Callable[[bool, str | None], Awaitable[Any]]  # (network, a layer's snapshot) -> a new sandbox
 
