@@ -13,8 +13,9 @@ Escaped: Unicode categories Cc (C0 and C1 controls, DEL), Cf (format:
 bidi controls, zero-width characters, tags), Cs (lone surrogates, as a
 file name that is not UTF-8 decodes), Cn (unassigned: a terminal's Unicode
 may be newer and call one a format character), Zl and Zp (line and
-paragraph separators). Kept: tab, and newlines unless the surface is one
-line (`newlines=False`). Carriage return is escaped too: it redraws a line.
+paragraph separators). Kept: newline and tab, unless the field is one line
+(`inert_line`: a name, a test id, a detail's first line), where a tab would
+pass for spaces. Carriage return is escaped too: it redraws a line.
 
 The output is unambiguous: a backslash that could be read as the start of
 an escape (one followed by `x`, `u`, `U`, another backslash, or an escaped
@@ -36,34 +37,32 @@ import unicodedata
 UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"})
 ESCAPE_LETTERS = frozenset("xuU\\")
 
-# Printable ASCII but the backslash, and tab (and newline where kept), is
+# Printable ASCII but the backslash (and newline and tab where kept) is
 # never escaped: only what is left is looked at one character at a time.
 _CANDIDATES = {
     True: re.compile(r"[^\t\n\x20-\x5b\x5d-\x7e]"),
-    False: re.compile(r"[^\t\x20-\x5b\x5d-\x7e]"),
+    False: re.compile(r"[^\x20-\x5b\x5d-\x7e]"),
 }
 
 
-def inert(text: str, *, newlines: bool = True) -> str:
+def inert(text: str, *, multiline: bool = True) -> str:
     """`text` with every control and format character shown as an escape;
-    with `newlines` False a newline is escaped too (a one-line field)."""
+    with `multiline` False newline and tab are escaped too (a one-line field)."""
     def replace(match: re.Match[str]) -> str:
         char = match.group()
         if char == "\\":
             following = match.string[match.end():match.end() + 1]
-            starts_escape = following in ESCAPE_LETTERS or (following != "" and unsafe(following, newlines))
+            starts_escape = following in ESCAPE_LETTERS or (following != "" and unsafe(following, multiline))
             return "\\\\" if starts_escape else "\\"
-        return escape(char) if unsafe(char, newlines) else char
+        return escape(char) if unsafe(char, multiline) else char
 
-    return _CANDIDATES[newlines].sub(replace, text)
+    return _CANDIDATES[multiline].sub(replace, text)
 
 
-def unsafe(char: str, newlines: bool = True) -> bool:
+def unsafe(char: str, multiline: bool = True) -> bool:
     """Whether `char` is shown escaped."""
-    if char == "\t":
-        return False
-    if char == "\n":
-        return not newlines
+    if char in "\t\n":
+        return not multiline
     return unicodedata.category(char) in UNSAFE_CATEGORIES
 
 
@@ -78,6 +77,6 @@ def escape(char: str) -> str:
 
 
 def inert_line(text: str) -> str:
-    """`text` for a one-line field: a newline in it is escaped too, so a
-    branch name or a test id never starts a line of its own."""
-    return inert(text, newlines=False)
+    """`text` for a one-line field: newline and tab in it are escaped too,
+    so a branch name or a test id never starts a line of its own."""
+    return inert(text, multiline=False)

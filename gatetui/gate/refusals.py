@@ -5,6 +5,8 @@ the tree: code that would run with no source to read (a sourceless .pyc),
 and a file name that reads one way to a person and another to a glob, a
 shell or a report (bytes that are not UTF-8, a newline, a control or
 bidirectional-format character). Names already in base are base's business.
+The detail names them as they are (data, as in the JSON): every place that
+shows it makes them inert (gatetui/inert.py), escaped once.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ def refusal(base: Snapshot, head: Snapshot, unreadable_code: str) -> str:
     odd = sorted(p for p in added if odd_name(p))
     if odd:
         return ("head adds a file whose name the gate cannot judge (not UTF-8, or a control or format "
-                f"character in it): {', '.join(escaped(p) for p in odd[:SHOWN])}; rename it")
+                f"character in it): {', '.join(odd[:SHOWN])}; rename it")
     unreadable = sorted(p for p in added if unreadable_code and re.search(unreadable_code, p))
     if unreadable:
         return ("head adds code with no source to read (the gate judges only what it can read): "
@@ -36,10 +38,3 @@ def refusal(base: Snapshot, head: Snapshot, unreadable_code: str) -> str:
 
 def odd_name(path: str) -> bool:
     return any(unicodedata.category(ch) in ODD for ch in path)
-
-
-def escaped(path: str) -> str:
-    """The name as its bytes, every odd one escaped: `tests/a\\n.py`."""
-    raw = path.encode("utf-8", "surrogateescape")
-    return "".join(ch if not odd_name(ch) else ch.encode("unicode_escape").decode("ascii")
-                   for ch in raw.decode("utf-8", "backslashreplace"))

@@ -11,7 +11,7 @@ import json
 import time
 from typing import TextIO
 
-from gatetui.inert import inert_line
+from gatetui.inert import inert, inert_line
 from gatetui.gate.events import (
     CheckFinished, CheckProgress, CheckStarted, GateEvent, OutputChunk, RunFinished, RunStarted,
 )
@@ -44,12 +44,12 @@ class Progress:
         if rest:
             self.partial[stream] = rest
         for line in lines:
-            print(f"  {stream} | {inert_line(line)}", file=self.out, flush=True)
+            print(f"  {stream} | {inert(line)}", file=self.out, flush=True)  # one line: split at newlines
 
     def flush(self) -> None:
         """What is left of each stream without its newline."""
         for stream, rest in self.partial.items():
-            print(f"  {stream} | {inert_line(rest)}", file=self.out, flush=True)
+            print(f"  {stream} | {inert(rest)}", file=self.out, flush=True)
         self.partial.clear()
 
     @staticmethod
@@ -66,7 +66,8 @@ class Progress:
                 return f"{event.check.value}: {inert_line(event.detail)}"
             case CheckFinished():
                 r = event.result
-                detail = f" ({inert_line(r.detail.splitlines()[0])})" if r.detail else ""
+                first = r.detail.split("\n", 1)[0]
+                detail = f" ({inert_line(first)})" if first else ""
                 return f"{r.id.value}: {r.status.value} in {r.seconds:.1f} s{detail}"
             case RunFinished():
                 return f"verdict: {event.verdict.value} in {event.seconds:.1f} s"
