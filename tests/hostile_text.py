@@ -17,7 +17,9 @@ CLIPBOARD_SHOWN = "\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2J\\x9b2J"
 # A name that reads backwards from the override on, with a zero-width space in it.
 BIDI_NAME = "\u202eyp.\u200bvil\u2066e\u2069"
 BIDI_NAME_SHOWN = "\\u202eyp.\\u200bvil\\u2066e\\u2069"
-MARKUP = "[@click=app.quit]quit[/] [bold]pass[/bold] [link=https://example.invalid]x[/link]"
+# Textual and Rich markup: an action on click, a style, a hyperlink.
+MARKUPS = ("[@click=app.quit]quit[/]", "[bold]pass[/bold]", "[link=https://example.invalid]x[/link]")
+MARKUP = " ".join(MARKUPS)
 REDRAW = "FAIL\rpass\b\b\b\bpass"
 REDRAW_SHOWN = "FAIL\\x0dpass\\x08\\x08\\x08\\x08pass"
 

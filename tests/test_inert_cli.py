@@ -114,3 +114,38 @@ def test_a_refused_file_name_is_shown_escaped_once(hostile_repo: Path) -> None:
     assert line_of(printed.out, "FAIL installs from scratch") == (
         "FAIL installs from scratch: head adds a file whose name the gate cannot judge (not UTF-8, or a control or "
         f"format character in it): tests/test_{BIDI_NAME_SHOWN}.py; rename it")
+
+
+def mcp_status(clone: Path) -> str:
+    """The MCP `status` tool's text, as an MCP client receives it."""
+    async def ask() -> str:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "gatetui", "mcp"], cwd=str(clone))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            answer = await session.call_tool("status", {})
+        assert not answer.is_error
+        return "\n".join(part.text for part in answer.content)  # type: ignore[union-attr]
+
+    return asyncio.run(ask())
+
+
+@pytest.mark.sandbox
+@pytest.mark.install
+def test_submit_serve_and_mcp_show_heads_text_escaped(served: Served,  # noqa: F811
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    clone = served.clone("inert", BRANCH)
+    write_tree(clone, HEAD)
+    code = main(["submit", "--repo", str(clone), "-m", f"done {FORGED_PASS}"])
+    out, err = capsys.readouterr()
+    assert code == 1 and (unsafe_in(out), unsafe_in(err)) == ([], [])
+    assert line_of(out, "FAIL nothing new skipped") == f"FAIL nothing new skipped or focused: {FLAGGED_SHOWN}"
+    assert out.endswith("verdict: fail\n")
+    assert f"submit 1 of 3 for {BRANCH_SHOWN} at " in err and f"1 of 3 submits used on {BRANCH_SHOWN}; 2 left" in err
+    said = served.said()  # the supervisor's own log
+    assert unsafe_in(said) == []
+    assert f"gatetui serve: submit 1 of 3 on {BRANCH_SHOWN} at " in said
+    assert f"gatetui serve: {BRANCH_SHOWN} at " in said
+    status = mcp_status(clone)
+    assert unsafe_in(status) == []
+    assert status.splitlines()[0] == f"branch: {BRANCH_SHOWN}"
+    assert f"FAIL nothing new skipped or focused: {FLAGGED_SHOWN}" in status.splitlines()
