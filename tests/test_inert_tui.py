@@ -158,3 +158,62 @@ async def test_the_review_shows_heads_text_as_text_and_a_click_decides_nothing(t
         await click_on(pilot, "accept[/]")  # on the heading's reason: a markup span there decides the review
         run = app.supervisor.branches[BRANCH].latest
         assert run is not None and run.review == "" and "undecided: a accept, x reject" in screen_text(pilot)
+
+
+async def test_notifications_and_error_dialogs_show_heads_text_as_text(tmp_path: Path) -> None:
+    app = hostile_app(tmp_path)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:  # run_test hides toasts unless asked
+        await loaded(pilot)
+        app.relay(sv.EscalationRaised(BRANCH, f"{QUIT}{FORGED_PASS}"))  # the supervisor's events, as it sends them
+        app.backend_said(f"{MARKUPS[1]}{CLIPBOARD}")  # a backend's news
+        app.follow_demo(BRANCH, f"{MARKUPS[2]}{REDRAW}")  # the demo's story of a branch
+        await pilot.press("g")  # the submits given back: a notification naming the branch
+        await pilot.pause(0.2)
+        shown = screen_text(pilot)
+        assert_inert(shown, f"{QUIT}\\x1b[2K", MARKUPS[1] + CLIPBOARD_SHOWN[:30],  # toasts wrap at about 57
+                     MARKUPS[2] + REDRAW_SHOWN[:12], f"{BRANCH_SHOWN} has its 3 submits")
+        await click_on(pilot, QUIT)
+        assert app.return_code is None
+        app.relay(sv.RunFailed(BRANCH, "run-x", f"the gate could not run: {QUIT} {CLIPBOARD}"))
+        await until(lambda: isinstance(app.screen, ErrorScreen))
+        await pilot.pause(0.1)
+        assert_inert(screen_text(pilot), f"the gate could not run on {BRANCH_SHOWN}",
+                     f"the gate could not run: {QUIT}", CLIPBOARD_SHOWN)
+        await click_on(pilot, f"{QUIT} ")
+        assert app.return_code is None
+
+
+async def test_the_copied_verdict_block_is_inert(tmp_path: Path) -> None:
+    app = hostile_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("y")
+        await pilot.pause(0.1)
+        assert app.clipboard.splitlines()[3] == f"FAIL nothing new skipped or focused: {FLAGGED_SHOWN}"
+        assert unsafe_in(app.clipboard) == []
+        saved = next((tmp_path / "state").rglob("run-hostile.txt"))
+        assert saved.read_text() == app.clipboard + "\n"
+
+
+async def hostile_lab(folder: Path, seal: object) -> AsyncIterator[LabEvent]:
+    """A lab over scenarios named by whoever wrote the folder, one whose gate could not run."""
+    one = dataclasses.replace(SCENARIOS["honest_fix"], name=f"{QUIT}{BIDI_NAME}")
+    two = dataclasses.replace(SCENARIOS["skip_marker"], name="plain")
+    yield LabPlanned((one, two))
+    yield ScenarioStarted(two.name)
+    yield Outcome(one, {c: "error" for c in ("install", "verdict")}, (), f"{MARKUPS[1]} {FORGED_PASS}")
+
+
+async def test_the_rules_lab_shows_scenario_names_and_errors_as_text(tmp_path: Path) -> None:
+    app = hostile_app(tmp_path)
+    app.lab_scenarios, app.lab_source = tmp_path / f"{MARKUPS[1]}{BIDI_NAME}", hostile_lab
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("l")
+        await until(lambda: isinstance(app.screen, LabScreen) and "plain" in app.screen.state.running)
+        await pilot.pause(0.1)
+        assert_inert(screen_text(pilot), f"{MARKUPS[1]}{BIDI_NAME_SHOWN}",  # the heading: the scenarios' folder
+                     f"{QUIT}{BIDI_NAME_SHOWN}",  # the matrix's row
+                     f"{QUIT}{BIDI_NAME_SHOWN}: the gate could not run: {MARKUPS[1]} {FORGED_PASS_SHOWN[:20]}")
+        await click_on(pilot, QUIT)
+        assert app.return_code is None
