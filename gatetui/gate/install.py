@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from gatetui.backends.base import CommandResult, Workspace
 from gatetui.gate.fingerprint import changes, describe, read_fingerprint
-from gatetui.stacks.base import Dependencies, OwnInstall, Profile, ReportProblem, Resolved
+from gatetui.stacks.base import (Dependencies, Offered, OfferedPlugin, OwnInstall, Profile, ReportProblem, Resolved,
+                                 RunPlugin)
 
 if TYPE_CHECKING:
     from gatetui.gate.early_layer import EarlyResolve
@@ -54,6 +55,7 @@ class Installer:
         self.expected: dict[str, str] | None = None
         self.layers = layers  # the run's use of the backend's dependency layers; None: none kept
         self.found: Counter[str] = Counter()  # the profile's lint's findings, by key (Profile.lint)
+        self.offered: Offered | None = None  # what the last check of the whole environment found it offers
 
     async def prepare(self, workspace: Workspace) -> None:
         """What a layer's key needs asked while the workspace has run no
@@ -169,6 +171,13 @@ class Installer:
         result = await self.run(workspace, deps.pinned_command(deps.pinned, resolved), env, True)
         return None if result.ok else Failed(deps.pinned, result)
 
+    def loads(self) -> RunPlugin | None:
+        """What every test run of this install loads: the runner's plugins
+        the last check of the whole environment found verified (none
+        where it found none); None where the profile leaves it to the runner."""
+        check = self.profile.environment_check
+        return None if check is None or check.loads is None else check.loads(self.offered or Offered())
+
     async def check(self, workspace: Workspace, mode: str, verify: bool) -> Failed | list[str]:
         """The stack's environment check: what it refused (when verifying),
         else the names of head's own projects it found. `own`: only head's
@@ -184,13 +193,16 @@ class Installer:
         if shown and deps is not None and deps.layer is not None:
             env[deps.layer.link_env] = shown  # the one link no RECORD lists that the check accepts
         result = await self.run(workspace, command.replace("{mode}", mode), env, False)
-        data = _report(await workspace.read_report(name)) if result.ok else None
+        raw = await workspace.read_report(name) if result.ok else None
+        data = _report(raw)
         if data is None:
             return Failed(check.command, None, f"the environment the install left could not be checked "
                                                f"({result.describe_end()}): {telling_line(result.output_tail)}")
         summary, own, hex_records = data
         if hex_records and self.layers is not None and mode == "all":
             _note_hex(self.layers.notes, hex_records)
+        if mode == "all":
+            self.offered = offered(raw)
         return Failed(check.command, None, summary) if summary and verify else own
 
 
@@ -241,6 +253,22 @@ def _note_hex(notes: list[str], hex_records: list[str]) -> None:
             "spec's urlsafe base64; compared as the same bytes")
     if note not in notes:
         notes.append(note)
+
+
+def offered(raw: bytes | None) -> Offered:
+    """The runner's plugins and version the environment check found the
+    verified distributions offer; nothing where its report says nothing
+    readable of them (then the runs load no plugin)."""
+    try:
+        data = json.loads(raw or b"")
+    except ValueError:
+        return Offered()
+    plugins, runner = (data.get("plugins"), data.get("runner")) if isinstance(data, Mapping) else (None, None)
+    if not isinstance(plugins, list) or not isinstance(runner, str):
+        return Offered()
+    found = tuple(OfferedPlugin(p["name"], p["dist"], p["own"]) for p in plugins if isinstance(p, Mapping)
+                  and isinstance(p.get("name"), str) and isinstance(p.get("dist"), str) and p.get("own") in (True, False))
+    return Offered(found, runner)
 
 
 def _report(raw: bytes | None) -> tuple[str, list[str], list[str]] | None:

@@ -40,13 +40,37 @@ class GateScript:
 
 
 @dataclass(frozen=True)
+class OfferedPlugin:
+    """A runner plugin a distribution the environment check verified offers."""
+
+    name: str  # the plugin's name (python: a pytest11 entry point's)
+    dist: str  # its distribution's
+    own: bool  # installed from a local folder (head's own project, a path in the tree), not an index
+
+
+@dataclass(frozen=True)
+class Offered:
+    """What the checked environment offers the runs: the runner's plugins,
+    and the runner's version ("" where the check found none)."""
+
+    plugins: tuple[OfferedPlugin, ...] = ()
+    runner: str = ""
+
+
+@dataclass(frozen=True)
 class EnvironmentCheck:
     """A command the gate runs after the install and before any test run:
     it writes {"problems": [...], "summary": "..."} as JSON to {report}, and
-    a summary that is not empty fails the install with it."""
+    a summary that is not empty fails the install with it. It also names
+    the runner's plugins the verified distributions offer ("plugins":
+    [{"name", "dist", "own"}], "runner": its version); `loads` turns them
+    into what every test run of that environment loads (RunPlugin), so
+    that the runner registers nothing the tree holds. None: the runner
+    loads what it finds itself."""
 
     command: str
     env: Mapping[str, str]
+    loads: Callable[[Offered], RunPlugin] | None = None
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,8 @@ class BaseOwn:
             if failed is not None:
                 end = failed.said if failed.result is None else failed.result.describe_end()
                 return baseline.BaseRun(base, {}, f"base's install `{failed.step}` {end}")
-            run = await self.runner.run(workspace, CheckId.RUNS, "baseline", {}, ran=RunTree(ctx.plan.base))
+            run = await self.runner.run(workspace, CheckId.RUNS, "baseline", {}, ran=RunTree(ctx.plan.base),
+                                        loads=installer.loads())
             return baseline.BaseRun.of(base, run, ctx.plan.profile.cannot_start)
 
 

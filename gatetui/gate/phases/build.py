@@ -57,6 +57,7 @@ class BuildPhase:
             ctx.ledger.finish(CheckResult(CheckId.INSTALL, Status.FAIL, linted.said))
             return None
         ctx.ledger.finish(self._passed(findings, linted.said))
+        ctx.loads = self.installer.loads()  # the plugins the check verified, for every run of this environment
         self.opened = None  # the caller's now
         return workspace
 
