@@ -25,13 +25,14 @@ import pytest
 
 from gatetui.backends.isolation import probe_isolation
 from gatetui.backends.local import LocalBackend
-from gatetui.gate.checks import Verdict
+from gatetui.gate.checks import CheckId, Verdict
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.gate.install import offered
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.base import Offered, OfferedPlugin
+from gatetui.lab.samples import SAMPLES_DIR
+from gatetui.stacks.offered import Offered, OfferedPlugin
 from gatetui.stacks.python.env_check import read_records, read_text, site_dirs
 from gatetui.stacks.python.plugin_entries import runner_plugins
 from gatetui.stacks.python.plugins_loaded import named_plugins
@@ -39,7 +40,7 @@ from gatetui.stacks.python.hooks import scan_hooks as python_scan
 from tests.conftest import git, write_tree
 from tests.gating import shared_layers
 from tests.test_local_backend import fork_mode_or_skip
-from tests.test_phases import BASE, BROKEN, statuses
+from tests.test_phases import BASE, BROKEN, details, statuses
 
 # The gates below need the local backend's isolation, and install for real.
 GATED = [pytest.mark.skipif(not probe_isolation().full,
@@ -335,3 +336,22 @@ def test_head_s_own_plugins_load_only_where_base_declared_them() -> None:
                             OfferedPlugin("asyncio", "pytest_asyncio", False)), "8.4.2")
     source = named_plugins(offered_here, frozenset({"mine"}), "m", (".venv",)).files["m.py"].decode()
     assert source.endswith("\nNAMES = ('mine', 'asyncio')\nENVIRONMENT = ('.venv',)\n")
+
+
+@pytest.mark.parametrize("spelling", [pytest.param("Zz_Fast-1.0.DIST-INFO", marks=GATED)])
+def test_inside_every_run_the_runner_registered_the_verified_plugins_only(tmp_path: Path, spelling: str) -> None:
+    """plugins_declared's own test lists config.pluginmanager's plugins
+    from distributions and asserts they are its declared ones: with
+    package metadata in head's tree registering a plugin of its own and a
+    namesake of hypothesis's, every run still passes it (asserted from
+    inside), and the rule names both."""
+    sample = SAMPLES_DIR / "plugins_declared"
+    base: Tree = {p.relative_to(sample / "base").as_posix(): p.read_text()
+                  for p in (sample / "base").rglob("*") if p.is_file()}
+    head: Tree = {f"{spelling}/METADATA": METADATA, "zz_fast.py": "VALUE = 1\n",
+                  f"{spelling}/entry_points.txt": "[pytest11]\nzz_fast = zz_fast\nhypothesispytest = zz_fast\n"}
+    done = gate(make_tree_repo(tmp_path, base, head), tmp_path / "work")
+    assert (done.verdict, statuses(done)["runs"]) == (Verdict.FAIL, "pass")
+    assert details(done)[CheckId.OLD_TESTS].startswith(
+        f"head registers pytest plugin `hypothesispytest` (pytest11 entry point) ({spelling}/entry_points.txt); "
+        f"head registers pytest plugin `zz_fast` (pytest11 entry point) ({spelling}/entry_points.txt)")

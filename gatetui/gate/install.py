@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 from gatetui.backends.base import CommandResult, Workspace
 from gatetui.gate.fingerprint import changes, describe, read_fingerprint
-from gatetui.stacks.base import (Dependencies, Offered, OfferedPlugin, OwnInstall, Profile, ReportProblem, Resolved,
-                                 RunPlugin)
+from gatetui.stacks.base import Dependencies, OwnInstall, Profile, ReportProblem, Resolved, RunPlugin
+from gatetui.stacks.offered import Offered, OfferedPlugin
 
 if TYPE_CHECKING:
     from gatetui.gate.early_layer import EarlyResolve
@@ -123,7 +123,7 @@ class Installer:
                            verify: bool) -> Failed | None:
         """Head's own install code, between two fingerprints of the
         environment (compared here, and again in the copy handed on)."""
-        before = await self._fingerprint(workspace, own, "before") if verify else None
+        before = await _fingerprint(self.run, workspace, own, "before") if verify else None
         if isinstance(before, Failed):
             return before
         result = await self.run(workspace, own.command, env, True)
@@ -138,22 +138,12 @@ class Installer:
         own = self.profile.own_install
         if own is None or self.expected is None:
             return None
-        after = await self._fingerprint(workspace, own, "after")
+        after = await _fingerprint(self.run, workspace, own, "after")
         if isinstance(after, Failed):
             return after
         found = changes(self.expected, after)
         return Failed(own.label, None, describe(found, own.label)) if found else None
 
-    async def _fingerprint(self, workspace: Workspace, own: OwnInstall, when: str) -> Failed | dict[str, str]:
-        name = f"fingerprint-{when}.json"
-        script = own.fingerprint
-        command = script.command.replace("{report}", shlex.quote(workspace.report_path(name)))
-        result = await self.run(workspace, command, dict(script.env), False)
-        found = read_fingerprint(await workspace.read_report(name)) if result.ok else None
-        if found is None:
-            return Failed(own.label, None, f"the environment could not be fingerprinted "
-                                           f"({result.describe_end()}): {telling_line(result.output_tail)}")
-        return found
     async def _pinned(self, workspace: Workspace, deps: Dependencies, resolved: Resolved,
                       env: dict[str, str], built: Built | None) -> Failed | None:
         """The index's distributions: from a dependency layer where the
@@ -170,13 +160,6 @@ class Installer:
                                          "installed in the gate's own environment")
         result = await self.run(workspace, deps.pinned_command(deps.pinned, resolved), env, True)
         return None if result.ok else Failed(deps.pinned, result)
-
-    def loads(self) -> RunPlugin | None:
-        """What every test run of this install loads: the runner's plugins
-        the last check of the whole environment found verified (none
-        where it found none); None where the profile leaves it to the runner."""
-        check = self.profile.environment_check
-        return None if check is None or check.loads is None else check.loads(self.offered or Offered())
 
     async def check(self, workspace: Workspace, mode: str, verify: bool) -> Failed | list[str]:
         """The stack's environment check: what it refused (when verifying),
@@ -201,9 +184,28 @@ class Installer:
         summary, own, hex_records = data
         if hex_records and self.layers is not None and mode == "all":
             _note_hex(self.layers.notes, hex_records)
-        if mode == "all":
-            self.offered = offered(raw)
+        self.offered = offered(raw) if mode == "all" else self.offered
         return Failed(check.command, None, summary) if summary and verify else own
+
+
+async def _fingerprint(run: Run, workspace: Workspace, own: OwnInstall, when: str) -> Failed | dict[str, str]:
+    name = f"fingerprint-{when}.json"
+    script = own.fingerprint
+    command = script.command.replace("{report}", shlex.quote(workspace.report_path(name)))
+    result = await run(workspace, command, dict(script.env), False)
+    found = read_fingerprint(await workspace.read_report(name)) if result.ok else None
+    if found is None:
+        return Failed(own.label, None, f"the environment could not be fingerprinted "
+                                       f"({result.describe_end()}): {telling_line(result.output_tail)}")
+    return found
+
+
+def loads(installer: Installer) -> RunPlugin | None:
+    """What every test run of an install loads: the runner's plugins the
+    last check of its whole environment found verified (none where it
+    found none); None where the profile leaves it to the runner."""
+    check = installer.profile.environment_check
+    return None if check is None or check.loads is None else check.loads(installer.offered or Offered())
 
 
 async def linted(installer: Installer, workspace: Workspace, env: dict[str, str]) -> Failed | None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from gatetui.config import SealRule
 from gatetui.stacks.mutation import Mutate
+from gatetui.stacks.offered import Offered
 from gatetui.stacks.testdefs import TestLanguage
 
 if TYPE_CHECKING:
@@ -37,24 +38,6 @@ class GateScript:
 
     command: str
     env: Mapping[str, str]
-
-
-@dataclass(frozen=True)
-class OfferedPlugin:
-    """A runner plugin a distribution the environment check verified offers."""
-
-    name: str  # the plugin's name (python: a pytest11 entry point's)
-    dist: str  # its distribution's
-    own: bool  # installed from a local folder (head's own project, a path in the tree), not an index
-
-
-@dataclass(frozen=True)
-class Offered:
-    """What the checked environment offers the runs: the runner's plugins,
-    and the runner's version ("" where the check found none)."""
-
-    plugins: tuple[OfferedPlugin, ...] = ()
-    runner: str = ""
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ import secrets
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from gatetui.stacks.base import Offered, RunPlugin
+from gatetui.stacks.base import RunPlugin
+from gatetui.stacks.offered import Offered
 
 LOADER = (Path(__file__).parent / "pytest_named_plugins.py").read_text()
 OPTION_SINCE = (8, 4)  # the first pytest with --disable-plugin-autoload

@@ -14,10 +14,10 @@ from types import MappingProxyType
 
 from gatetui.config import ConfigError, Settings, parse_toml
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.base import (BuildCheck, Dependencies, EnvironmentCheck, GateScript, Offered, Profile, RunPlugin,
-                                 Stack)
+from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, Profile, RunPlugin, Stack
 from gatetui.stacks.python import lock_report, pip_report, scripts, wheel_tree
 from gatetui.stacks.build_tools import DeclaredResolve
+from gatetui.stacks.offered import Offered
 from gatetui.stacks.order import Reorder
 from gatetui.stacks.python.coverage_lines import PYTHON_COVERAGE
 from gatetui.stacks.python.declared import declared_metadata
