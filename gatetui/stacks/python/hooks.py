@@ -24,8 +24,10 @@ how the process ends or on the interpreter itself (`atexit`, signals,
 `getattr(os, ...)`, `gc.get_objects`), the runner's report named, the whole
 environment read (a runner's variables found by prefix), the caller's frame
 asked who it is: each is shown to a person with its line. Package metadata
-in the tree (`*.dist-info`, `*.egg-info`) is on `sys.path` in every run, so
-its entry points are plugins the runner loads: a finding, and base's tests
+in the tree (`*.dist-info`, `*.egg-info`, in any letter case, or a link at
+such a name) is on `sys.path` in every run; the runs load no plugin it
+declares (plugins_loaded.py names the verified distributions' only), and
+this is the second line: its entry points are a finding, and base's tests
 run without them.
 """
 
