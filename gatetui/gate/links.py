@@ -61,7 +61,7 @@ def _leaves(link: str, links: dict[str, str], target_of: Callable[[str], bytes |
     if joined == ".." or joined.startswith("../"):
         return True
     if hops == 0 or joined == ".":
-        return hops == 0  # a loop this long is no folder a test could be in
+        return False  # the top, or links round in a loop: still the tree's
     parts = joined.split("/")
     for depth in range(1, len(parts) + 1):
         step = "/".join(parts[:depth])
