@@ -109,6 +109,19 @@ def test_a_folder_at_the_files_place_and_a_file_at_a_folders_place_give_way(tmp_
                              "tests/test_x.py": b"base's\n"}
 
 
+@pytest.mark.parametrize("whiteouts", [False, True])
+def test_a_link_that_is_itself_a_deleted_sealed_path_still_makes_room_for_base_s_file(
+        tmp_path: Path, way: str, whiteouts: bool) -> None:
+    """A sealed glob (tests/**) matches head's link tests/unit, which base
+    lacks: the old-tests overlay deletes it and writes a file below it, in
+    whatever order its mapping holds them."""
+    tree, outside, _ = planted(tmp_path, "middle folder", "absolute")
+    before = listing(outside)
+    write_files(tree, {SEALED: b"base's\n", "tests/unit": None}, whiteouts)
+    assert listing(outside) == before
+    assert listing(tree / "tests") == {"unit": b"<folder>", "unit/test_x.py": b"base's\n"}
+
+
 def test_a_path_out_of_the_tree_is_refused_before_anything_is_written(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     tree.mkdir()

@@ -148,7 +148,7 @@ def test_a_runtime_sandbox_clears_the_way_before_files_are_written(tmp_path: Pat
             await copies[0].run(f"rm -rf tests && ln -s {outside} tests && mkdir a && ln -s ../spec a/in && "
                                 "ln -s ../spec/test_x.py a/file.py", timeout=30, on_output=lines.append)
             await copies[0].write_files({"tests/test_x.py": b"base's\n", "a/in/test_y.py": b"base's\n",
-                                         "a/file.py": b"base's\n", "tests/old.py": None})
+                                         "a/file.py": b"base's\n", "tests/old.py": None, "a/in": None})
             await copies[0].run("test -L tests && echo link || echo folder; cat tests/test_x.py spec/test_x.py; "
                                 "ls a/in; ls spec; find . -type l", timeout=30, on_output=lines.append)
         finally:

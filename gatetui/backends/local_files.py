@@ -39,8 +39,8 @@ def write_files(root: Path, files: Mapping[str, bytes | None], whiteouts: bool,
     to the run's uid, like the rest of its tree (chowned through their own
     handles, never by path)."""
     top = open_folder(str(root))
-    try:
-        for rel, data in files.items():
+    try:  # deletions first: one may name a link where a written file's folder goes
+        for rel, data in sorted(files.items(), key=lambda item: item[1] is not None):
             parts = _plain(rel)
             folder = _folders(top, parts[:-1], uid)
             try:
