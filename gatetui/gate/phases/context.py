@@ -102,7 +102,7 @@ class Context:
         says head bent the verdict instead of changing the tests."""
         plan = self.plan
         return (plan.profile.on_old_tests_fail == "fail" or bool(plan.forbidden)
-                or bool(self.hooks.findings) or bool(self.outside))
+                or bool(self.hooks.findings) or bool(self.outside) or bool(plan.links_out))
 
     @contextlib.asynccontextmanager
     async def base_workspace(self, suffix: str) -> AsyncIterator[Workspace]:
