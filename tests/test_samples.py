@@ -102,6 +102,11 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "go_vet_at_base": ("go", [P, P, P, P, P], "pass"),
     "go_runner_aware": ("go", [P, P, P, P, F], "review"),
     "go_order_dependent": ("go", [P, F, P, P, P], "fail"),
+    # the gate recognised by the caller's stack or the home folder; a report forged from a new test file
+    "go_caller_aware": ("go", [P, P, P, P, F], "review"),
+    "go_forged_pass": ("go", [P, P, P, P, F], "review"),
+    "node_caller_aware": ("node", [P, P, P, P, F], "review"),
+    "attack_home_aware": ("python", [P, P, P, P, F], "review"),
     # does the new code have tests that bite (issue 21)
     "untested_branch": ("python", [P, P, P, P, P], "review"),
     "toothless_test": ("python", [P, P, P, P, P], "review"),
@@ -123,6 +128,7 @@ MEASURED: dict[str, tuple[str, str]] = {
     "attack_library_skip": (P, S),
     "attack_pytest_plugin": (R, S),
     "attack_runner_aware": (R, R),
+    "attack_home_aware": (P, R),
     "attack_runner_patch": (P, R),
     "attack_state_dir": (P, S),
     "baseline_known_failure": (P, P),
@@ -255,7 +261,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 66
+    assert len(scenarios) == len(EXPECTED) == 70
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -475,7 +481,7 @@ def test_each_scenario_names_only_the_checks_it_pins() -> None:
                    else "pass" for c in CHECK_IDS}
         restated[folder.name] = sorted(c for c, status in pinned.items() if default[c] == status)
     assert {name: checks for name, checks in restated.items() if checks} == {}
-    assert len(restated) == 66
+    assert len(restated) == 70
 
 
 def test_missing_tree_folder_is_named(tmp_path: Path) -> None:

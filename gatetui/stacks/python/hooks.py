@@ -23,10 +23,13 @@ them needs. Code built at run time (`exec`, `eval`, `__import__`), a hand on
 how the process ends or on the interpreter itself (`atexit`, signals,
 `getattr(os, ...)`, `gc.get_objects`), the runner's report named, the whole
 environment read (a runner's variables found by prefix), the caller's frame
-asked who it is: each is shown to a person with its line. Package metadata
-in the tree (`*.dist-info`, `*.egg-info`, in any letter case, or a link at
-such a name) is on `sys.path` in every run; the runs load no plugin it
-declares (plugins_loaded.py names the verified distributions' only), and
+asked who it is, the home folder read (a new user's in a sandbox, full on
+a person's machine): each is shown to a person with its line. A test file
+is read for what only a forged report needs: JUnit-shaped text, and an end
+of the process with nothing failed (`os._exit`, `sys.exit(0)`). Package
+metadata in the tree (`*.dist-info`, `*.egg-info`, in any letter case, or a
+link at such a name) is on `sys.path` in every run; the runs load no plugin
+it declares (plugins_loaded.py names the verified distributions' only), and
 this is the second line: its entry points are a finding, and base's tests
 run without them.
 """
@@ -42,6 +45,7 @@ from pathlib import PurePosixPath
 
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Finding, HookScan
+from gatetui.stacks.codeview import python_view
 from gatetui.stacks.lines import added, first_match, without_comment
 from gatetui.stacks.python.plugin_entries import entry_point_names
 from gatetui.stacks.python.same_code import restated
@@ -83,8 +87,21 @@ RUNNER_REPORT = re.compile(r"junit", re.I)
 WHOLE_ENVIRONMENT = re.compile(
     r"\bfor\s+[\w\s,()]+\bin\s+os\.environ\b|\bos\.environ\.(?:items|keys|values|_data)\b|\bos\.environb\b"
     r"|\b(?:list|sorted|set|tuple|str|repr|iter|filter|map|any|all)\s*\(\s*os\.environ\b")
-CALLER = re.compile(r"\bsys\._getframe\b|\binspect\.(?:stack|currentframe|getouterframes)\b|\bf_back\b"
-                    r"|\btraceback\.(?:extract_stack|walk_stack)\b")
+CALLER = re.compile(r"\bsys\._(?:getframe|getframemodulename|current_frames)\b|\btb_frame\b|\bf_back\b"
+                    r"|\binspect\.(?:stack|currentframe|getouterframes|getinnerframes|trace)\b"
+                    r"|\btraceback\.(?:extract_stack|walk_stack|format_stack|print_stack|StackSummary)\b")
+# The home folder: a new user's in the gate's runs, full on a person's machine.
+HOME_READ = re.compile(
+    r"\b(?:Path|PosixPath|WindowsPath)\.home\s*\(|\bexpanduser\b|\bpw_dir\b|\$\{?HOME\b"
+    r"|\b(?:environ|environb)\s*\[\s*b?[\"'](?:HOME|USERPROFILE)[\"']|\b(?:environ|environb)\.get\s*\(\s*b?[\"'](?:HOME|USERPROFILE)[\"']"
+    r"|\bgetenvb?\s*\(\s*b?[\"'](?:HOME|USERPROFILE)[\"']|\buser_(?:config|cache|data|state|log|runtime)_(?:dir|path)\b")
+# In a test file, what only a forged report needs: JUnit-shaped text (read in the line),
+# an end of the process with nothing failed (read in the code, strings blanked: a
+# subprocess's `-c "import sys; sys.exit(3)"` is no exit of the run's own).
+TEST_REPORT_TEXT = re.compile(r"<\s*test(?:case|suites?)\b")
+TEST_PROCESS_END = re.compile(
+    r"\bos\._exit\b|\bos\.abort\s*\(|\bos\.kill\s*\(\s*os\.getpid\s*\(\s*\)"
+    r"|\b(?:sys\.exit|SystemExit)\s*\(\s*(?:0|None|True|False)?\s*\)|\braise\s+SystemExit\s*$")
 # importlib.metadata takes any folder on sys.path whose name, lowered, ends
 # in .dist-info or .egg-info (`Zz.DIST-INFO`), and follows a symlink there:
 # both spellings are read, and a file or link standing at such a name.
@@ -116,6 +133,7 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
         Finding(f"{p}:{n}", f"{what}: {line.strip()[:80]}")
         for p, lines in added.items() for n, code, line in lines
         if not SKIP_CALL.search(code) and (what := _runner_concern(code))]
+    reaches += [] if pytest_plugins(base) else _forged_in_tests(base, head, [p for p in changed if is_test_file(p)])
     # base's tests run without any pytest plugin head's package added
     blocked = {"PYTEST_ADDOPTS": " ".join(f"-p no:{name}" for name in plugins)} if plugins else {}
     return HookScan(tuple(plugins), tuple(findings), tuple(skips), tuple(reaches), blocked)
@@ -126,7 +144,8 @@ MEANS = ((DYNAMIC_CODE, "library code runs code it builds at run time"),
          (INTERPRETER_REACH, "library code reaches into the interpreter or how the process ends"),
          (RUNNER_REPORT, "library code names the test runner's report"),
          (WHOLE_ENVIRONMENT, "library code reads the whole environment"),
-         (CALLER, "library code looks at who calls it"))
+         (CALLER, "library code looks at who calls it"),
+         (HOME_READ, "library code reads the home folder"))
 
 
 def _runner_concern(code: str) -> str | None:
@@ -140,6 +159,23 @@ def _runner_concern(code: str) -> str | None:
     if SANDBOX_NAME.search(code):
         return "library code looks for the gate's sandbox"
     return first_match(code, MEANS)
+
+
+def _forged_in_tests(base: Snapshot, head: Snapshot, tests: list[str]) -> list[Finding]:
+    """Added lines of test files that print JUnit-shaped text or end the
+    process with nothing failed: the two halves of a report a test forges
+    for the tests the change broke."""
+    found = []
+    for path in (p for p in tests if p.endswith(".py")):
+        text = head.text(path) or ""
+        code = python_view(text).code.split("\n")
+        for n, line in added(base.text(path) or "", text):
+            what = ("test code writes what reads as the runner's report" if TEST_REPORT_TEXT.search(line)
+                    else "test code ends the process" if n <= len(code) and TEST_PROCESS_END.search(code[n - 1])
+                    else None)
+            if what:
+                found.append(Finding(f"{path}:{n}", f"{what}: {line.strip()[:80]}"))
+    return found
 
 
 def pytest_plugins(snap: Snapshot) -> list[str]:
