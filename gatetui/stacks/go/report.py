@@ -34,6 +34,7 @@ from gatetui.stacks.results import Outcome, Report, ReportError, TestResult
 
 MAX_BYTES = 64 * 2**20
 MESSAGE_LINES = 6
+FAILING = {Outcome.FAILED, Outcome.ERROR}
 MODULE = re.compile(r"^\s*module\s+\"?([^\s\"]+)\"?", re.M)
 # Before go 1.24 a package that does not build has no JSON event: the go
 # command itself (never the test binary, whose output test2json wraps)
@@ -93,7 +94,7 @@ def _results(name: str, package: Package, files: _Files, findings: list[Finding]
         yield TestResult(f"{path}::{test}", outcome, message, path, package.seconds.get(test, 0.0))
     if "" in found:
         yield TestResult(folder or ".", Outcome.ERROR, found[""], None)
-    elif package.outcome is Outcome.FAILED and not found and Outcome.FAILED not in judged.outcomes.values():
+    elif package.outcome is Outcome.FAILED and not found and not FAILING & {*judged.outcomes.values()}:
         yield TestResult(folder or ".", Outcome.ERROR, _why(package.output), None)
 
 
@@ -102,8 +103,11 @@ def _id(files: _Files, folder: str, test: str) -> str:
 
 
 def _message(lines: list[str]) -> str:
+    """Why a test did not pass: its last lines, or the panic that ended it
+    (a crash or go's time limit), whose goroutine dump says little."""
     said = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith(("===", "---"))]
-    return " | ".join(said[-MESSAGE_LINES:])[:500]
+    panic = next((line for line in said if line.startswith("panic: ")), None)
+    return (panic or " | ".join(said[-MESSAGE_LINES:]))[:500]
 
 
 def _why(lines: list[str]) -> str:

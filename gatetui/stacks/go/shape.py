@@ -11,7 +11,8 @@ and each of these is a finding that fails the run:
 - a test reports one outcome; a second is not an update
   ("TestX reported twice: fail, then pass");
 - a test that started reports an outcome; one that never did is where
-  the process ended. Go 1.19's test2json misses an outcome line that a
+  the process ended (in a package go itself failed, a timeout or a crash,
+  it is an error of that test and no finding). Go 1.19's test2json misses an outcome line that a
   test's own output, printed without a newline, runs into
   (`dots...--- PASS: TestX (0.01s)`), so such a line is read where it
   stands, in the test's own output, before the test is held to have none;
@@ -60,6 +61,8 @@ def judge(package: Package, name: str, defined: frozenset[str], ids: Callable[[s
     for test in package.started:
         if test not in outcomes and (swallowed := _swallowed(test, package.said.get(test, []))):
             outcomes[test] = swallowed
+        elif test not in outcomes and package.outcome is Outcome.FAILED:
+            outcomes[test] = Outcome.ERROR  # go failed the package while the test ran: its output says why
     findings = [*_twice(package, ids), *_never_ended(package, outcomes, ids),
                 *_undefined(package, defined, ids), *_no_last_word(package, name)]
     return Judged(outcomes, tuple(findings))
