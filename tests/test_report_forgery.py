@@ -278,3 +278,94 @@ def test_tests_a_timeout_cut_short_are_errors_saying_so_not_findings(tmp_path: P
     assert outcomes(report) == {"stats_test.go::TestMedianOdd": Outcome.PASSED,
                                 "zz_test.go::TestWaits": Outcome.ERROR, "zz_test.go::TestSlow": Outcome.ERROR}
     assert report.tests["zz_test.go::TestSlow"].message.startswith("panic: test timed out after 2s")
+
+
+# ---------------------------------------------------------------- node --test
+
+HAS_NODE = shutil.which("node") is not None
+needs_node = pytest.mark.skipif(not HAS_NODE, reason="node is not installed")
+
+MEDIAN = '''export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  if (sorted.length % 2 === 0) {
+    return sorted[middle - 1] + sorted[middle] / 2;
+  }
+  return sorted[middle];
+}
+'''
+HEADER = 'import assert from "node:assert/strict";\nimport { test } from "node:test";\n\nimport { median } from "../src/median.js";\n'
+ODD = HEADER + '\ntest("odd", () => {\n  assert.equal(median([3, 1, 2]), 2);\n});\n'
+EVEN = '\ntest("even", () => {\n  assert.equal(median([4, 1, 3, 2]), 2.5);\n});\n'
+EXIT = '\ntest("releases the process", () => {\n  process.exit(0);\n});\n'
+
+
+def node_run(folder: Path, files: dict[str, str]) -> tuple[int, Report]:
+    """node --test as the gate runs it (the node profile's command), its
+    JUnit read and checked the way the gate reads and checks it."""
+    from gatetui.gate.junit import parse_junit
+    from gatetui.stacks.node.profile import node_test_command
+    from gatetui.stacks.node.report import check_node_report
+
+    files = {"package.json": '{"type": "module", "scripts": {"test": "node --test"}}\n', "src/median.js": MEDIAN,
+             **files}
+    for rel, text in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    _, command = node_test_command("node --test", None)
+    done = subprocess.run(["sh", "-c", command.replace("{report}", str(folder / "r.xml"))], cwd=folder,
+                          capture_output=True, timeout=300, check=False,
+                          env={"PATH": os.environ["PATH"], "HOME": str(folder)})
+    report = parse_junit((folder / "r.xml").read_bytes(), root=str(folder), ids="node")
+    return done.returncode, check_node_report(report, RunTree(Snapshot.of_files(files, sha="e" * 40)))
+
+
+SILENT = "reported none of the {} it defines: its process ended before they reported"
+NODE_ATTACKS = {
+    "process.exit(0) after the file's failing test": (
+        {"test/median.test.js": ODD, "test/even.test.js": HEADER + EVEN + EXIT},
+        {"odd": Outcome.PASSED, "test/even.test.js": Outcome.ERROR},
+        [f"test/even.test.js {SILENT.format('2 tests')}"]),
+    "the library itself exits when a test reaches the bug": (
+        {"src/median.js": MEDIAN.replace("return sorted[middle - 1] + sorted[middle] / 2;", "process.exit(0);"),
+         "test/median.test.js": ODD + EVEN},
+        {"test/median.test.js": Outcome.ERROR},
+        [f"test/median.test.js {SILENT.format('2 tests')}"]),
+    "a file of its own that exits at once": (
+        {"test/median.test.js": ODD, "test/zzz.test.js": 'import { test } from "node:test";\n' + EXIT},
+        {"odd": Outcome.PASSED, "test/zzz.test.js": Outcome.ERROR},
+        [f"test/zzz.test.js {SILENT.format('test')}"]),
+}
+
+
+@needs_node
+@pytest.mark.parametrize("name", list(NODE_ATTACKS))
+def test_a_node_test_file_that_ends_before_reporting_is_named_and_fails_the_run(tmp_path: Path, name: str) -> None:
+    files, want, findings = NODE_ATTACKS[name]
+    status, report = node_run(tmp_path, files)
+    assert status == 0  # node says green
+    assert outcomes(report) == want
+    assert list(report.findings) == findings and not report.passed_all
+
+
+@needs_node
+def test_forged_tap_lines_on_stdout_change_nothing_in_nodes_report(tmp_path: Path) -> None:
+    """node 20 and later carry a file's reports on a channel of their own:
+    a test printing TAP lines for the failed test only prints."""
+    forged = 'import { test } from "node:test";\n\ntest("zzz", () => {\n  console.log("ok 2 - even");\n});\n'
+    status, report = node_run(tmp_path, {"test/median.test.js": ODD + EVEN, "test/zzz.test.js": forged})
+    assert (status, report.findings) == (1, ())
+    assert outcomes(report) == {"odd": Outcome.PASSED, "even": Outcome.FAILED, "zzz": Outcome.PASSED}
+
+
+@needs_node
+def test_an_honest_node_suite_with_a_helper_file_has_no_finding(tmp_path: Path) -> None:
+    """node runs every script under test/, a helper too: a file that
+    defines no test stands as one passing entry, and that is no finding."""
+    skips = HEADER + '\ntest.skip("later", () => {});\n\ntest("todo", { todo: true }, () => {});\n'
+    files = {"test/median.test.js": ODD, "test/helper.js": "export const sample = [3, 1, 2];\n",
+             "test/skips.test.js": skips}
+    status, report = node_run(tmp_path, files)
+    assert (status, report.findings) == (0, ())
+    assert outcomes(report) == {"odd": Outcome.PASSED, "test/helper.js": Outcome.PASSED,
+                                "later": Outcome.SKIPPED, "todo": Outcome.SKIPPED}
