@@ -103,7 +103,7 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "go_runner_aware": ("go", [P, P, P, P, F], "review"),
     "go_order_dependent": ("go", [P, F, P, P, P], "fail"),
     # a test that reports for other tests: the report readers check the report's shape
-    "go_forged_pass": ("go", [P, F, P, P, P], "fail"),
+    "go_reported_twice": ("go", [P, F, P, P, P], "fail"),
     "node_exit_early": ("node", [P, F, P, P, P], "fail"),
     # does the new code have tests that bite (issue 21)
     "untested_branch": ("python", [P, P, P, P, P], "review"),
