@@ -129,6 +129,15 @@ GO_ATTACKS = {
         ["stats_test.go::TestMedianEven reported twice: fail, then pass",
          "zz_test.go::TestZZZ started and never reported an outcome",
          f"{BINARY_ENDED} (last inside TestMedianEven)"]),
+    "a PASS line built from pieces, then a raw exit call": (
+        {"zz_test.go": forger("TestZZZ", '\trule := strings.Repeat("-", 3)\n'
+                                         '\tfmt.Printf("%s PASS: %s (0.00s)\\n", rule, "TestMedianEven")\n'
+                                         '\tcall := map[string]uintptr{"amd64": 231, "arm64": 94}[runtime.GOARCH]\n'
+                                         '\tsyscall.RawSyscall(call, 0, 0, 0)',
+                              '"fmt"; "runtime"; "strings"; "syscall"; "testing"')},
+        ["stats_test.go::TestMedianEven reported twice: fail, then pass",
+         "zz_test.go::TestZZZ started and never reported an outcome",
+         f"{BINARY_ENDED} (last inside TestMedianEven)"]),
     "syscall.Exit(0) before the failing test runs": (
         {"aa_test.go": forger("TestAAA", "\tsyscall.Exit(0)", '"syscall"; "testing"')},
         [f"{BINARY_ENDED} (last inside TestAAA)"]),
@@ -331,6 +340,11 @@ NODE_ATTACKS = {
          "test/median.test.js": ODD + EVEN},
         {"test/median.test.js": Outcome.ERROR},
         [f"test/median.test.js {SILENT.format('2 tests')}"]),
+    "exit taken apart from process": (
+        {"test/median.test.js": ODD, "test/even.test.js": HEADER + EVEN + EXIT.replace(
+            "process.exit(0);", "const { exit: release } = process;\n  release(0);")},
+        {"odd": Outcome.PASSED, "test/even.test.js": Outcome.ERROR},
+        [f"test/even.test.js {SILENT.format('2 tests')}"]),
     "a file of its own that exits at once": (
         {"test/median.test.js": ODD, "test/zzz.test.js": 'import { test } from "node:test";\n' + EXIT},
         {"odd": Outcome.PASSED, "test/zzz.test.js": Outcome.ERROR},
