@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from gatetui.config import SealRule
 from gatetui.stacks.mutation import Mutate
+from gatetui.stacks.offered import Offered
 from gatetui.stacks.testdefs import TestLanguage
 
 if TYPE_CHECKING:
@@ -43,10 +44,16 @@ class GateScript:
 class EnvironmentCheck:
     """A command the gate runs after the install and before any test run:
     it writes {"problems": [...], "summary": "..."} as JSON to {report}, and
-    a summary that is not empty fails the install with it."""
+    a summary that is not empty fails the install with it. It also names
+    the runner's plugins the verified distributions offer ("plugins":
+    [{"name", "dist", "own"}], "runner": its version); `loads` turns them
+    into what every test run of that environment loads (RunPlugin), so
+    that the runner registers nothing the tree holds. None: the runner
+    loads what it finds itself."""
 
     command: str
     env: Mapping[str, str]
+    loads: Callable[[Offered], RunPlugin] | None = None
 
 
 @dataclass(frozen=True)

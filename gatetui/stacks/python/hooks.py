@@ -24,14 +24,17 @@ how the process ends or on the interpreter itself (`atexit`, signals,
 `getattr(os, ...)`, `gc.get_objects`), the runner's report named, the whole
 environment read (a runner's variables found by prefix), the caller's frame
 asked who it is: each is shown to a person with its line. Package metadata
-in the tree (`*.dist-info`, `*.egg-info`) is on `sys.path` in every run, so
-its entry points are plugins the runner loads: a finding, and base's tests
+in the tree (`*.dist-info`, `*.egg-info`, in any letter case, or a link at
+such a name) is on `sys.path` in every run; the runs load no plugin it
+declares (plugins_loaded.py names the verified distributions' only), and
+this is the second line: its entry points are a finding, and base's tests
 run without them.
 """
 
 from __future__ import annotations
 
 import configparser
+import posixpath
 import re
 import tomllib
 from collections.abc import Callable
@@ -40,6 +43,7 @@ from pathlib import PurePosixPath
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Finding, HookScan
 from gatetui.stacks.lines import added, first_match, without_comment
+from gatetui.stacks.python.plugin_entries import entry_point_names
 from gatetui.stacks.python.same_code import restated
 
 STARTUP_NAMES = ("sitecustomize.py", "usercustomize.py")
@@ -81,7 +85,11 @@ WHOLE_ENVIRONMENT = re.compile(
     r"|\b(?:list|sorted|set|tuple|str|repr|iter|filter|map|any|all)\s*\(\s*os\.environ\b")
 CALLER = re.compile(r"\bsys\._getframe\b|\binspect\.(?:stack|currentframe|getouterframes)\b|\bf_back\b"
                     r"|\btraceback\.(?:extract_stack|walk_stack)\b")
-METADATA = re.compile(r"(?:^|/)[^/]+\.(?:dist|egg)-info/entry_points\.txt$")
+# importlib.metadata takes any folder on sys.path whose name, lowered, ends
+# in .dist-info or .egg-info (`Zz.DIST-INFO`), and follows a symlink there:
+# both spellings are read, and a file or link standing at such a name.
+METADATA = re.compile(r"(?:^|/)[^/]+\.(?:dist|egg)-info/entry_points\.txt$", re.I)
+METADATA_LINK = re.compile(r"(?:^|/)[^/]+\.(?:dist|egg)-info$", re.I)
 # The gate's names, what it sets in every run that a person's own run does
 # not have (a bytecode cache prefix, safe_path, its sitecustomize and the
 # `.site-` folder on sys.path), and a uid compared with a number past the
@@ -141,9 +149,21 @@ def pytest_plugins(snap: Snapshot) -> list[str]:
     names += _from_setup_cfg(snap.text("setup.cfg"))
     for match in SETUP_PY_PLUGIN.finditer(snap.text("setup.py") or ""):
         names += ENTRY.findall(match.group(1))
-    for path in (p for p in snap.paths if METADATA.search(p)):  # a dist-info or egg-info in the tree
-        names += _entry_points(snap.text(path), "pytest11")
+    for _, text in metadata_entry_points(snap):  # a dist-info or egg-info in the tree
+        names += _entry_points(text, "pytest11")
     return sorted(set(names))
+
+
+def metadata_entry_points(snap: Snapshot) -> list[tuple[str, str | None]]:
+    """Each entry_points.txt of package metadata in the tree, as the path
+    that puts it there (the file, or a link at a metadata folder's name)
+    and its text (None where a link leads out of the tree)."""
+    found: list[tuple[str, str | None]] = [(p, snap.text(p)) for p in snap.paths if METADATA.search(p)]
+    for link in (p for p in snap.paths if METADATA_LINK.search(p)):
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(link), (snap.text(link) or "").strip()))
+        inside = [p for p in snap.under(target) if p.lower() == f"{target}/entry_points.txt".lower()]
+        found += [(link, snap.text(p)) for p in inside] or [(link, None)]
+    return found
 
 
 def _from_pyproject(text: str | None) -> list[str]:
@@ -174,27 +194,21 @@ def _from_setup_cfg(text: str | None) -> list[str]:
 
 def _entry_points(text: str | None, group: str) -> list[str]:
     """Names in one group of an entry_points.txt (read as importlib.metadata reads it)."""
-    parser = configparser.ConfigParser(interpolation=None, delimiters=("=",), strict=False)
-    parser.optionxform = str  # type: ignore[assignment,method-assign]
-    try:
-        parser.read_string(text or "")
-    except configparser.Error:
-        return []
-    return list(parser.options(group)) if parser.has_section(group) else []
+    return entry_point_names(text or "", group)
 
 
 def _plugin_source(snap: Snapshot, name: str) -> str:
-    for path in ("pyproject.toml", "setup.cfg", "setup.py", *(p for p in snap.paths if METADATA.search(p))):
+    for path in ("pyproject.toml", "setup.cfg", "setup.py"):
         if name in (snap.text(path) or ""):
             return path
-    return "package metadata"
+    return next((path for path, text in metadata_entry_points(snap) if name in (text or "")), "package metadata")
 
 
 def _is_startup(path: str) -> bool:
     """Loaded before any test: an interpreter startup hook, or entry points
     that package metadata on sys.path gives the runner."""
     name = PurePosixPath(path).name
-    return name in STARTUP_NAMES or name.endswith(".pth") or bool(METADATA.search(path))
+    return name in STARTUP_NAMES or name.endswith(".pth") or bool(METADATA.search(path) or METADATA_LINK.search(path))
 
 
 def _added_code(before: str, after: str) -> list[tuple[int, str, str]]:
