@@ -98,7 +98,7 @@ def _no_last_word(package: Package, name: str) -> Iterator[Finding]:
 
 
 def _swallowed(test: str, said: list[str]) -> Outcome | None:
-    """The outcome line of `test` at the end of its own last output line."""
+    """The outcome line of `test` run into the end of a line of its own last output."""
     line = re.compile(rf"--- (PASS|FAIL|SKIP): {re.escape(test)} \([0-9.]+s\)\s*$")
     for text in reversed(said[-20:]):
         found = line.search(text)
