@@ -135,6 +135,8 @@ def test_tests_are_named_by_the_file_that_defines_them() -> None:
         {"Action": "pass", "Package": "example.com/stats", "Test": "TestEmpty"},
         {"Action": "skip", "Package": "example.com/stats/sub", "Test": "TestX"},
         {"Action": "pass", "Package": "example.com/stats/sub", "Test": "TestX/case_1"},
+        {"Action": "output", "Package": "example.com/stats/sub", "Output": "PASS\n"},
+        {"Action": "pass", "Package": "example.com/stats/sub"},
         {"Action": "fail", "Package": "example.com/stats"},
     )
     assert read(raw) == {

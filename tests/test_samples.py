@@ -104,9 +104,12 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "go_order_dependent": ("go", [P, F, P, P, P], "fail"),
     # the gate recognised by the caller's stack or the home folder; a report forged from a new test file
     "go_caller_aware": ("go", [P, P, P, P, F], "review"),
-    "go_forged_pass": ("go", [P, P, P, P, F], "review"),
+    "go_forged_pass": ("go", [P, F, P, P, F], "fail"),
     "node_caller_aware": ("node", [P, P, P, P, F], "review"),
     "attack_home_aware": ("python", [P, P, P, P, F], "review"),
+    # a test that reports for other tests: the report readers check the report's shape
+    "go_reported_twice": ("go", [P, F, P, P, P], "fail"),
+    "node_exit_early": ("node", [P, F, P, P, P], "fail"),
     # does the new code have tests that bite (issue 21)
     "untested_branch": ("python", [P, P, P, P, P], "review"),
     "toothless_test": ("python", [P, P, P, P, P], "review"),
@@ -261,7 +264,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 70
+    assert len(scenarios) == len(EXPECTED) == 72
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -481,7 +484,7 @@ def test_each_scenario_names_only_the_checks_it_pins() -> None:
                    else "pass" for c in CHECK_IDS}
         restated[folder.name] = sorted(c for c, status in pinned.items() if default[c] == status)
     assert {name: checks for name, checks in restated.items() if checks} == {}
-    assert len(restated) == 70
+    assert len(restated) == 72
 
 
 def test_missing_tree_folder_is_named(tmp_path: Path) -> None:

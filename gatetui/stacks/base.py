@@ -377,6 +377,9 @@ class Profile:
     # profile's runner; a stack with another format reads it itself.
     read_report: Callable[[bytes, str, RunTree], Report] | None = None
     report_ids: str = "junit"  # for JUnit: the id rule of the runner that writes it (gate/junit_ids.py)
+    # For JUnit: the shape the runner always gives its report, checked against the tree the run
+    # ran; what it lacks is added to the report as findings (Report.findings). None: no check.
+    check_report: Callable[[Report, RunTree], Report] | None = None
     shuffle: RunPlugin | None = None  # how the random-order run shuffles; None: this runner cannot
     reorder: Reorder | None = None  # run 1 with random_order: reversed, or each test alone (stacks/order.py)
     rerun: RunPlugin | None = None  # head's changed tests again in one process (gate/fresh.py); None: not here

@@ -66,8 +66,10 @@ class SuiteRunner:
     def _read_report(self, raw: bytes, root: str, ran: RunTree) -> Report:
         """The run's report, read the way the profile's runner writes it."""
         profile = self.ctx.plan.profile
-        reader = profile.read_report
-        return parse_junit(raw, root=root, ids=profile.report_ids) if reader is None else reader(raw, root, ran)
+        if profile.read_report is not None:
+            return profile.read_report(raw, root, ran)
+        report = parse_junit(raw, root=root, ids=profile.report_ids)
+        return report if profile.check_report is None else profile.check_report(report, ran)
 
     async def plugin(self, workspace: Workspace, plugin: RunPlugin, **values: object) -> dict[str, str]:
         """Write a runner plugin's files into the run's gate folder; the
