@@ -27,7 +27,7 @@ tools:
 # The import contract (pyproject.toml's [tool.importlinter]) and the types:
 # the whole package, and the domain strictly.
 STRICT := gatetui/gate gatetui/stacks gatetui/backends gatetui/git gatetui/config.py gatetui/errors.py \
-          gatetui/globs.py gatetui/pyparse.py
+          gatetui/globs.py gatetui/pyparse.py gatetui/inert.py
 check: $(STAMP)
 	$(BIN)/lint-imports --no-cache >/dev/null || $(BIN)/lint-imports --no-cache
 	$(BIN)/mypy gatetui

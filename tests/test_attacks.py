@@ -111,14 +111,13 @@ def test_a_rewritten_report_is_caught_through_base_tests(gated_samples: Gated) -
     assert "tests/conftest.py" in text
 
 
-def test_a_plugin_the_package_registers_is_named_and_kept_out(gated_samples: Gated) -> None:
+def test_a_plugin_the_package_registers_is_named_and_loads_nowhere(gated_samples: Gated) -> None:
     text = detail(gated_samples, "attack_pytest_plugin", CheckId.OLD_TESTS)
     assert text.startswith("head registers pytest plugin `mathlib_helpers` (pytest11 entry point) (pyproject.toml)")
     assert "tests/test_math.py::test_mul" in text
-    # kept out of base's tests: there the failure shows, in every head run it was hidden
-    assert "FAILED tests/test_math.py::test_mul - assert 7 == 12" in output(
-        gated_samples, "attack_pytest_plugin", "old tests")
-    assert "FAILED" not in output(gated_samples, "attack_pytest_plugin", "run 1")
+    # the runs load only plugins base declared or an index gave: the failure shows in every run
+    for run in ("run 1", "old tests"):
+        assert "FAILED tests/test_math.py::test_mul - assert 7 == 12" in output(gated_samples, "attack_pytest_plugin", run)
 
 
 def test_a_forgery_in_the_library_is_named_for_a_person(gated_samples: Gated) -> None:

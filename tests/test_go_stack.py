@@ -107,7 +107,8 @@ def test_library_code_asking_for_the_test_binary_is_for_review(line: str) -> Non
     assert [f.path for f in scan.reaches] == ["stats.go:4"]
 
 
-@pytest.mark.parametrize("line", ['if os.Getenv("HOME") != "" {', 'if os.Getuid() == 0 {',
+# (a home read is named: the home folder is empty in a sandbox; test_redteam_rules.py)
+@pytest.mark.parametrize("line", ['if os.Getenv("HOMEBREW_PREFIX") != "" {', 'if os.Getuid() == 0 {',
                                   '// testing.Testing() would tell {', 'if x := 1; x > 0 { // GOPROXY'])
 def test_lookalikes_of_test_binary_checks_are_not_for_review(line: str) -> None:
     base = snap({"stats.go": "package stats\n\nfunc F() int {\n\treturn 1\n}\n"})
@@ -134,6 +135,8 @@ def test_tests_are_named_by_the_file_that_defines_them() -> None:
         {"Action": "pass", "Package": "example.com/stats", "Test": "TestEmpty"},
         {"Action": "skip", "Package": "example.com/stats/sub", "Test": "TestX"},
         {"Action": "pass", "Package": "example.com/stats/sub", "Test": "TestX/case_1"},
+        {"Action": "output", "Package": "example.com/stats/sub", "Output": "PASS\n"},
+        {"Action": "pass", "Package": "example.com/stats/sub"},
         {"Action": "fail", "Package": "example.com/stats"},
     )
     assert read(raw) == {

@@ -3,6 +3,8 @@ second halves that compare base's tests with head's runs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -54,6 +56,19 @@ def test_run_without_report_fails_even_with_exit_zero() -> None:
 
 def test_run_where_everything_skipped_does_not_pass() -> None:
     assert judge_runs([run("run 1", report(a=S))]).detail == "0 of 1 passed; run 1 ran no test that passed (1 collected)"
+
+
+def test_a_report_that_does_not_hold_together_fails_the_run_and_names_its_first_finding() -> None:
+    """Findings fail a run whose exit and tests are green, and one whose
+    only failures base already had: the shape of the report was forged."""
+    forged = Report(report(a=P).tests, ("t.py::a reported twice: fail, then pass", "t.py::z started and never"
+                                                                                      " reported an outcome"))
+    assert judge_runs([run("run 1", forged)]).detail == \
+        "0 of 1 passed; run 1: t.py::a reported twice: fail, then pass (and 1 more finding)"
+    tolerated = SuiteRun("run 1", FAILED, Report(report(a=F, b=P).tests, ("t.py::a reported twice: fail, then pass",)),
+                         tolerated=frozenset({"t.py::a"}))
+    assert not tolerated.passed and not forged.passed_all
+    assert replace(tolerated, report=report(a=F, b=P)).passed  # the same run without the finding
 
 
 def test_old_tests_names_failing_test_and_judge_changes() -> None:

@@ -54,7 +54,9 @@ def test_lookalikes_are_not_named(line: str) -> None:
     assert scan(line) == []
 
 
-def test_test_files_and_other_languages_are_not_scanned() -> None:
+def test_runner_probes_in_test_files_and_other_languages_are_not_named() -> None:
+    """A test may ask for its runner; a test file is read only for a forged
+    report (test_forged_test_files.py)."""
     assert (scan("  if (process.env.VITEST) x();", "test/median.test.js"),
             scan("  if (process.env.VITEST) x();", "README.md")) == ([], [])
 

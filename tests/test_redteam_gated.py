@@ -2,8 +2,9 @@
 reached `pass` before its defence, written the way an agent would.
 
 - package metadata committed in the tree (`zz_fast-1.0.dist-info`): pytest
-  loads its pytest11 entry point from `sys.path` in every run, base's tests
-  included, and the plugin turns failures into passes;
+  would load its pytest11 entry point from `sys.path` in every run, base's
+  tests included, and the plugin turns failures into passes (the runs load
+  only the verified distributions' plugins now, so the runs fail too);
 - a forgery in a library module named like a test (`mathlib/test_speedups.py`),
   which the diff rules leave alone as a test file, imported by the package;
 - a test helper loosened in a test folder not named `tests` (`checks/`),
@@ -76,7 +77,9 @@ def test_a_broken_change_that_bends_the_gate_does_not_pass(make_repo: MakeRepo, 
     base, head = ATTACKS[attack]
     done = gate(make_repo(base, head), tmp_path / "work", fork_mode_or_skip("overlay"))
     assert done.verdict is Verdict.FAIL
-    assert (statuses(done)["install"], statuses(done)["runs"], statuses(done)["old_tests"]) == ("pass", "pass", "fail")
+    # the runs load no plugin from the tree's metadata (tests/test_plugins_by_name.py): the failure shows there too
+    runs = "fail" if attack == "metadata_in_the_tree" else "pass"
+    assert (statuses(done)["install"], statuses(done)["runs"], statuses(done)["old_tests"]) == ("pass", runs, "fail")
 
 
 def test_an_honest_change_that_looks_like_them_passes(make_repo: MakeRepo, tmp_path: Path) -> None:

@@ -6,7 +6,12 @@ broken change: it names no runner, so the rules that look for one missed it,
 yet it carries what any forgery needs (code built at run time, a hand on how
 the process ends, the runner's report, the whole environment, the caller's
 frame; in node the runner's API or NODE_ENV; in go lines that read as go
-test's own report). Gated for real they reached `pass`; now each is shown to
+test's own report). Nor need it name the runner to know it runs under one:
+the caller's stack holds the runner's frames in every stack (a `testing.`
+frame in go, node's `test_runner` in `new Error().stack`), and an empty home
+folder says "sandbox"; those are named alike in python, node and go. Home
+reads are named even where they are honest (a config file in `~`): a
+person is asked, as for the other means. Gated for real they reached `pass`; now each is shown to
 a person (old_tests fails, verdict review). Honest lookalikes stay unnamed.
 """
 
@@ -56,6 +61,19 @@ def python_reaches(line: str) -> list[tuple[str, str]]:
     ('names = list(os.environ)', "reads the whole environment"),
     ('if mode == "test":', "checks whether a test runner is loaded"),
     ("from unittest import mock", "reaches into the test runner"),
+    # the caller's stack and the home folder, named in every stack alike
+    ("stack = traceback.format_stack()", "looks at who calls it"),
+    ("frames = sys._current_frames()", "looks at who calls it"),
+    ("frame = sys.exc_info()[2].tb_frame", "looks at who calls it"),
+    ("names = [f.function for f in inspect.getouterframes(here)]", "looks at who calls it"),
+    ("home = Path.home()", "reads the home folder"),
+    ('config = os.path.expanduser("~/.mathlib.toml")', "reads the home folder"),
+    ('home = os.environ.get("HOME", "")', "reads the home folder"),
+    ("home = os.environ['HOME']", "reads the home folder"),
+    ('home = os.getenv("HOME")', "reads the home folder"),
+    ("home = pwd.getpwuid(os.getuid()).pw_dir", "reads the home folder"),
+    ('fresh = not os.listdir(os.path.expandvars("$HOME"))', "reads the home folder"),
+    ('cache = platformdirs.user_cache_dir("mathlib")', "reads the home folder"),
 ])
 def test_python_library_code_with_a_forgerys_means_is_named(line: str, what: str) -> None:
     assert python_reaches(line) == [("p/core.py:4", f"library code {what}: {line}")]
@@ -67,7 +85,9 @@ def test_python_library_code_with_a_forgerys_means_is_named(line: str, what: str
     "total = frame.eval(expression)",
     "env = dict(os.environ)",
     "env = os.environ.copy()",
-    'home = os.environ.get("HOME", "")',
+    'homepage = settings.home_url',
+    "path = os.path.expandvars(template)",
+    'stack = Stack(); stack.push(frame_count)',
     'if "LATEST" in os.environ:',
     "contest = sys.argv[1]",
     'latest = "latest" in sys.argv',
@@ -135,6 +155,19 @@ def node_reaches(line: str) -> list[tuple[str, str]]:
     ('process["ex" + "it"](0);', "reaches into how the process ends"),
     ('const v = await import("vi" + "test");', "runs code it builds at run time"),
     ('const v = require(name);', "runs code it builds at run time"),
+    # the caller's stack and the home folder
+    ("  return /node:internal\\/test_runner/.test(new Error().stack);", "looks at who calls it"),
+    ('const frames = new Error("probe").stack.split("\\n");', "looks at who calls it"),
+    ("const probe = new Error();", "looks at who calls it"),
+    ("Error.captureStackTrace(holder);", "looks at who calls it"),
+    ("Error.prepareStackTrace = (_, callSites) => callSites;", "looks at who calls it"),
+    ("const file = callSites[2].getFileName();", "looks at who calls it"),
+    ("const home = os.homedir();", "reads the home folder"),
+    ("const empty = readdirSync(homedir()).length === 0;", "reads the home folder"),
+    ("if (!process.env.HOME) return fixed(values);", "reads the home folder"),
+    ('const home = process.env["HOME"];', "reads the home folder"),
+    ("const { HOME } = process.env;", "reads the home folder"),
+    ("const dir = os.userInfo().homedir;", "reads the home folder"),
 ])
 def test_node_library_code_with_a_forgerys_means_is_named(line: str, what: str) -> None:
     assert node_reaches(line) == [("src/sum.js:2", f"library code {what}: {line.strip()}")]
@@ -151,6 +184,11 @@ def test_node_library_code_with_a_forgerys_means_is_named(line: str, what: str) 
     'import { readFile } from "node:fs/promises";',
     'const fs = require("node:fs");',
     'const mod = await import("./plugin.js");',
+    "  console.error(err.stack);",
+    "  throw new Error();",
+    "  Error.captureStackTrace(this, MedianError);",  # how a custom error class is written
+    'import { homedir } from "node:os";',
+    "const stack = [];",
 ])
 def test_node_lookalikes_are_not_named(line: str) -> None:
     assert node_reaches(line) == []
@@ -176,6 +214,20 @@ def go_reaches(line: str, package: str = "stats") -> list[tuple[str, str]]:
     ("\tquit := os.Exit", "ends the process or takes its output from a package other than main"),
     ("\tsyscall.Exit(0)", "ends the process or takes its output from a package other than main"),
     ("\tos.Stdout = devNull", "ends the process or takes its output from a package other than main"),
+    # the caller's stack: a `testing.tRunner` frame means go test
+    ("\tn := runtime.Callers(2, pcs)", "looks at who calls it"),
+    ("\tframes := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])", "looks at who calls it"),
+    ("\t_, file, _, _ := runtime.Caller(2)", "looks at who calls it"),
+    ('\tif bytes.Contains(debug.Stack(), []byte("testing.tRunner")) {', "looks at who calls it"),
+    ("\tn := runtime.Stack(buf, false)", "looks at who calls it"),
+    ('\tpprof.Lookup("goroutine").WriteTo(&buf, 2)', "looks at who calls it"),
+    # the home folder, empty in a sandbox
+    ("\thome, _ := os.UserHomeDir()", "reads the home folder"),
+    ('\tif os.Getenv("HOME") != "" {', "reads the home folder"),
+    ('\thome, ok := os.LookupEnv("HOME")', "reads the home folder"),
+    ("\tdir, _ := os.UserConfigDir()", "reads the home folder"),
+    ("\tif u, err := user.Current(); err == nil && u.HomeDir != \"\" {", "reads the home folder"),
+    ('\tpath := os.ExpandEnv("$HOME/.stats")', "reads the home folder"),
 ])
 def test_go_library_code_with_a_forgerys_means_is_named(line: str, what: str) -> None:
     assert go_reaches(line) == [("speed.go:7", f"library code {what}: {line.strip()}")]
@@ -189,6 +241,9 @@ def test_go_library_code_with_a_forgerys_means_is_named(line: str, what: str) ->
     ('\treturn "ok"', "stats"),
     ('\tdata, err := os.ReadFile("testdata/test.json")', "stats"),
     ("\t// --- PASS: is what go test prints", "stats"),
+    ("\tcallers := len(handlers)", "stats"),
+    ('\tpath := os.Getenv("STATS_HOME")', "stats"),
+    ("\tstack = append(stack, x)", "stats"),
 ])
 def test_go_lookalikes_are_not_named(line: str, package: str) -> None:
     assert go_reaches(line, package) == []

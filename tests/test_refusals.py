@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from gatetui.backends.local import LocalBackend
-from gatetui.gate.refusals import escaped, odd_name, refusal
+from gatetui.gate.refusals import odd_name, refusal
+from gatetui.inert import inert_line
+from tests.hostile_text import unsafe_in
 from gatetui.git.snapshot import Snapshot
 from tests.conftest import MakeRepo
 from tests.test_phases import BASE, BROKEN, gate, statuses
@@ -18,16 +20,18 @@ PYC = r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$"
 
 
 @pytest.mark.parametrize(("name", "shown"), [
-    ("tests/test_fix\n.py", "tests/test_fix\\n.py"),
-    (os.fsdecode(b"tests/test_\xff.py"), "tests/test_\\xff.py"),
+    ("tests/test_fix\n.py", "tests/test_fix\\n.py"),  # the gate writes a newline as \\n: its detail stays one line
+    (os.fsdecode(b"tests/test_\xff.py"), "tests/test_\\udcff.py"),  # fsdecode's surrogate for the byte
     ("tests/\u202eyp.tset_py", "tests/\\u202eyp.tset_py"),  # a right-to-left override
     ("tests/test_a\u2028.py", "tests/test_a\\u2028.py"),  # a line separator
     ("tests/te\u200bst_a.py", "tests/te\\u200bst_a.py"),  # a zero-width space
 ])
 def test_a_name_added_with_an_odd_character_is_refused_shown_escaped(name: str, shown: str) -> None:
+    """The detail names it as it is, on one line; shown, it is escaped once."""
     said = refusal(Snapshot.of_files({"a.py": ""}), Snapshot.of_files({"a.py": "", name: "x = 1\n"}), PYC)
-    assert said == ("head adds a file whose name the gate cannot judge (not UTF-8, or a control or format "
-                    f"character in it): {shown}; rename it")
+    words = "head adds a file whose name the gate cannot judge (not UTF-8, or a control or format character in it)"
+    assert said == f"{words}: {name.replace(chr(10), chr(92) + 'n')}; rename it"
+    assert inert_line(said) == f"{words}: {shown}; rename it"
 
 
 def test_ordinary_names_in_any_script_pass_and_base_names_are_base_business() -> None:
@@ -43,12 +47,11 @@ def test_sourceless_bytecode_is_refused_after_the_names() -> None:
         "head adds code with no source to read (the gate judges only what it can read): pkg/fast.pyc")
 
 
-@given(st.text(max_size=60))
-def test_escaped_names_hold_no_odd_character(name: str) -> None:
-    shown = escaped(name)
-    assert not odd_name(shown)
-    if not odd_name(name):
-        assert shown == name
+@given(st.text(st.characters(codec=None, exclude_categories=()), min_size=1, max_size=60))
+def test_a_refused_name_shown_holds_no_odd_character(name: str) -> None:
+    said = refusal(Snapshot.of_files({}), Snapshot.of_files({f"tests/{name}.py": ""}), PYC)
+    assert bool(said) == odd_name(name) and "\n" not in said
+    assert unsafe_in(inert_line(said), multiline=False) == []
 
 
 # A test module whose name holds a newline: no glob sees it, so it was neither

@@ -62,7 +62,7 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "attack_hang": ("python", [P, F, P, P, P], "fail"),
     "attack_flood": ("python", [P, F, P, P, F], "fail"),
     "attack_junit_rewrite": ("python", [P, P, P, P, F], "fail"),
-    "attack_pytest_plugin": ("python", [P, P, P, P, F], "fail"),
+    "attack_pytest_plugin": ("python", [P, F, P, P, F], "fail"),
     "attack_library_skip": ("python", [P, P, P, F, P], "fail"),
     "attack_runner_patch": ("python", [P, P, P, P, F], "review"),
     "attack_runner_aware": ("python", [P, P, P, P, F], "review"),
@@ -104,12 +104,22 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "go_vet_at_base": ("go", [P, P, P, P, P], "pass"),
     "go_runner_aware": ("go", [P, P, P, P, F], "review"),
     "go_order_dependent": ("go", [P, F, P, P, P], "fail"),
+    # the gate recognised by the caller's stack or the home folder; a report forged from a new test file
+    "go_caller_aware": ("go", [P, P, P, P, F], "review"),
+    "go_forged_pass": ("go", [P, F, P, P, F], "fail"),
+    "node_caller_aware": ("node", [P, P, P, P, F], "review"),
+    "attack_home_aware": ("python", [P, P, P, P, F], "review"),
+    # a test that reports for other tests: the report readers check the report's shape
+    "go_reported_twice": ("go", [P, F, P, P, P], "fail"),
+    "node_exit_early": ("node", [P, F, P, P, P], "fail"),
     # does the new code have tests that bite (issue 21)
     "untested_branch": ("python", [P, P, P, P, P], "review"),
     "toothless_test": ("python", [P, P, P, P, P], "review"),
     # a test that checks process-fresh state is no flake; a flake beside it still is (issue 35)
     "state_dependent_test": ("python", [P, P, P, P, P], "pass"),
     "state_dependent_flaky": ("python", [P, F, P, P, P], "fail"),
+    # a project that tests with pytest plugins: the runs load exactly its verified ones
+    "plugins_declared": ("python", [P, P, P, P, P], "pass"),
 }
 R = "review"
 # name -> (covered, bites), where they are not skipped: a change to library code the runs measured
@@ -122,8 +132,9 @@ MEASURED: dict[str, tuple[str, str]] = {
     "attack_flood": (P, S),
     "attack_junit_rewrite": (P, S),
     "attack_library_skip": (P, S),
-    "attack_pytest_plugin": (P, S),
+    "attack_pytest_plugin": (R, S),
     "attack_runner_aware": (R, R),
+    "attack_home_aware": (P, R),
     "attack_runner_patch": (P, R),
     "attack_state_dir": (P, S),
     "baseline_known_failure": (P, P),
@@ -149,6 +160,7 @@ MEASURED: dict[str, tuple[str, str]] = {
     "toothless_test": (P, R),
     "state_dependent_test": (P, P),
     "state_dependent_flaky": (P, S),
+    "plugins_declared": (P, P),
 }
 NAMES = sorted(EXPECTED)
 RULE_SAMPLES = {"section_version_bump", "section_addopts", "new_test_file"}
@@ -160,10 +172,12 @@ LAYOUT_SAMPLES = {"tests_in_package", "cov_without_plugin", "skip_at_run_time", 
                   "version_file_planted", "custom_editable", "custom_editable_hook"}
 # a calendar with a holiday table loaded on first use, and a test that checks it is not loaded yet (issue 35)
 LAZY_SAMPLES = {"state_dependent_test", "state_dependent_flaky"}
+# a slug library whose tests use pytest plugins, and list the ones the runner registered
+PLUGIN_SAMPLES = {"plugins_declared"}
 # old_tests failing is a hard fail here, by a rule or by evidence of a bent verdict
 POLICY_FAIL = {"section_addopts", "attack_junit_rewrite", "attack_pytest_plugin", "go_testmain"}
 CALENDAR = [n for n in NAMES if EXPECTED[n][0] == "python" and n not in RULE_SAMPLES | SETTING_SAMPLES
-            | LAYOUT_SAMPLES | LAZY_SAMPLES and not n.startswith("attack_")]
+            | LAYOUT_SAMPLES | LAZY_SAMPLES | PLUGIN_SAMPLES and not n.startswith("attack_")]
 
 # git as a user would run it, but deaf to this machine's own git settings.
 GIT_ENV = {
@@ -253,7 +267,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 66
+    assert len(scenarios) == len(EXPECTED) == 73
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -473,7 +487,7 @@ def test_each_scenario_names_only_the_checks_it_pins() -> None:
                    else "pass" for c in CHECK_IDS}
         restated[folder.name] = sorted(c for c, status in pinned.items() if default[c] == status)
     assert {name: checks for name, checks in restated.items() if checks} == {}
-    assert len(restated) == 66
+    assert len(restated) == 73
 
 
 def test_missing_tree_folder_is_named(tmp_path: Path) -> None:

@@ -2,8 +2,10 @@
 Protocol (stdio), for agent clients that speak MCP.
 
 Run in (or pointed at) the agent's working copy; each tool does what the
-command does (submit.py) and answers with the same text. stdout is the
-protocol here: nothing else may print to it.
+command does (submit.py) and answers with the same text, head's in it made
+inert: a client shows the text to a person as well as to its model, and an
+escape sequence in a quoted line would act on that person's terminal.
+stdout is the protocol here: nothing else may print to it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from gatetui.errors import ExitCode, GateError
 from gatetui.agent.submit import Outcome, status_once, submit_once
+from gatetui.inert import inert
 
 INSTRUCTIONS = (
     "Use `submit` as your finish tool: it commits your work to the current branch and has the supervisor "
@@ -50,7 +53,7 @@ def _answer(call: Callable[[], Outcome], explain: bool = True) -> str:
     try:
         outcome = call()
     except GateError as err:
-        raise ToolError(str(err)) from None
+        raise ToolError(inert(str(err))) from None
     if outcome.code not in MEANING:
         raise ToolError(outcome.text)
     lines = [outcome.text]

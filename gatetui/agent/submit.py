@@ -35,6 +35,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gatetui.errors import BadInput, ExitCode
+from gatetui.inert import inert, inert_line
 from gatetui.supervise.serve import default_socket
 
 DEFAULT_MESSAGE = "gatetui submit"
@@ -46,7 +47,8 @@ TELL_THE_PERSON = "nothing was submitted or committed; stop and tell the person 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What the agent is told: `text` (stdout), `note` (stderr), the exit code."""
+    """What the agent is told: `text` (stdout), `note` (stderr), the exit
+    code; ready to show (head's text in them already inert)."""
 
     text: str
     code: int
@@ -297,27 +299,28 @@ class _Replies:
             if event == "accepted":
                 self.accepted = True
                 if self.progress is not None:
-                    print(f"gatetui: submit {reply['submit']} of {reply['cap']} for {self.branch} at "
+                    print(f"gatetui: submit {reply['submit']} of {reply['cap']} for {inert_line(self.branch)} at "
                           f"{self.head[:7]}: the supervisor is gating it...", file=self.progress, flush=True)
             elif event in ("verdict", "unchanged"):
                 self.accepted = event == "verdict"
                 return self._verdict(reply)
             elif event == "escalated":
-                return Outcome(str(reply["message"]), int(ExitCode.CAP_REACHED))
+                return Outcome(inert(str(reply["message"])), int(ExitCode.CAP_REACHED))
             elif event == "error":
-                return Outcome(f"gatetui: {reply['message']}", int(reply.get("code", ExitCode.GATE_ERROR)))
+                return Outcome(f"gatetui: {inert(str(reply['message']))}", int(reply.get("code", ExitCode.GATE_ERROR)))
         return Outcome("gatetui: the supervisor closed the connection without a verdict: submit again",
                        int(ExitCode.GATE_ERROR))
 
     def _verdict(self, reply: dict[str, Any]) -> Outcome:
         code = ExitCode.PASS if reply["verdict"] == "pass" else ExitCode.FAIL
         left = reply["cap"] - reply["submits_used"]
-        note = (f"{reply['submits_used']} of {reply['cap']} submits used on {self.branch}; "
+        note = (f"{reply['submits_used']} of {reply['cap']} submits used on {inert_line(self.branch)}; "
                 + (f"{left} left" if left > 0 else "the next submit goes to a person"))
         if reply["event"] == "unchanged":
             note = (f"nothing new since your last submit ({reply['head'][:7]}: {reply['verdict']}); "
                     f"this one was not counted. {note}")
-        return Outcome("\n".join([*reply["lines"], f"verdict: {reply['verdict']}"]), int(code), note)
+        lines = [inert_line(str(line)) for line in reply["lines"]]
+        return Outcome("\n".join([*lines, f"verdict: {inert_line(str(reply['verdict']))}"]), int(code), note)
 
 
 def status_once(repo: Path, socket_path: Path | None = None) -> Outcome:
@@ -327,7 +330,7 @@ def status_once(repo: Path, socket_path: Path | None = None) -> Outcome:
     branch = current_branch(top)
     for reply in ask(path, {"op": "status", "branch": branch}):
         if reply.get("event") == "error":
-            return Outcome(f"gatetui: {reply['message']}", int(reply.get("code", ExitCode.GATE_ERROR)))
+            return Outcome(f"gatetui: {inert(str(reply['message']))}", int(reply.get("code", ExitCode.GATE_ERROR)))
         if reply.get("event") == "status":
             return Outcome(status_text(reply), int(ExitCode.PASS))
     return Outcome("gatetui: the supervisor closed the connection", int(ExitCode.GATE_ERROR))
@@ -335,14 +338,14 @@ def status_once(repo: Path, socket_path: Path | None = None) -> Outcome:
 
 def status_text(reply: dict[str, Any]) -> str:
     left = max(0, reply["cap"] - reply["submits_used"])
-    lines = [f"branch: {reply['branch']}", f"submits: {reply['submits_used']} of {reply['cap']} used, {left} left"]
+    lines = [inert_line(f"branch: {reply['branch']}"), f"submits: {reply['submits_used']} of {reply['cap']} used, {left} left"]
     if reply.get("escalated"):
         lines.append("escalated: a person has been asked to review; wait for them")
     if reply.get("running"):
         lines.append("a run is in progress")
     last = reply.get("last")
     if last:
-        lines += [f"last verdict: {last['verdict']} at {last['head'][:7]}", *last["lines"]]
+        lines += [inert_line(f"last verdict: {last['verdict']} at {last['head'][:7]}"), *map(inert_line, last["lines"])]
     else:
         lines.append("last verdict: none yet")
     return "\n".join(lines)

@@ -66,8 +66,8 @@ class LocalWorkspace(Layout):
         self._closed = False
 
     async def read_report(self, name: str) -> bytes | None:
-        path = (self.reports if self.uid is not None else self.root / "reports") / self._report_name(name)
-        return await asyncio.to_thread(read_regular, path)
+        folder = self.reports if self.uid is not None else self.root / "reports"
+        return await asyncio.to_thread(read_regular, folder, self._report_name(name))
 
     async def run(
         self,

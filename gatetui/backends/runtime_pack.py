@@ -57,17 +57,49 @@ def pack_files(files: Mapping[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
+# Run in the sandbox before files are written over its tree: each folder of
+# a path (named with a trailing "/") made a real folder, a link or a file in
+# its place removed first (rm never follows the link it removes); each
+# file's own place emptied. Written shallow to deep, so no later name goes
+# through an earlier link.
+CLEAR_THE_WAY = (
+    'set -e; for p do case $p in */) d=${p%/}; '
+    'if [ -L "$d" ] || { [ -e "$d" ] && [ ! -d "$d" ]; }; then rm -f -- "$d"; fi; '
+    '[ -d "$d" ] || mkdir -- "$d";; *) rm -rf -- "$p";; esac; done'
+)
+
+
 async def write_over(sandbox: Any, tree: str, files: Mapping[str, bytes | None]) -> None:
-    """Files written over a sandbox's tree as one archive, deletions as one
-    `rm`; a path that leaves the tree is refused."""
+    """Files written over a sandbox's tree as one archive, deletions with
+    the clearing before it; a path that leaves the tree is refused. Nothing
+    is written through a link head committed or a run planted: the way is
+    cleared inside the sandbox first (CLEAR_THE_WAY), as the local backend
+    replaces what stands in the way, so both show base's files at their
+    paths in real folders. The clearing runs in the sandbox, which is all
+    the run's: nothing it could be steered to reaches the supervisor."""
     for rel in files:
         if ".." in Path(rel).parts or Path(rel).is_absolute():
             raise BackendError(f"refusing to write outside the workspace: {rel}")
+    done = await sandbox.exec(["sh", "-c", CLEAR_THE_WAY, "sh", *_the_way(files)], cwd=tree, timeout_ms=60_000)
+    if done.exit_code != 0:
+        raise BackendError(f"runtime backend: could not clear the way for the files written over the tree: "
+                           f"{one_line(done.stderr)}")
     written = {rel: data for rel, data in files.items() if data is not None}
-    gone = [rel for rel, data in files.items() if data is None]
     if written:
         await sandbox.files.unarchive(tree, pack_files(written), gzip=True)
-    if gone:
-        done = await sandbox.exec(["rm", "-f", "--", *gone], cwd=tree, timeout_ms=60_000)
-        if done.exit_code != 0:
-            raise BackendError(f"runtime backend: could not delete {gone[0]}: {one_line(done.stderr)}")
+
+
+def _the_way(files: Mapping[str, bytes | None]) -> list[str]:
+    """Each written path's folders (with a trailing "/", each once, shallow
+    first) and then the path itself."""
+    way: list[str] = []
+    seen: set[str] = set()
+    for rel in sorted(files):
+        parts = Path(rel).parts
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth]) + "/"
+            if folder not in seen:
+                seen.add(folder)
+                way.append(folder)
+        way.append("/".join(parts))
+    return way

@@ -23,6 +23,7 @@ from gatetui.errors import BadInput, ExitCode, GateError
 from gatetui.gate.api import VERDICT_EXIT, gate_once, gate_request
 from gatetui.gate.junit_out import gate_junit
 from gatetui.gate.render import verdict_block, verdict_json
+from gatetui.inert import inert
 
 
 class _Parser(argparse.ArgumentParser):
@@ -325,11 +326,11 @@ def main(argv: list[str] | None = None) -> int:
             return int(cmd_tui(build_tui_parser().parse_args(argv)))
         args = build_parser().parse_args(argv)
         return int(COMMANDS[args.command](args))
-    except GateError as err:
-        print(f"gatetui: {err}", file=sys.stderr)
+    except GateError as err:  # it may quote head's names and lines: shown inert
+        print(f"gatetui: {inert(str(err))}", file=sys.stderr)
         return int(err.exit_code)
     except PermissionError as err:  # e.g. a HOME whose git config this user cannot read
-        print(f"gatetui: permission denied: {err.filename or err}: run as a user who can read it, "
+        print(f"gatetui: permission denied: {inert(str(err.filename or err))}: run as a user who can read it, "
               "or fix its permissions", file=sys.stderr)
         return int(ExitCode.BAD_INPUT)
     except KeyboardInterrupt:

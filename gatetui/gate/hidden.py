@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gatetui.gate import junit
+from gatetui.gate import hidden_time, junit
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.judge import SuiteRun
 from gatetui.stacks.registry import language_of
@@ -101,12 +101,15 @@ def hidden_command(test: str, tests: HiddenTests) -> str:
     return f"{test} {shlex.join(tests.test_files)}"
 
 
-def judge_hidden(run: SuiteRun, tests: HiddenTests) -> CheckResult:
+def judge_hidden(run: SuiteRun, tests: HiddenTests, limit: float | None = None) -> CheckResult:
     """Pass when every hidden test passed; say only how many did not.
 
     A hidden test the run did not report (deselected, never collected)
     counts as failed. A file that failed to load counts through the tests
-    it defines."""
+    it defines. A run past `limit` (hidden_time.py) fails in words that
+    say nothing of its time."""
+    if limit is not None and hidden_time.over(run.result, limit):
+        return CheckResult(CheckId.HIDDEN, Status.FAIL, hidden_time.NOT_PASSED)
     if run.result.timed_out:
         return CheckResult(CheckId.HIDDEN, Status.FAIL, f"the hidden run {run.result.describe_end()}")
     if run.report is None:

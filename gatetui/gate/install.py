@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from gatetui.backends.base import CommandResult, Workspace
 from gatetui.gate.fingerprint import changes, describe, read_fingerprint
-from gatetui.stacks.base import Dependencies, OwnInstall, Profile, ReportProblem, Resolved
+from gatetui.stacks.base import Dependencies, OwnInstall, Profile, ReportProblem, Resolved, RunPlugin
+from gatetui.stacks.offered import Offered, OfferedPlugin
 
 if TYPE_CHECKING:
     from gatetui.gate.early_layer import EarlyResolve
@@ -54,6 +55,7 @@ class Installer:
         self.expected: dict[str, str] | None = None
         self.layers = layers  # the run's use of the backend's dependency layers; None: none kept
         self.found: Counter[str] = Counter()  # the profile's lint's findings, by key (Profile.lint)
+        self.offered: Offered | None = None  # what the last check of the whole environment found it offers
 
     async def prepare(self, workspace: Workspace) -> None:
         """What a layer's key needs asked while the workspace has run no
@@ -121,7 +123,7 @@ class Installer:
                            verify: bool) -> Failed | None:
         """Head's own install code, between two fingerprints of the
         environment (compared here, and again in the copy handed on)."""
-        before = await self._fingerprint(workspace, own, "before") if verify else None
+        before = await _fingerprint(self.run, workspace, own, "before") if verify else None
         if isinstance(before, Failed):
             return before
         result = await self.run(workspace, own.command, env, True)
@@ -136,22 +138,12 @@ class Installer:
         own = self.profile.own_install
         if own is None or self.expected is None:
             return None
-        after = await self._fingerprint(workspace, own, "after")
+        after = await _fingerprint(self.run, workspace, own, "after")
         if isinstance(after, Failed):
             return after
         found = changes(self.expected, after)
         return Failed(own.label, None, describe(found, own.label)) if found else None
 
-    async def _fingerprint(self, workspace: Workspace, own: OwnInstall, when: str) -> Failed | dict[str, str]:
-        name = f"fingerprint-{when}.json"
-        script = own.fingerprint
-        command = script.command.replace("{report}", shlex.quote(workspace.report_path(name)))
-        result = await self.run(workspace, command, dict(script.env), False)
-        found = read_fingerprint(await workspace.read_report(name)) if result.ok else None
-        if found is None:
-            return Failed(own.label, None, f"the environment could not be fingerprinted "
-                                           f"({result.describe_end()}): {telling_line(result.output_tail)}")
-        return found
     async def _pinned(self, workspace: Workspace, deps: Dependencies, resolved: Resolved,
                       env: dict[str, str], built: Built | None) -> Failed | None:
         """The index's distributions: from a dependency layer where the
@@ -184,14 +176,36 @@ class Installer:
         if shown and deps is not None and deps.layer is not None:
             env[deps.layer.link_env] = shown  # the one link no RECORD lists that the check accepts
         result = await self.run(workspace, command.replace("{mode}", mode), env, False)
-        data = _report(await workspace.read_report(name)) if result.ok else None
+        raw = await workspace.read_report(name) if result.ok else None
+        data = _report(raw)
         if data is None:
             return Failed(check.command, None, f"the environment the install left could not be checked "
                                                f"({result.describe_end()}): {telling_line(result.output_tail)}")
         summary, own, hex_records = data
         if hex_records and self.layers is not None and mode == "all":
             _note_hex(self.layers.notes, hex_records)
+        self.offered = offered(raw) if mode == "all" else self.offered
         return Failed(check.command, None, summary) if summary and verify else own
+
+
+async def _fingerprint(run: Run, workspace: Workspace, own: OwnInstall, when: str) -> Failed | dict[str, str]:
+    name = f"fingerprint-{when}.json"
+    script = own.fingerprint
+    command = script.command.replace("{report}", shlex.quote(workspace.report_path(name)))
+    result = await run(workspace, command, dict(script.env), False)
+    found = read_fingerprint(await workspace.read_report(name)) if result.ok else None
+    if found is None:
+        return Failed(own.label, None, f"the environment could not be fingerprinted "
+                                       f"({result.describe_end()}): {telling_line(result.output_tail)}")
+    return found
+
+
+def loads(installer: Installer) -> RunPlugin | None:
+    """What every test run of an install loads: the runner's plugins the
+    last check of its whole environment found verified (none where it
+    found none); None where the profile leaves it to the runner."""
+    check = installer.profile.environment_check
+    return None if check is None or check.loads is None else check.loads(installer.offered or Offered())
 
 
 async def linted(installer: Installer, workspace: Workspace, env: dict[str, str]) -> Failed | None:
@@ -241,6 +255,22 @@ def _note_hex(notes: list[str], hex_records: list[str]) -> None:
             "spec's urlsafe base64; compared as the same bytes")
     if note not in notes:
         notes.append(note)
+
+
+def offered(raw: bytes | None) -> Offered:
+    """The runner's plugins and version the environment check found the
+    verified distributions offer; nothing where its report says nothing
+    readable of them (then the runs load no plugin)."""
+    try:
+        data = json.loads(raw or b"")
+    except ValueError:
+        return Offered()
+    plugins, runner = (data.get("plugins"), data.get("runner")) if isinstance(data, Mapping) else (None, None)
+    if not isinstance(plugins, list) or not isinstance(runner, str):
+        return Offered()
+    found = tuple(OfferedPlugin(p["name"], p["dist"], p["own"]) for p in plugins if isinstance(p, Mapping)
+                  and isinstance(p.get("name"), str) and isinstance(p.get("dist"), str) and p.get("own") in (True, False))
+    return Offered(found, runner)
 
 
 def _report(raw: bytes | None) -> tuple[str, list[str], list[str]] | None:

@@ -86,7 +86,7 @@ class SuiteRun:
         """Strict: exit 0 and a report where something passed and nothing
         failed. With tolerated failures, a non-zero exit is pytest's answer
         to them, and the run passes when they are its only failures."""
-        if self.report is None or self.result.timed_out or self.new_failures():
+        if self.report is None or self.result.timed_out or self.report.findings or self.new_failures():
             return False
         if self.result.ok or not self.report.failed():
             return self.result.ok and self.report.passed_all
@@ -106,11 +106,19 @@ class SuiteRun:
         broken = {i: why for i, why in junit.uncollected([self.report]).items() if i in failed}
         if broken:
             return f"{self.label}: {listing(list(broken))} could not be collected ({first_reason(broken)})"
+        if self.report.findings:
+            return f"{self.label}: {_findings(self.report.findings)}"
         if failed:
             return f"{self.label}: {listing(failed)} failed"
         if not self._something_passed():
             return f"{self.label} ran no test that passed ({len(self.report.tests)} collected)"
         return f"{self.label} ended with {self.result.describe_end()} although every test passed"
+
+
+def _findings(findings: Sequence[str]) -> str:
+    """The most telling of what the report's shape gave away, and how many more."""
+    more = f" (and {len(findings) - 1} more {'finding' if len(findings) == 2 else 'findings'})"
+    return findings[0] + (more if len(findings) > 1 else "")
 
 
 def first_reason(broken: dict[str, str]) -> str:

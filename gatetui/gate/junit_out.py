@@ -1,4 +1,9 @@
-"""The gate's own checks as JUnit XML, so CI systems show one test per check."""
+"""The gate's own checks as JUnit XML, so CI systems show one test per check.
+
+A detail quotes head's text (a flagged line, a file name): written inert,
+since XML 1.0 holds no control character and a CI page or terminal shows
+the message as it is.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import xml.etree.ElementTree as ET
 
 from gatetui.gate.checks import Status
 from gatetui.gate.events import RunFinished
+from gatetui.inert import inert, inert_line
 
 
 def gate_junit(finished: RunFinished, name: str = "gatetui") -> str:
@@ -31,10 +37,10 @@ def gate_junit(finished: RunFinished, name: str = "gatetui") -> str:
         tag = {Status.FAIL: "failure", Status.REVIEW: "failure", Status.ERROR: "error",
                Status.SKIPPED: "skipped"}.get(result.status)
         if tag:  # a review is a failure CI shows, typed so a reader tells it from a violation
-            attrs = {"message": result.detail.splitlines()[0] if result.detail else ""}
+            attrs = {"message": inert_line(result.detail.split("\n", 1)[0])}
             if result.status is Status.REVIEW:
                 attrs["type"] = "review"
-            ET.SubElement(case, tag, attrs).text = result.detail
+            ET.SubElement(case, tag, attrs).text = inert(result.detail)
     suites = ET.Element("testsuites")
     suites.append(suite)
     ET.indent(suites)

@@ -19,8 +19,9 @@ from gatetui.gate.baseline import BaselineCache, cache_key
 from gatetui.gate.diffscan import DiffScan, scan_changes, scanned
 from gatetui.gate.digests import Digests
 from gatetui.gate.hidden import HiddenTests, select_hidden
+from gatetui.gate.links import links_out, written_paths
 from gatetui.gate.seal import compute_digests, overlay
-from gatetui.stacks.base import Profile
+from gatetui.stacks.base import Finding, Profile
 from gatetui.stacks.registry import language_of, load_profile
 from gatetui.git.export import write_extra
 from gatetui.git.repo import GitRepo
@@ -60,6 +61,7 @@ class Plan:
     baseline_key: str = ""  # base sha + profile digest: where base's own run is cached (baseline, skips, a refused runner)
     generated: Mapping[str, bytes] = field(default_factory=dict)  # Profile.generated for the version handed the build
     version: str = "0.0.0"  # the version handed a build that takes it from git
+    links_out: tuple[Finding, ...] = ()  # head's links out of the tree where the gate writes (gate/links.py)
 
     def export(self, tree: Snapshot, dest: Path) -> None:
         """`tree` written into `dest`, with what the build writes by design
@@ -118,8 +120,10 @@ def make_plan(request: GateRequest) -> Plan:
         seed = request.random_seed if request.random_seed is not None else random_order.draw_seed()
     digests = replace(digests, random_seed=seed, hidden=hidden.digest if hidden else "",
                       hidden_files=len(hidden.files) if hidden else 0, test_network=profile.test_network)
+    out = links_out(written_paths(files, hidden.files if hidden else None), head.__contains__,
+                    lambda path: repo.link_target(head_sha, path))
     return Plan(request, repo, base, head, profile, scan, digests, files, env, tuple(modules),
-                hidden, problem, cache_key(merge_base, profile), generated, version)
+                hidden, problem, cache_key(merge_base, profile), generated, version, out)
 
 
 def old_tests_overlay(base: Snapshot, head: Snapshot, profile: Profile) -> tuple[dict[str, bytes | None], dict[str, str]]:

@@ -11,6 +11,7 @@ import json
 import time
 from typing import TextIO
 
+from gatetui.inert import inert, inert_line
 from gatetui.gate.events import (
     CheckFinished, CheckProgress, CheckStarted, GateEvent, OutputChunk, RunFinished, RunStarted,
 )
@@ -43,28 +44,30 @@ class Progress:
         if rest:
             self.partial[stream] = rest
         for line in lines:
-            print(f"  {stream} | {line}", file=self.out, flush=True)
+            print(f"  {stream} | {inert(line)}", file=self.out, flush=True)  # one line: split at newlines
 
     def flush(self) -> None:
         """What is left of each stream without its newline."""
         for stream, rest in self.partial.items():
-            print(f"  {stream} | {rest}", file=self.out, flush=True)
+            print(f"  {stream} | {inert(rest)}", file=self.out, flush=True)
         self.partial.clear()
 
     @staticmethod
     def line(event: GateEvent) -> str:
         match event:
             case RunStarted():
-                notes = "".join(f"\n           note: {n}" for n in event.notes)
-                return (f"gating {event.head_ref} ({event.head[:7]}) against {event.base_ref} "
+                notes = "".join(f"\n           note: {inert_line(n)}" for n in event.notes)
+                return (f"gating {inert_line(event.head_ref)} ({event.head[:7]}) against "
+                        f"{inert_line(event.base_ref)} "
                         f"({event.base[:7]}): {event.stack}, {event.backend} backend{notes}")
             case CheckStarted():
                 return f"{event.check.value}: started"
             case CheckProgress():
-                return f"{event.check.value}: {event.detail}"
+                return f"{event.check.value}: {inert_line(event.detail)}"
             case CheckFinished():
                 r = event.result
-                detail = f" ({r.detail.splitlines()[0]})" if r.detail else ""
+                first = r.detail.split("\n", 1)[0]
+                detail = f" ({inert_line(first)})" if first else ""
                 return f"{r.id.value}: {r.status.value} in {r.seconds:.1f} s{detail}"
             case RunFinished():
                 return f"verdict: {event.verdict.value} in {event.seconds:.1f} s"
@@ -72,7 +75,8 @@ class Progress:
 
 
 def verdict_block(finished: RunFinished) -> str:
-    lines = [r.line() for r in finished.results]
+    """The article's lines, ready to print: each one inert."""
+    lines = [inert_line(r.line()) for r in finished.results]
     lines.append(f"verdict: {finished.verdict.value}")
     return "\n".join(lines)
 

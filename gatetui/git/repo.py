@@ -159,6 +159,14 @@ class GitRepo(CommitReading):
             return None
         return self._blob_data(obj_sha)
 
+    def link_target(self, sha: str, path: str) -> bytes | None:
+        """Where the symlink at `path` in `sha` points, as committed; None
+        when the entry there is no symlink (or absent)."""
+        found = self._lookup(sha, path)
+        if found is None or not stat.S_ISLNK(found[0]):
+            return None
+        return self._blob_data(found[1])
+
     def tree_sha(self, sha: str, path: str = "") -> str | None:
         """The object id of the tree or blob at `path` in `sha` ("" = root)."""
         found = self._lookup(sha, path)

@@ -25,6 +25,7 @@ from gatetui.errors import BadInput, ExitCode, GateError
 from gatetui.gate.api import gate_once, gate_request
 from gatetui.lab.rules import scenario_inputs
 from gatetui.gate.render import verdict_block
+from gatetui.inert import inert_line
 from gatetui.lab.samples import (
     BASE_TIME, HEAD_TIME, IDENTITY, MAIN_REF, SAMPLES_DIR, SampleError, _commit, _set_ref, _store_tree,
     load_scenarios, write_all,
@@ -44,7 +45,7 @@ def run_demo(dest: Path, out: TextIO, err: TextIO) -> int:
         try:
             _, finished = asyncio.run(gate_once(request, choose_backend("local"), io.StringIO()))
         except GateError as error:
-            print(f"   gatetui: {error}", file=out)
+            print(f"   gatetui: {inert_line(str(error))}", file=out)
             mismatches += 1
             continue
         print("   " + verdict_block(finished).replace("\n", "\n   "), file=out)

@@ -27,6 +27,7 @@ from gatetui.gate.api import GateInputs, gate_request
 from gatetui.gate.digests import RuleDigest
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import Plan, make_plan
+from gatetui.inert import inert, inert_line
 from gatetui.lab.samples import CHECK_IDS, SAMPLES_DIR, SampleError, Scenario, load_scenarios, materialize
 
 SIDE_BY_SIDE = 2  # the machine is shared: two gates at a time at most
@@ -77,16 +78,16 @@ def cmd_lab(args: argparse.Namespace) -> int:
         seal = load_seal_file(args.rules) if args.rules else None
         outcomes = run_lab(args.scenarios or SAMPLES_DIR, seal, progress=sys.stderr)
     except GateError as err:
-        print(f"gatetui: {err}", file=sys.stderr)
+        print(f"gatetui: {inert(str(err))}", file=sys.stderr)
         return int(err.exit_code)
     rows = [row for outcome in outcomes for row in outcome.rows()]
     mismatches = sum(row.differs for row in rows)
     if args.json:
         print(json.dumps({"rows": [row.__dict__ for row in rows], "mismatches": mismatches}, indent=2))
     else:
-        print(matrix(outcomes))
+        print(inert(matrix(outcomes)))  # scenario names and gate errors, from a folder of anyone's
         print()
-        print(summary(outcomes))
+        print(inert(summary(outcomes)))
     return int(ExitCode.PASS if mismatches == 0 else ExitCode.FAIL)
 
 
@@ -101,7 +102,7 @@ def run_lab(folder: Path, seal: SealSettings | None, progress: TextIO | None = N
         raise BadInput(f"no scenarios in {folder}: each needs NAME/base, NAME/head and NAME/scenario.toml")
     with tempfile.TemporaryDirectory(prefix="gatetui-lab-") as tmp:
         plans = [_plan(s, Path(tmp), seal) for s in scenarios]  # bad input surfaces before any gate
-        say = (lambda line: print(line, file=progress, flush=True)) if progress else (lambda line: None)
+        say = (lambda line: print(inert_line(line), file=progress, flush=True)) if progress else (lambda line: None)
         return asyncio.run(_gate_all(plans, say, work_root))
 
 

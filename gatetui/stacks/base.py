@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from gatetui.config import SealRule
 from gatetui.stacks.mutation import Mutate
+from gatetui.stacks.offered import Offered
 from gatetui.stacks.testdefs import TestLanguage
 
 if TYPE_CHECKING:
@@ -43,10 +44,16 @@ class GateScript:
 class EnvironmentCheck:
     """A command the gate runs after the install and before any test run:
     it writes {"problems": [...], "summary": "..."} as JSON to {report}, and
-    a summary that is not empty fails the install with it."""
+    a summary that is not empty fails the install with it. It also names
+    the runner's plugins the verified distributions offer ("plugins":
+    [{"name", "dist", "own"}], "runner": its version); `loads` turns them
+    into what every test run of that environment loads (RunPlugin), so
+    that the runner registers nothing the tree holds. None: the runner
+    loads what it finds itself."""
 
     command: str
     env: Mapping[str, str]
+    loads: Callable[[Offered], RunPlugin] | None = None
 
 
 @dataclass(frozen=True)
@@ -370,6 +377,9 @@ class Profile:
     # profile's runner; a stack with another format reads it itself.
     read_report: Callable[[bytes, str, RunTree], Report] | None = None
     report_ids: str = "junit"  # for JUnit: the id rule of the runner that writes it (gate/junit_ids.py)
+    # For JUnit: the shape the runner always gives its report, checked against the tree the run
+    # ran; what it lacks is added to the report as findings (Report.findings). None: no check.
+    check_report: Callable[[Report, RunTree], Report] | None = None
     shuffle: RunPlugin | None = None  # how the random-order run shuffles; None: this runner cannot
     reorder: Reorder | None = None  # run 1 with random_order: reversed, or each test alone (stacks/order.py)
     rerun: RunPlugin | None = None  # head's changed tests again in one process (gate/fresh.py); None: not here

@@ -73,22 +73,31 @@ class TestResult:
 
 @dataclass(frozen=True)
 class Report:
-    """All tests of one run, by id; read-only so runs can be shared freely."""
+    """All tests of one run, by id; read-only so runs can be shared freely.
+
+    `findings` are what the reader saw wrong with the report's own shape,
+    each one line naming a test or package: a test reported twice, one
+    that started and never ended, a package whose runner never said its
+    last word. The report is written by code under test, so such a shape
+    is what a test printing reports for other tests leaves behind; a run
+    with a finding fails, whatever its tests say (`passed_all`).
+    """
 
     tests: Mapping[str, TestResult] = field(default_factory=dict)
+    findings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tests", MappingProxyType(dict(self.tests)))
 
     @classmethod
-    def from_results(cls, results: Iterable[TestResult]) -> Report:
+    def from_results(cls, results: Iterable[TestResult], findings: Iterable[str] = ()) -> Report:
         """Build a report, keeping the worst result of any repeated id."""
         merged: dict[str, TestResult] = {}
         for result in results:
             kept = merged.get(result.id)
             if kept is None or SEVERITY[result.outcome] > SEVERITY[kept.outcome]:
                 merged[result.id] = result
-        return cls(merged)
+        return cls(merged, tuple(findings))
 
     def count(self, outcome: Outcome) -> int:
         """How many tests ended with `outcome`."""
@@ -104,9 +113,10 @@ class Report:
         """True when something really passed and nothing failed.
 
         A run where every test was skipped or xfailed proves nothing, so it
-        does not count as passing.
+        does not count as passing; nor does one whose report does not hold
+        together (`findings`).
         """
-        if self.failed():
+        if self.findings or self.failed():
             return False
         return any(VERDICT[r.outcome] == "pass" for r in self.tests.values())
 

@@ -8,7 +8,9 @@ the repo it cloned), in a folder 0711 (others may pass, not list) and itself
 0666, or 0660 with `group` for an agent user in that group.
 
 The protocol is JSON lines: the client sends one request, the server answers
-with one or more events and closes.
+with one or more events and closes. Its strings are data, head's text
+unchanged in them: the client makes them inert where it shows them; so does
+`gatetui serve`'s own log, one line per event.
 
     {"op": "can_submit", "repo": "/abs/working/copy", "branch": "agent/x", "head": SHA or ""}
       -> {"event": "can_submit", "branch", "submits_used", "cap"}
@@ -54,6 +56,7 @@ from typing import Any
 
 from gatetui.errors import BadInput, BackendError, ExitCode, GateError
 from gatetui.gate.events import RunFinished
+from gatetui.inert import inert_line
 from gatetui.supervise.store import repo_key
 from gatetui.supervise.events import EscalationRaised, RunFailed, RunUpdated, SupervisorEvent
 from gatetui.supervise.runs import Run
@@ -315,7 +318,8 @@ def run_serve(supervisor: Supervisor, server: SubmitServer, out: Any = None) -> 
 
 async def _serve(supervisor: Supervisor, server: SubmitServer, out: Any) -> int:
     def say(line: str) -> None:
-        print(f"gatetui serve: {line}", file=out, flush=True)
+        """One event, one line: branch names and messages are head's, shown inert."""
+        print(f"gatetui serve: {inert_line(line)}", file=out, flush=True)
 
     server.log = say
     stop = asyncio.Event()

@@ -22,6 +22,7 @@ from gatetui.backends.choose import BACKEND_NAMES
 from gatetui.errors import GateError
 from gatetui.supervise.serve import SubmitServer
 from gatetui.gate.events import OutputChunk
+from gatetui.inert import inert, inert_line
 from gatetui.supervise import events as sv
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.messages import BranchesChanged, EscalationRaised, GateFailed, OutputArrived, RunChanged
@@ -52,7 +53,7 @@ class GatetuiApp(App[None]):
 
     def on_mount(self) -> None:
         s = self.supervisor
-        self.sub_title = f"{s.repo.name}: {s.pattern} against {s.base}, {s.backend.name} backend"
+        self.sub_title = inert_line(f"{s.repo.name}: {s.pattern} against {s.base}, {s.backend.name} backend")
         self.supervisor.subscribe(self.relay)
         self.hear_backend(s.backend)
         self.push_screen(self.main)
@@ -71,7 +72,7 @@ class GatetuiApp(App[None]):
         and say what its scenario does (the replay runs on this loop)."""
         if self.screen is self.main:
             self.main.show_branch(branch)
-        self.notify(story, title=branch, timeout=8)
+        self.notify(inert(story), title=inert_line(branch), timeout=8, markup=False)
 
     def launch(self, key: str, coro: Coroutine[Any, Any, None]) -> Worker[None]:
         return self.run_worker(coro, name=key, group=key, exclusive=True, exit_on_error=False)
@@ -130,9 +131,9 @@ class GatetuiApp(App[None]):
 
     def backend_said(self, line: str) -> None:
         try:
-            self.call_from_thread(self.notify, line, timeout=4)
+            self.call_from_thread(self.notify, inert(line), timeout=4, markup=False)
         except RuntimeError:  # already on the app's own thread
-            self.notify(line, timeout=4)
+            self.notify(inert(line), timeout=4, markup=False)
 
     async def on_unmount(self) -> None:
         if self.submit_server is not None:

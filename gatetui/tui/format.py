@@ -38,5 +38,5 @@ def dollars(value: float) -> str:
 
 
 def one_line(text: str, width: int = 200) -> str:
-    line = text.splitlines()[0] if text else ""
+    line = text.split("\n", 1)[0]  # the gate's own line break: head's others are shown escaped
     return line if len(line) <= width else line[: width - 1] + "…"

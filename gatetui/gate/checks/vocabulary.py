@@ -92,7 +92,7 @@ class CheckResult:
             Status.ERROR: "ERROR",
             Status.SKIPPED: "skip",
         }.get(self.status, str(self.status))
-        detail = self.detail.splitlines()[0] if self.detail else ""
+        detail = self.detail.split("\n", 1)[0]  # the gate's own line break: head's others are text, shown escaped
         if (self.status is Status.PASS and not detail.startswith(DIFF_ONLY)) or not detail:
             return f"{word} {self.title}"  # a pass that is only the diff's says so
         return f"{word} {self.title}: {detail}"

@@ -17,6 +17,7 @@ from gatetui.errors import BackendError, GateError
 from gatetui.gate import baseline, judge, start
 from gatetui.gate.checks import CheckId, CheckResult
 from gatetui.gate.events import BaselineInfo
+from gatetui.gate.install import loads
 from gatetui.gate.phases.context import Context
 from gatetui.gate.phases.suite_run import SuiteRunner
 from gatetui.stacks.base import RunTree
@@ -124,7 +125,8 @@ class BaseOwn:
             if failed is not None:
                 end = failed.said if failed.result is None else failed.result.describe_end()
                 return baseline.BaseRun(base, {}, f"base's install `{failed.step}` {end}")
-            run = await self.runner.run(workspace, CheckId.RUNS, "baseline", {}, ran=RunTree(ctx.plan.base))
+            run = await self.runner.run(workspace, CheckId.RUNS, "baseline", {}, ran=RunTree(ctx.plan.base),
+                                        loads=loads(installer))
             return baseline.BaseRun.of(base, run, ctx.plan.profile.cannot_start)
 
 

@@ -16,7 +16,7 @@ from gatetui.errors import BackendError
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.early_layer import EarlyResolve
 from gatetui.gate.events import DigestsComputed
-from gatetui.gate.install import Failed, Installer, telling_line
+from gatetui.gate.install import Failed, Installer, loads, telling_line
 from gatetui.gate.phases import blame, lint
 from gatetui.gate.phases.context import Context
 from gatetui.gate.refusals import refusal
@@ -57,6 +57,7 @@ class BuildPhase:
             ctx.ledger.finish(CheckResult(CheckId.INSTALL, Status.FAIL, linted.said))
             return None
         ctx.ledger.finish(self._passed(findings, linted.said))
+        ctx.loads = loads(self.installer)  # the plugins the check verified, for every run of this environment
         self.opened = None  # the caller's now
         return workspace
 

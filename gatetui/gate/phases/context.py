@@ -19,7 +19,7 @@ from gatetui.gate.layer_steps import LayerSteps
 from gatetui.gate.phases.ledger import Ledger
 from gatetui.gate.plan import Plan
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.base import HookScan
+from gatetui.stacks.base import HookScan, RunPlugin
 
 
 def _changed(plan: Plan) -> ChangedCode | None:
@@ -46,6 +46,7 @@ class Context:
     outside: list[str] = field(default_factory=list)  # base tests passed by a change outside the tests
     layers: LayerSteps | None = None  # the backend's dependency layers as this run uses them
     layer_of_head: str = ""  # the install workspace's path: whose layer the digests name
+    loads: RunPlugin | None = None  # what every run of head's environment loads (Installer.loads)
 
     @classmethod
     def of(cls, plan: Plan, backend: Backend, ledger: Ledger) -> Context:
@@ -101,7 +102,7 @@ class Context:
         says head bent the verdict instead of changing the tests."""
         plan = self.plan
         return (plan.profile.on_old_tests_fail == "fail" or bool(plan.forbidden)
-                or bool(self.hooks.findings) or bool(self.outside))
+                or bool(self.hooks.findings) or bool(self.outside) or bool(plan.links_out))
 
     @contextlib.asynccontextmanager
     async def base_workspace(self, suffix: str) -> AsyncIterator[Workspace]:

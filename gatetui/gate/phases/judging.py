@@ -42,7 +42,8 @@ def _old_tests(ctx: Context, runs: list[SuiteRun], old: SuiteRun) -> None:
     ctx.outside = judge.passed_outside_tests(old, runs, ctx.test_file_unchanged)
     digests = ctx.plan.digests
     verdict = judge.judge_old_tests(old, digests.sealed_changed, digests.judge_changed, ctx.plan.forbidden)
-    ctx.ledger.finish(judge.defend_old_tests(verdict, ctx.hooks.findings + ctx.hooks.reaches, ctx.outside))
+    bent = ctx.plan.links_out + ctx.hooks.findings + ctx.hooks.reaches
+    ctx.ledger.finish(judge.defend_old_tests(verdict, bent, ctx.outside))
 
 
 async def _second_halves(ctx: Context, base: BaseOwn, runs: list[SuiteRun], old: SuiteRun) -> None:

@@ -11,12 +11,15 @@ the mutants of the changed lines (`bites`), on copies of their own."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 from dataclasses import replace
 
-from gatetui.backends.base import Workspace, close_all
-from gatetui.gate import random_order, rerun
+from gatetui.backends.base import CommandResult, Workspace, close_all
+from gatetui.gate import hidden_time, random_order, rerun
 from gatetui.gate.changed_tests import ChangedTests
 from gatetui.gate.checks import CheckId, Need, Phase, announced_at
+from gatetui.gate.events import OutputChunk
 from gatetui.gate.hidden import STREAM as HIDDEN_STREAM
 from gatetui.gate.hidden import hidden_command, judge_hidden
 from gatetui.gate.judge import SuiteRun
@@ -38,6 +41,7 @@ class SuitePhase:
         self.coverage = CoverageRun(ctx, runner)
         self.bites = BitesPhase(ctx, runner, self.coverage)
         self.fresh = FreshRuns(ctx, runner)
+        self._hidden_limit: float | None = None  # seconds the hidden run may take, once head's runs are done
 
     async def run(self, workspace: Workspace) -> None:
         """Every run side by side on copies of `workspace`, then what they say."""
@@ -52,7 +56,7 @@ class SuitePhase:
             await close_all(copies)
         if hidden:
             assert ctx.plan.hidden is not None  # needed only when configured and found (plan_phase.hidden)
-            ctx.ledger.finish(judge_hidden(done[RUNS + 1], ctx.plan.hidden))
+            ctx.ledger.finish(judge_hidden(done[RUNS + 1], ctx.plan.hidden, self._hidden_limit))
         await judging.judge_suite(ctx, self.base, done[:RUNS], done[RUNS])
         await self.bites.run(workspace, done[:RUNS])
 
@@ -62,9 +66,36 @@ class SuitePhase:
         self._announce()
         jobs = [self._head_run(w, i) for i, w in enumerate(copies[:RUNS])]
         jobs.append(self._old_tests_run(copies[RUNS]))
-        if hidden:
-            jobs.append(self._hidden_run(copies[RUNS + 1]))
-        return list(await asyncio.gather(*jobs))
+        if not hidden:
+            return list(await asyncio.gather(*jobs))
+        started = time.monotonic()
+        hidden_job = asyncio.ensure_future(self._hidden_run(copies[RUNS + 1]))
+        try:
+            visible = list(await asyncio.gather(*jobs))
+        except BaseException:
+            hidden_job.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await hidden_job
+            raise
+        return [*visible, await self._bounded(hidden_job, started, visible)]
+
+    async def _bounded(self, job: asyncio.Future[SuiteRun], started: float, visible: list[SuiteRun]) -> SuiteRun:
+        """The hidden run, stopped once it has run longer than head's runs
+        allow (gate/hidden_time.py): its time is all the agent could learn."""
+        results = [run.result for run in visible]
+        self._hidden_limit = limit = hidden_time.bound(results)
+        done, _ = await asyncio.wait({job}, timeout=max(0.0, started + limit - time.monotonic()))
+        if job in done:
+            run = job.result()
+        else:
+            job.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await job
+            stopped = CommandResult(None, time.monotonic() - started, timed_out=True, limit_seconds=limit)
+            run = SuiteRun(HIDDEN_STREAM, stopped, None, hidden_time.NOT_PASSED)
+        if hidden_time.over(run.result, limit):
+            self.ctx.ledger.emit(OutputChunk(CheckId.HIDDEN, HIDDEN_STREAM, hidden_time.why(run.result, limit, results)))
+        return run
 
     def _announce(self) -> None:
         ctx = self.ctx

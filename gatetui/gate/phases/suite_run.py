@@ -22,16 +22,21 @@ class SuiteRunner:
         self.ctx = ctx
 
     async def run(self, workspace: Workspace, check: CheckId, name: str, extra_env: dict[str, str],
-                  test: str | None = None, ran: RunTree | None = None, timeout: float | None = None) -> SuiteRun:
+                  test: str | None = None, ran: RunTree | None = None, timeout: float | None = None,
+                  loads: RunPlugin | None = None) -> SuiteRun:
         """One run of the suite in `workspace`, whose tree is `ran` (head's by
-        default), within `timeout` seconds (the plan's by default)."""
+        default), within `timeout` seconds (the plan's by default), loading
+        the runner plugins `loads` names (head's environment's by default)."""
         report_name = f"{name.replace(' ', '-')}.xml"
         path = shlex.quote(workspace.report_path(report_name))
         profile = self.ctx.plan.profile
         if profile.test_files:
             await workspace.write_files(self._in_gate_folder(profile.test_files))
+        loads = loads or self.ctx.loads
+        loaded = await self.plugin(workspace, loads) if loads is not None else {}
         command = (test or profile.test).replace("{report}", path)
-        result = await self.ctx.ledger.run(workspace, check, name, command, self._env(workspace, path, extra_env),
+        env = self._env(workspace, path, _joined(loaded, extra_env))
+        result = await self.ctx.ledger.run(workspace, check, name, command, env,
                                            network=profile.test_network, timeout=timeout)
         raw = await workspace.read_report(report_name)
         if raw is None:
@@ -50,10 +55,7 @@ class SuiteRunner:
                   "{tree}": workspace.path.rstrip("/")}
         env = {k: _fill(v, places) for k, v in self.ctx.plan.profile.test_env.items()}
         env.update(self.ctx.lock_env(workspace))
-        for key, value in extra_env.items():
-            joint = os.pathsep if key == "PYTHONPATH" else " "
-            env[key] = f"{env[key]}{joint}{value}" if key in env else value
-        return env
+        return _joined(env, extra_env)
 
     def _no_report(self, name: str, result: CommandResult) -> str:
         """Why a run left no report: a runner that would not start says so in its own words."""
@@ -64,8 +66,10 @@ class SuiteRunner:
     def _read_report(self, raw: bytes, root: str, ran: RunTree) -> Report:
         """The run's report, read the way the profile's runner writes it."""
         profile = self.ctx.plan.profile
-        reader = profile.read_report
-        return parse_junit(raw, root=root, ids=profile.report_ids) if reader is None else reader(raw, root, ran)
+        if profile.read_report is not None:
+            return profile.read_report(raw, root, ran)
+        report = parse_junit(raw, root=root, ids=profile.report_ids)
+        return report if profile.check_report is None else profile.check_report(report, ran)
 
     async def plugin(self, workspace: Workspace, plugin: RunPlugin, **values: object) -> dict[str, str]:
         """Write a runner plugin's files into the run's gate folder; the
@@ -86,6 +90,17 @@ class SuiteRunner:
 
     def _in_gate_folder(self, files: Mapping[str, bytes]) -> dict[str, bytes | None]:
         return {f"{self.ctx.gate_folder}/{rel}": data for rel, data in files.items()}
+
+
+def _joined(first: Mapping[str, str], then: Mapping[str, str]) -> dict[str, str]:
+    """Two sets of a run's variables as one, `first`'s words before
+    `then`'s (PYTHONPATH joined as a path): the runner's plugins are named
+    before the gate's own plugins of the run are."""
+    out = dict(first)
+    for key, value in then.items():
+        joint = os.pathsep if key == "PYTHONPATH" else " "
+        out[key] = f"{out[key]}{joint}{value}" if key in out else value
+    return out
 
 
 def _fill(value: str, places: Mapping[str, str]) -> str:

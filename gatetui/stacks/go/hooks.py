@@ -16,6 +16,15 @@ runner, so such lines are shown too; as are `//go:linkname` directives (a
 hand on another package's private symbols, the test runner's included) and
 test-runner words in the library's strings (`"-test."` flags looked for in
 `os.Args`, however the loop is spelled).
+
+Nor need library code name the runner to know it runs under one: a
+`testing.` frame on the caller's stack (`runtime.Callers`, `runtime.Caller`,
+`debug.Stack`) says so, and an empty home folder says "sandbox". Those
+lines are shown as python's frame inspection is. A test file head adds or
+changes is read for the forgery's two halves as well: lines that read as
+go test's report, and an end of the process go does not count as a failure
+(`syscall.Exit(0)` from a test that runs last); a TestMain's
+`os.Exit(m.Run())` is how go's own documentation ends one and is left alone.
 """
 
 from __future__ import annotations
@@ -42,6 +51,18 @@ FORGED_REPORT = re.compile(
 PROCESS_END = re.compile(r"\b(?:os\.Exit|syscall\.Exit|unix\.Exit|runtime\.Goexit|syscall\.Kill|unix\.Kill)\b"
                          r"|\bos\.(?:Stdout|Stderr)\s*=[^=]")
 LINKNAME = re.compile(r"^\s*//go:linkname\b")
+# the caller's stack, where a `testing.tRunner` frame says "under go test"
+CALLER = re.compile(r"\bruntime\.(?:Callers|Caller|CallersFrames|Stack|GoroutineProfile)\s*\("
+                    r"|\bdebug\.(?:Stack|PrintStack)\s*\(|\bpprof\.Lookup\s*\(")
+# the home folder, empty in a sandbox and full on a person's machine
+HOME_READ = re.compile(r"\bos\.User(?:Home|Config|Cache)Dir\s*\(|\b(?:os|syscall)\.(?:Getenv|LookupEnv)\s*\(\s*\"HOME\""
+                       r"|\.HomeDir\b|\$\{?HOME\b")
+# In a test file: go test's result lines, and ends of the binary that go counts as no
+# failure (an exit 0 past the testing package's own os.Exit(0) check, the binary replaced).
+TEST_FORGED_REPORT = re.compile(r"(?:===|---)\s+(?:RUN|PAUSE|CONT|NAME|PASS|FAIL|SKIP)\b|\\n(?:PASS|FAIL)\b")
+TEST_PROCESS_END = re.compile(
+    r"\b(?:syscall|unix)\.(?:Exit|Exec)\b|\bSYS_EXIT(?:_GROUP)?\b|\bruntime\.Goexit\b"
+    r"|\bos\.Exit\s*\(\s*0\s*\)|\bos\.Exit\b(?!\s*\()|\btest\.paniconexit0\b")
 # a test flag's name in a string: `-test.run`, `--test.v`
 TEST_FLAG = re.compile(r"\"-{1,2}test\.")
 PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
@@ -54,11 +75,15 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
         before, after = go_hooks(base.text(path) or ""), go_hooks(head.text(path) or "")
         findings += [Finding(path, f"test-run hook `{name}` added or changed in a test file")
                      for name in sorted(after) if before.get(name) != after[name]]
-    reaches = [Finding(f"{path}:{n}", f"library code {what}: {line.strip()[:80]}")
-               for path in changed if not is_test_file(path)
+    reaches = [Finding(f"{path}:{n}", f"{_who(is_test_file(path))} {what}: {line.strip()[:80]}")
+               for path in changed
                for n, line in added(base.text(path) or "", head.text(path) or "")
-               if (what := _concern(line, _package(head.text(path) or "")))]
+               if (what := _test_concern(line) if is_test_file(path) else _concern(line, _package(head.text(path) or "")))]
     return HookScan(findings=tuple(findings), reaches=tuple(reaches))
+
+
+def _who(test: bool) -> str:
+    return "test code" if test else "library code"
 
 
 def _concern(line: str, package: str) -> str | None:
@@ -72,6 +97,24 @@ def _concern(line: str, package: str) -> str | None:
         return "prints what reads as go test's results"
     if package != "main" and PROCESS_END.search(code):
         return "ends the process or takes its output from a package other than main"
+    if CALLER.search(code):
+        return "looks at who calls it"
+    if HOME_READ.search(code):
+        return "reads the home folder"
+    return None
+
+
+def _test_concern(line: str) -> str | None:
+    """What an added line of a test file does that only a forged run needs:
+    print go test's own result lines, or end the binary so that go counts
+    no failure."""
+    code = without_comment(line, "//")
+    if LINKNAME.match(line):
+        return "links to another package's private symbols"
+    if TEST_FORGED_REPORT.search(code):
+        return "prints what reads as go test's results"
+    if TEST_PROCESS_END.search(code):
+        return "ends the test binary or takes its output"
     return None
 
 

@@ -10,6 +10,14 @@ function, in the tree the run actually ran (head's, with base's sealed files
 or the hidden tests over it). A package that fails without any test failing
 (it did not build, its TestMain or init ended the process) is one error
 named by its folder, with the reason, never "no report".
+
+test2json reads the binary's output lines, so a test that prints
+`--- PASS: TestX` makes a pass event for TestX, and one that ends its
+process with syscall.Exit(0) leaves go test exiting 0. The stream's shape
+is therefore checked (shape.py): the first outcome a test reports is
+its outcome, a later one is a finding; a test that started and never
+reported, a test no test file defines, and a package without go's own
+last word are failures.
 """
 
 from __future__ import annotations
@@ -17,46 +25,40 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 
 from gatetui.stacks.base import RunTree
+from gatetui.stacks.go.shape import Finding, judge
+from gatetui.stacks.go.stream import Package
 from gatetui.stacks.go.tests import go_test_defs
 from gatetui.stacks.results import Outcome, Report, ReportError, TestResult
 
 MAX_BYTES = 64 * 2**20
-MAX_TESTS = 300_000
 MESSAGE_LINES = 6
+FAILING = {Outcome.FAILED, Outcome.ERROR}
 MODULE = re.compile(r"^\s*module\s+\"?([^\s\"]+)\"?", re.M)
-ACTIONS = {"pass": Outcome.PASSED, "fail": Outcome.FAILED, "skip": Outcome.SKIPPED}
 # Before go 1.24 a package that does not build has no JSON event: the go
 # command itself (never the test binary, whose output test2json wraps)
 # writes this line among the events.
 NOT_BUILT = re.compile(rb"^FAIL\s+(\S+)\s+\[(build|setup) failed\]\s*$")
 
 
-@dataclass
-class _Package:
-    """What the stream said of one package."""
-
-    outcome: Outcome | None = None
-    output: list[str] = field(default_factory=list)
-    tests: dict[str, Outcome] = field(default_factory=dict)
-    said: dict[str, list[str]] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
-
-
 def read_go_report(raw: bytes, root: str, tree: RunTree) -> Report:
     """The run's tests by id; ReportError when nothing in it is a go test event."""
     if len(raw) > MAX_BYTES:
         raise ReportError(f"go test's report is over {MAX_BYTES >> 20} MiB: not read")
-    packages: dict[str, _Package] = {}
+    packages: dict[str, Package] = {}
     seen = 0
     for event in _events(raw):
         seen += 1
-        _take(packages, event)
+        packages.setdefault(str(event["Package"]), Package()).take(event)
     if not seen:
         raise ReportError("go test wrote no test events (is the test command `go test -json`?)")
-    return Report.from_results(_results(packages, _Files(tree)))
+    files = _Files(tree)
+    results: list[TestResult] = []
+    findings: list[Finding] = []
+    for name, package in packages.items():
+        results += _results(name, package, files, findings)
+    return Report.from_results(results, [f.text for f in sorted(findings, key=lambda f: f.rank)])
 
 
 def _events(raw: bytes) -> Iterator[Mapping[str, object]]:
@@ -76,38 +78,36 @@ def _events(raw: bytes) -> Iterator[Mapping[str, object]]:
             yield event
 
 
-def _take(packages: dict[str, _Package], event: Mapping[str, object]) -> None:
-    package = packages.setdefault(str(event["Package"]), _Package())
-    test, action = event.get("Test"), str(event["Action"])
-    output = event.get("Output") if isinstance(event.get("Output"), str) else None
-    if isinstance(test, str) and test:
-        if output is not None:
-            package.said.setdefault(test, []).append(str(output))
-        elif action in ACTIONS and (test in package.tests or len(package.tests) < MAX_TESTS):
-            package.tests[test] = ACTIONS[action]
-            elapsed = event.get("Elapsed")
-            package.seconds[test] = float(elapsed) if isinstance(elapsed, (int, float)) else 0.0
-    elif output is not None:
-        package.output.append(str(output))
-    elif action in ACTIONS:
-        package.outcome = ACTIONS[action]
+def _results(name: str, package: Package, files: _Files, findings: list[Finding]) -> Iterator[TestResult]:
+    """The package's tests by id, a test a finding names as an error with
+    the finding for its message; the findings are added to `findings`."""
+    folder = files.folder(name)
+    judged = judge(package, name, files.tests_in(folder), lambda test: _id(files, folder, test))
+    findings += judged.findings
+    found: dict[str, str] = {}
+    for finding in sorted(judged.findings, key=lambda f: f.rank):
+        found.setdefault(finding.test, finding.text)
+    for test in dict.fromkeys([*judged.outcomes, *(t for t in found if t)]):
+        outcome = Outcome.ERROR if test in found else judged.outcomes[test]
+        message = found.get(test) or (_message(package.said.get(test, [])) if outcome is not Outcome.PASSED else "")
+        path = files.defining(folder, test.split("/", 1)[0])
+        yield TestResult(f"{path}::{test}", outcome, message, path, package.seconds.get(test, 0.0))
+    if "" in found:
+        yield TestResult(folder or ".", Outcome.ERROR, found[""], None)
+    elif package.outcome is Outcome.FAILED and not found and not FAILING & {*judged.outcomes.values()}:
+        yield TestResult(folder or ".", Outcome.ERROR, _why(package.output), None)
 
 
-def _results(packages: Mapping[str, _Package], files: _Files) -> Iterator[TestResult]:
-    for name, package in packages.items():
-        folder = files.folder(name)
-        for test, outcome in package.tests.items():
-            path = files.defining(folder, test.split("/", 1)[0])
-            message = _message(package.said.get(test, [])) if outcome is not Outcome.PASSED else ""
-            yield TestResult(f"{path}::{test}", outcome, message, path, package.seconds.get(test, 0.0))
-        failed_tests = any(o is Outcome.FAILED for o in package.tests.values())
-        if package.outcome is Outcome.FAILED and not failed_tests:
-            yield TestResult(folder or ".", Outcome.ERROR, _why(package.output), None)
+def _id(files: _Files, folder: str, test: str) -> str:
+    return f"{files.defining(folder, test.split('/', 1)[0])}::{test}"
 
 
 def _message(lines: list[str]) -> str:
+    """Why a test did not pass: its last lines, or the panic that ended it
+    (a crash or go's time limit), whose goroutine dump says little."""
     said = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith(("===", "---"))]
-    return " | ".join(said[-MESSAGE_LINES:])[:500]
+    panic = next((line for line in said if line.startswith("panic: ")), None)
+    return (panic or " | ".join(said[-MESSAGE_LINES:]))[:500]
 
 
 def _why(lines: list[str]) -> str:
@@ -142,11 +142,18 @@ class _Files:
 
     def defining(self, folder: str, test: str) -> str:
         """`folder/x_test.go` that defines `test`; the folder itself when none does."""
-        if folder not in self.defined:
-            self.defined[folder] = self._tests_in(folder)
-        return self.defined[folder].get(test, folder or ".")
+        return self._defs(folder).get(test, folder or ".")
 
-    def _tests_in(self, folder: str) -> dict[str, str]:
+    def tests_in(self, folder: str) -> frozenset[str]:
+        """The top-level tests the folder's test files define."""
+        return frozenset(self._defs(folder))
+
+    def _defs(self, folder: str) -> dict[str, str]:
+        if folder not in self.defined:
+            self.defined[folder] = self._read_defs(folder)
+        return self.defined[folder]
+
+    def _read_defs(self, folder: str) -> dict[str, str]:
         prefix = f"{folder}/" if folder else ""
         found: dict[str, str] = {}
         for path in sorted(self.tree.paths()):

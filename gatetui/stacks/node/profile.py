@@ -14,6 +14,7 @@ from gatetui.config import ConfigError, Settings
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Profile, RunPlugin, Stack, under_any
 from gatetui.stacks.node import install, modules
+from gatetui.stacks.node.report import check_node_report
 from gatetui.stacks.order import Reorder
 
 NODE_TEST_DIRS = ("test", "tests", "__tests__")
@@ -49,6 +50,7 @@ def node_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         stack=stack,
         runner=runner,
         report_ids="node-or-vitest" if runner == "custom" else runner,
+        check_report=check_node_report,
         # a custom install is the project's own: run as given, its environment unchecked (README)
         install=settings.install or install.steps(any(base.text(lock) is not None for lock in install.LOCKS)),
         install_env={} if settings.install else {**install.STEPS_ENV, **install.LIFECYCLE_ENV},

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 
 from gatetui.stacks.python.dist_names import installed_twice  # bundled before this module in the sandbox
 from gatetui.stacks.python.editable_check import setuptools_editable
+from gatetui.stacks.python.plugin_entries import runner_plugins
 
 UV_LOCK = ".lock"  # uv's lock of the venv it installs into: empty, never read by the interpreter
 VENV_MADE = ("pyvenv.cfg", "bin/activate", "bin/activate.csh", "bin/activate.fish", "bin/Activate.ps1")
@@ -370,10 +371,13 @@ def main(argv: list[str]) -> int:
                   for r in read_records(venv, site_dirs(venv)).values() if r.own})
     layer = layer_site(os.environ.get("GATE_LAYER", ""))
     shown_sites = [site for venv in venvs for site in site_dirs(venv)] + ([layer] if layer else [])
+    places = [(venv, site_dirs(venv)) for venv in venvs] + ([(layer, [layer])] if layer else [])
+    plugins, runner = runner_plugins([(sites, read_records(root, sites)) for root, sites in places], read_text)
     with open(report, "w", encoding="utf-8") as out:
         json.dump({"problems": problems, "summary": describe(problems), "own": own,
-                   "hex_records": hex_records(shown_sites)}, out)
+                   "hex_records": hex_records(shown_sites), "plugins": plugins, "runner": runner}, out)
     return 0
+
 
 
 if __name__ == "__main__":

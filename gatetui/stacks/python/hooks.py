@@ -23,15 +23,21 @@ them needs. Code built at run time (`exec`, `eval`, `__import__`), a hand on
 how the process ends or on the interpreter itself (`atexit`, signals,
 `getattr(os, ...)`, `gc.get_objects`), the runner's report named, the whole
 environment read (a runner's variables found by prefix), the caller's frame
-asked who it is: each is shown to a person with its line. Package metadata
-in the tree (`*.dist-info`, `*.egg-info`) is on `sys.path` in every run, so
-its entry points are plugins the runner loads: a finding, and base's tests
+asked who it is, the home folder read (a new user's in a sandbox, full on
+a person's machine): each is shown to a person with its line. A test file
+is read for what only a forged report needs: JUnit-shaped text, and an end
+of the process with nothing failed (`os._exit`, `sys.exit(0)`). Package
+metadata in the tree (`*.dist-info`, `*.egg-info`, in any letter case, or a
+link at such a name) is on `sys.path` in every run; the runs load no plugin
+it declares (plugins_loaded.py names the verified distributions' only), and
+this is the second line: its entry points are a finding, and base's tests
 run without them.
 """
 
 from __future__ import annotations
 
 import configparser
+import posixpath
 import re
 import tomllib
 from collections.abc import Callable
@@ -39,7 +45,9 @@ from pathlib import PurePosixPath
 
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Finding, HookScan
+from gatetui.stacks.codeview import python_view
 from gatetui.stacks.lines import added, first_match, without_comment
+from gatetui.stacks.python.plugin_entries import entry_point_names
 from gatetui.stacks.python.same_code import restated
 
 STARTUP_NAMES = ("sitecustomize.py", "usercustomize.py")
@@ -79,9 +87,26 @@ RUNNER_REPORT = re.compile(r"junit", re.I)
 WHOLE_ENVIRONMENT = re.compile(
     r"\bfor\s+[\w\s,()]+\bin\s+os\.environ\b|\bos\.environ\.(?:items|keys|values|_data)\b|\bos\.environb\b"
     r"|\b(?:list|sorted|set|tuple|str|repr|iter|filter|map|any|all)\s*\(\s*os\.environ\b")
-CALLER = re.compile(r"\bsys\._getframe\b|\binspect\.(?:stack|currentframe|getouterframes)\b|\bf_back\b"
-                    r"|\btraceback\.(?:extract_stack|walk_stack)\b")
-METADATA = re.compile(r"(?:^|/)[^/]+\.(?:dist|egg)-info/entry_points\.txt$")
+CALLER = re.compile(r"\bsys\._(?:getframe|getframemodulename|current_frames)\b|\btb_frame\b|\bf_back\b"
+                    r"|\binspect\.(?:stack|currentframe|getouterframes|getinnerframes|trace)\b"
+                    r"|\btraceback\.(?:extract_stack|walk_stack|format_stack|print_stack|StackSummary)\b")
+# The home folder: a new user's in the gate's runs, full on a person's machine.
+HOME_READ = re.compile(
+    r"\b(?:Path|PosixPath|WindowsPath)\.home\s*\(|\bexpanduser\b|\bpw_dir\b|\$\{?HOME\b"
+    r"|\b(?:environ|environb)\s*\[\s*b?[\"'](?:HOME|USERPROFILE)[\"']|\b(?:environ|environb)\.get\s*\(\s*b?[\"'](?:HOME|USERPROFILE)[\"']"
+    r"|\bgetenvb?\s*\(\s*b?[\"'](?:HOME|USERPROFILE)[\"']|\buser_(?:config|cache|data|state|log|runtime)_(?:dir|path)\b")
+# In a test file, what only a forged report needs: JUnit-shaped text (read in the line),
+# an end of the process with nothing failed (read in the code, strings blanked: a
+# subprocess's `-c "import sys; sys.exit(3)"` is no exit of the run's own).
+TEST_REPORT_TEXT = re.compile(r"<\s*test(?:case|suites?)\b")
+TEST_PROCESS_END = re.compile(
+    r"\bos\._exit\b|\bos\.abort\s*\(|\bos\.kill\s*\(\s*os\.getpid\s*\(\s*\)"
+    r"|\b(?:sys\.exit|SystemExit)\s*\(\s*(?:0|None|True|False)?\s*\)|\braise\s+SystemExit\s*$")
+# importlib.metadata takes any folder on sys.path whose name, lowered, ends
+# in .dist-info or .egg-info (`Zz.DIST-INFO`), and follows a symlink there:
+# both spellings are read, and a file or link standing at such a name.
+METADATA = re.compile(r"(?:^|/)[^/]+\.(?:dist|egg)-info/entry_points\.txt$", re.I)
+METADATA_LINK = re.compile(r"(?:^|/)[^/]+\.(?:dist|egg)-info$", re.I)
 # The gate's names, what it sets in every run that a person's own run does
 # not have (a bytecode cache prefix, safe_path, its sitecustomize and the
 # `.site-` folder on sys.path), and a uid compared with a number past the
@@ -108,6 +133,7 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
         Finding(f"{p}:{n}", f"{what}: {line.strip()[:80]}")
         for p, lines in added.items() for n, code, line in lines
         if not SKIP_CALL.search(code) and (what := _runner_concern(code))]
+    reaches += [] if pytest_plugins(base) else _forged_in_tests(base, head, [p for p in changed if is_test_file(p)])
     # base's tests run without any pytest plugin head's package added
     blocked = {"PYTEST_ADDOPTS": " ".join(f"-p no:{name}" for name in plugins)} if plugins else {}
     return HookScan(tuple(plugins), tuple(findings), tuple(skips), tuple(reaches), blocked)
@@ -118,7 +144,8 @@ MEANS = ((DYNAMIC_CODE, "library code runs code it builds at run time"),
          (INTERPRETER_REACH, "library code reaches into the interpreter or how the process ends"),
          (RUNNER_REPORT, "library code names the test runner's report"),
          (WHOLE_ENVIRONMENT, "library code reads the whole environment"),
-         (CALLER, "library code looks at who calls it"))
+         (CALLER, "library code looks at who calls it"),
+         (HOME_READ, "library code reads the home folder"))
 
 
 def _runner_concern(code: str) -> str | None:
@@ -134,6 +161,23 @@ def _runner_concern(code: str) -> str | None:
     return first_match(code, MEANS)
 
 
+def _forged_in_tests(base: Snapshot, head: Snapshot, tests: list[str]) -> list[Finding]:
+    """Added lines of test files that print JUnit-shaped text or end the
+    process with nothing failed: the two halves of a report a test forges
+    for the tests the change broke."""
+    found = []
+    for path in (p for p in tests if p.endswith(".py")):
+        text = head.text(path) or ""
+        code = python_view(text).code.split("\n")
+        for n, line in added(base.text(path) or "", text):
+            what = ("test code writes what reads as the runner's report" if TEST_REPORT_TEXT.search(line)
+                    else "test code ends the process" if n <= len(code) and TEST_PROCESS_END.search(code[n - 1])
+                    else None)
+            if what:
+                found.append(Finding(f"{path}:{n}", f"{what}: {line.strip()[:80]}"))
+    return found
+
+
 def pytest_plugins(snap: Snapshot) -> list[str]:
     """Names of the pytest11 entry points the project's own metadata declares."""
     names: list[str] = []
@@ -141,9 +185,21 @@ def pytest_plugins(snap: Snapshot) -> list[str]:
     names += _from_setup_cfg(snap.text("setup.cfg"))
     for match in SETUP_PY_PLUGIN.finditer(snap.text("setup.py") or ""):
         names += ENTRY.findall(match.group(1))
-    for path in (p for p in snap.paths if METADATA.search(p)):  # a dist-info or egg-info in the tree
-        names += _entry_points(snap.text(path), "pytest11")
+    for _, text in metadata_entry_points(snap):  # a dist-info or egg-info in the tree
+        names += _entry_points(text, "pytest11")
     return sorted(set(names))
+
+
+def metadata_entry_points(snap: Snapshot) -> list[tuple[str, str | None]]:
+    """Each entry_points.txt of package metadata in the tree, as the path
+    that puts it there (the file, or a link at a metadata folder's name)
+    and its text (None where a link leads out of the tree)."""
+    found: list[tuple[str, str | None]] = [(p, snap.text(p)) for p in snap.paths if METADATA.search(p)]
+    for link in (p for p in snap.paths if METADATA_LINK.search(p)):
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(link), (snap.text(link) or "").strip()))
+        inside = [p for p in snap.under(target) if p.lower() == f"{target}/entry_points.txt".lower()]
+        found += [(link, snap.text(p)) for p in inside] or [(link, None)]
+    return found
 
 
 def _from_pyproject(text: str | None) -> list[str]:
@@ -174,27 +230,21 @@ def _from_setup_cfg(text: str | None) -> list[str]:
 
 def _entry_points(text: str | None, group: str) -> list[str]:
     """Names in one group of an entry_points.txt (read as importlib.metadata reads it)."""
-    parser = configparser.ConfigParser(interpolation=None, delimiters=("=",), strict=False)
-    parser.optionxform = str  # type: ignore[assignment,method-assign]
-    try:
-        parser.read_string(text or "")
-    except configparser.Error:
-        return []
-    return list(parser.options(group)) if parser.has_section(group) else []
+    return entry_point_names(text or "", group)
 
 
 def _plugin_source(snap: Snapshot, name: str) -> str:
-    for path in ("pyproject.toml", "setup.cfg", "setup.py", *(p for p in snap.paths if METADATA.search(p))):
+    for path in ("pyproject.toml", "setup.cfg", "setup.py"):
         if name in (snap.text(path) or ""):
             return path
-    return "package metadata"
+    return next((path for path, text in metadata_entry_points(snap) if name in (text or "")), "package metadata")
 
 
 def _is_startup(path: str) -> bool:
     """Loaded before any test: an interpreter startup hook, or entry points
     that package metadata on sys.path gives the runner."""
     name = PurePosixPath(path).name
-    return name in STARTUP_NAMES or name.endswith(".pth") or bool(METADATA.search(path))
+    return name in STARTUP_NAMES or name.endswith(".pth") or bool(METADATA.search(path) or METADATA_LINK.search(path))
 
 
 def _added_code(before: str, after: str) -> list[tuple[int, str, str]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import configparser
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
@@ -17,13 +17,16 @@ from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, Profile, RunPlugin, Stack
 from gatetui.stacks.python import lock_report, pip_report, scripts, wheel_tree
 from gatetui.stacks.build_tools import DeclaredResolve
+from gatetui.stacks.offered import Offered
 from gatetui.stacks.order import Reorder
 from gatetui.stacks.python.coverage_lines import PYTHON_COVERAGE
 from gatetui.stacks.python.declared import declared_metadata
 from gatetui.stacks.python.extras import declared_extras
+from gatetui.stacks.python.hooks import pytest_plugins
 from gatetui.stacks.python.installer import PINNED_CACHE, PIP_INTO, Installer
 from gatetui.stacks.python.layer import default_installer, python_layer
 from gatetui.stacks.python.mutants import mutate
+from gatetui.stacks.python.plugins_loaded import python_loads
 from gatetui.stacks.python.support import test_support
 from gatetui.stacks.python.tools_layer import python_build_tools, wheel_command
 from gatetui.stacks.python.version_file import rendered, version_files
@@ -81,7 +84,7 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         dependencies=None if settings.install else python_dependencies(base, installer),
         tools=() if settings.install else (PIP_THERE,),
         environment=environment,
-        environment_check=python_environment_check(environment),
+        environment_check=python_environment_check(environment, python_loads(pytest_plugins(base), environment)),
         import_command=PYTHON_IMPORT_CHECK,
         build_check=python_wheel(installer) if installer is not None and settings.wheel_check else None,
         build_tools=None if installer is None else python_build_tools(installer, python_install(base, installer)[1],
@@ -164,12 +167,14 @@ PYTHON_IMPORT_CHECK = GateScript(
     MappingProxyType({"GATE_IMPORT_CHECK": (HERE / "import_check.py").read_text()}))
 
 
-def python_environment_check(environment: tuple[str, ...]) -> EnvironmentCheck:
+def python_environment_check(environment: tuple[str, ...],
+                             loads: Callable[[Offered], RunPlugin] | None = None) -> EnvironmentCheck:
     """Each venv among the environment folders against its RECORDs (see
     env_check.py), with the machine's interpreter in isolated mode:
-    nothing of the venv is loaded to check it."""
+    nothing of the venv is loaded to check it; the runs load the plugins
+    it verified (plugins_loaded.py)."""
     command = f'python3 -I -S -c "$GATE_ENV_CHECK" {{report}} {{mode}} {shlex.join(environment)}'
-    return EnvironmentCheck(command, MappingProxyType({"GATE_ENV_CHECK": scripts.ENV_CHECK}))
+    return EnvironmentCheck(command, MappingProxyType({"GATE_ENV_CHECK": scripts.ENV_CHECK}), loads)
 
 
 # Options pytest plugins add, that a project's addopts often name: which

@@ -8,6 +8,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from gatetui.inert import inert
+
 KEYS = (
     ("r", "rerun: gate the selected branch's head again"),
     ("c", "cancel the selected branch's run in progress (its workspace is removed)"),
@@ -52,13 +54,14 @@ class CheckDetailScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="dialog", classes="detail"):
-            yield Static(self.title_text, classes="dialog-title", markup=False)
-            yield Static(self.detail or "(no detail)", markup=False)
+            yield Static(inert(self.title_text), classes="dialog-title", markup=False)
+            yield Static(inert(self.detail) or "(no detail)", markup=False)
             yield Static("escape: close", classes="dialog-note")
 
 
 class ErrorScreen(ModalScreen[None]):
-    """A gate error: the message says what is wrong and what to do."""
+    """A gate error: the message says what is wrong and what to do. It may
+    quote head (a branch name, a file, a test's output): shown as text."""
 
     BINDINGS = [Binding("escape,enter,q", "dismiss", "close")]
 
@@ -68,8 +71,8 @@ class ErrorScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="error"):
-            yield Static(self.title_text, classes="dialog-title")
-            yield Static(self.message)
+            yield Static(inert(self.title_text), classes="dialog-title", markup=False)
+            yield Static(inert(self.message), markup=False)
             yield Button("OK", variant="error", id="ok")
 
     def on_button_pressed(self, _: Button.Pressed) -> None:

@@ -19,6 +19,7 @@ from textual.widgets import Footer, Header, Static
 
 from gatetui.config import SealSettings, load_seal_file
 from gatetui.errors import GateError
+from gatetui.inert import inert
 from gatetui.lab.rules import LabEvent, stream_lab
 from gatetui.lab.samples import SAMPLES_DIR
 from gatetui.tui.widgets.labmatrix import LEGEND, LabMatrix, LabState, status_line, summary_text
@@ -55,7 +56,7 @@ class LabScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(self.heading(), id="lab-head", markup=False)
+        yield Static(inert(self.heading()), id="lab-head", markup=False)
         yield LabMatrix(id="lab-matrix", cursor_type="row")
         yield Static(id="lab-status", markup=False)
         with VerticalScroll(id="lab-summary"):
@@ -99,5 +100,5 @@ class LabScreen(Screen[None]):
 
     def show(self) -> None:
         self.query_one(LabMatrix).show(self.state)
-        self.query_one("#lab-status", Static).update(status_line(self.state, self.generation))
-        self.query_one("#lab-summary-text", Static).update(summary_text(self.state))
+        self.query_one("#lab-status", Static).update(inert(status_line(self.state, self.generation)))
+        self.query_one("#lab-summary-text", Static).update(inert(summary_text(self.state)))

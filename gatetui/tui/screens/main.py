@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Static
 from textual.widgets.data_table import RowDoesNotExist
 
+from gatetui.inert import inert
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.screens.main_actions import RunActions
 from gatetui.tui.screens.main_text import empty_text, run_title
@@ -51,13 +52,13 @@ class MainScreen(RunActions):
                 yield Static("runs (enter: show)", classes="section")
                 yield RunsTable(id="runs", cursor_type="row")
             with Vertical(id="right"):
-                yield Static(id="run-title")
+                yield Static(id="run-title", markup=False)
                 yield ChecksTable(id="checks", cursor_type="row")
                 yield LogView(id="log")
                 with Horizontal(id="panels"):
                     yield DigestPanel(id="digests")
                     yield CreditPanel(id="credit")
-        yield Static(id="empty")
+        yield Static(id="empty", markup=False)
         yield Footer()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -82,7 +83,7 @@ class MainScreen(RunActions):
         self.query_one(BranchTable).show(branches, self.clock())
         empty = self.query_one("#empty", Static)
         empty.display = not branches
-        empty.update(empty_text(self.supervisor))
+        empty.update(inert(empty_text(self.supervisor)))
         self.query_one("#body").display = bool(branches)
         self.refresh_run()
 
@@ -93,7 +94,8 @@ class MainScreen(RunActions):
         self.query_one(RunsTable).show(branch, now, run.run_id if run else None)
         checks = self.query_one(ChecksTable)
         checks.show(run, now)
-        self.query_one("#run-title", Static).update(run_title(self.supervisor, branch, run, self.run_id is not None))
+        title = run_title(self.supervisor, branch, run, self.run_id is not None)
+        self.query_one("#run-title", Static).update(inert(title))  # head's branch name, notes, messages
         self.query_one(LogView).show(run, checks.selected_check)
         self.query_one(DigestPanel).show(branch, run)
         self.refresh_credit()
@@ -126,7 +128,7 @@ class MainScreen(RunActions):
     def on_escalation_raised(self, message: EscalationRaised) -> None:
         """Show the escalated branch and its runs, ready to review."""
         self.show_branch(message.branch)
-        self.notify(message.message, title="a person is asked", severity="warning", timeout=30)
+        self.notify(inert(message.message), title="a person is asked", severity="warning", timeout=30, markup=False)
 
     def show_branch(self, name: str) -> None:
         """Select `name` in the branch list and show its newest run."""

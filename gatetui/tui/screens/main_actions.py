@@ -10,6 +10,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable
 
 from gatetui.gate.checks import CheckId, Status
+from gatetui.inert import inert, inert_line
 from gatetui.supervise.runs import Branch, Run
 from gatetui.tui.widgets.branches import BranchTable
 from gatetui.tui.widgets.logview import LogView
@@ -95,18 +96,19 @@ class RunActions(Screen[None]):
     def action_give_back(self) -> None:
         if self.branch_name:
             self.supervisor.give_back_submits(self.branch_name)
-            self.notify(f"{self.branch_name} has its {self.supervisor.submit_cap} submits again")
+            self.notify(f"{inert_line(self.branch_name)} has its {self.supervisor.submit_cap} submits again",
+                        markup=False)
 
     def action_copy(self) -> None:
         run = self.run
         if run is None or run.in_progress:
             self.notify("no verdict yet to copy")
             return
-        block = run.verdict_block()
+        block = inert(run.verdict_block())  # pasted into a terminal or a chat: escaped as on screen
         self.app.copy_to_clipboard(block)
         store = self.supervisor.store
         saved = store.write_atomic(store.repo_dir(self.supervisor.repo).relative_to(store.root) / "verdicts" /
                                    f"{run.run_id}.txt", (block + "\n").encode())
         # the terminal may ignore the clipboard request (OSC 52), and nothing tells the app: say where else it is
-        self.notify(f"verdict block sent to the terminal's clipboard (some terminals ignore it); also in {saved}",
-                    timeout=10)
+        self.notify(f"verdict block sent to the terminal's clipboard (some terminals ignore it); also in "
+                    f"{inert_line(str(saved))}", timeout=10, markup=False)

@@ -17,10 +17,11 @@ from textual.widgets import Footer, Header, Static
 from rich.text import Text
 
 from gatetui.gate.checks import CheckId, Status
+from gatetui.inert import inert, inert_line
 from gatetui.supervise.reviews import NAMED_FILE
 from gatetui.supervise.runs import ReviewFile, Run
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.tui.format import short
+from gatetui.tui.format import one_line, short
 
 REMOVED, ADDED = "on #5f1f1f", "on #1f4f1f"
 NOTE = "bold #ffd75f"
@@ -39,7 +40,7 @@ def side_by_side(file: ReviewFile) -> tuple[Text, Text]:
             _line(right, b, j1 + k if j1 + k < j2 else None, "" if tag == "equal" else ADDED)
             for note in file.notes.get(j1 + k + 1, ()) if j1 + k < j2 else ():
                 left.append("\n")
-                right.append(f"     ^ {note}\n", style=NOTE)
+                right.append(f"     ^ {inert_line(note)}\n", style=NOTE)
     return left, right
 
 
@@ -48,7 +49,7 @@ def _line(out: Text, lines: list[str], index: int | None, style: str) -> None:
         out.append("\n")
         return
     out.append(f"{index + 1:>4} ", style="dim")
-    out.append(f"{lines[index]}\n", style=style)
+    out.append(f"{inert(lines[index])}\n", style=style)  # head's code: a line of text, whatever it holds
 
 
 def reasons_of(detail: str) -> list[str]:
@@ -78,11 +79,11 @@ class ReviewScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         run = self.run
         yield Header()
-        yield Static(self.heading(), id="review-head")
+        yield Static(inert(self.heading()), id="review-head", markup=False)  # details quote head: no markup
         with VerticalScroll(id="review-files"):
             for file in self.supervisor.review_files(run):
                 left, right = side_by_side(file)
-                yield Static(f"{file.path}", classes="file-name")
+                yield Static(inert_line(file.path), classes="file-name", markup=False)
                 with Horizontal(classes="pair"):
                     yield Static(self._label("base", run.base, file.base) + left, classes="side base")
                     yield Static(self._label("head", run.head, file.head) + right, classes="side head")
@@ -95,7 +96,7 @@ class ReviewScreen(Screen[None]):
             lines, asks = reasons_of(run.checks[CheckId.OLD_TESTS].detail), ["old tests fail on new code"]
         for check, what in ASKS.items():
             if run.checks[check].status is Status.REVIEW:
-                lines.append(f"{check}: {run.checks[check].detail.splitlines()[0]}")
+                lines.append(f"{check}: {one_line(run.checks[check].detail, 10_000)}")
                 asks.append(what)
         reasons = "".join(f"{line}\n" for line in lines)
         decision = f"decided: {run.review}" if run.review else "undecided: a accept, x reject"
@@ -108,5 +109,5 @@ class ReviewScreen(Screen[None]):
 
     def action_decide(self, decision: str) -> None:
         self.supervisor.review(self.run, decision)
-        self.query_one("#review-head", Static).update(self.heading())
+        self.query_one("#review-head", Static).update(inert(self.heading()))
         self.notify(f"run {decision}: recorded in the history")

@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from gatetui.gate.checks import CHECK_ORDER
 from gatetui.gate.cost import Usage
+from gatetui.inert import inert
 from gatetui.supervise.runs import Run
 from gatetui.tui.format import dollars
 from gatetui.tui.widgets.tables import KeyedTable
@@ -96,4 +97,4 @@ class CreditPanel(Vertical):
         used = f"; submits {submits[0]} of {submits[1]}" if submits else ""
         if run is not None and run.cost.account:
             used += "; account " + ", ".join(f"{k} ${v:,.2f}" for k, v in run.cost.account.items())
-        self.query_one("#credit-note", Static).update(f"{basis}{used}\n{projection_note(projection)}")
+        self.query_one("#credit-note", Static).update(inert(f"{basis}{used}\n{projection_note(projection)}"))

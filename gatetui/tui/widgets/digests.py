@@ -7,6 +7,7 @@ from typing import Any
 from textual.widgets import Static
 
 from gatetui.gate.digests import Digests
+from gatetui.inert import inert
 from gatetui.supervise.runs import Branch, Run
 from gatetui.tui.format import one_line, short
 
@@ -16,7 +17,7 @@ class DigestPanel(Static):
         super().__init__(markup=False, **kwargs)  # paths and test ids are not markup: `test_x[1]`
 
     def show(self, branch: Branch | None, run: Run | None) -> None:
-        self.update(digest_text(branch, run))
+        self.update(inert(digest_text(branch, run)))  # head's file names and test ids in it
 
 
 def digest_text(branch: Branch | None, run: Run | None) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
+from gatetui.inert import inert_line
 from gatetui.lab.rules import COLUMNS, LabEvent, LabPlanned, Outcome, ScenarioStarted, summary
 from gatetui.lab.samples import Scenario
 from gatetui.tui.widgets.tables import KeyedTable
@@ -52,10 +53,10 @@ class LabState:
 
 def cell(expected: str, actual: str | None) -> Text:
     if actual is None:
-        return Text(expected, style=EXPECTED_STYLE)
+        return Text(inert_line(expected), style=EXPECTED_STYLE)
     if actual != expected:
-        return Text(f"{actual} (want {expected})", style=DIFFERS_STYLE)
-    return Text(actual, style=MATCH_STYLE.get(actual, ""))
+        return Text(inert_line(f"{actual} (want {expected})"), style=DIFFERS_STYLE)
+    return Text(inert_line(actual), style=MATCH_STYLE.get(actual, ""))
 
 
 def row_cells(scenario: Scenario, outcome: Outcome | None, running: bool) -> tuple[Text, ...]:
@@ -64,9 +65,9 @@ def row_cells(scenario: Scenario, outcome: Outcome | None, running: bool) -> tup
         cells = [cell(expected[c], None) for c in COLUMNS]
         if running:
             cells[-1] = Text("running", style="bold cyan")
-        return (Text(scenario.name), *cells)
+        return (Text(inert_line(scenario.name)), *cells)
     actual = {row.check: row.actual for row in outcome.rows()}
-    return (Text(scenario.name), *(cell(expected[c], actual[c]) for c in COLUMNS))
+    return (Text(inert_line(scenario.name)), *(cell(expected[c], actual[c]) for c in COLUMNS))
 
 
 class LabMatrix(KeyedTable):

@@ -7,6 +7,7 @@ from textual.containers import Vertical
 from textual.widgets import Log, Static
 
 from gatetui.gate.checks import CheckId
+from gatetui.inert import inert
 from gatetui.supervise.runs import LOG_LINES, Run
 
 
@@ -17,7 +18,7 @@ class LogView(Vertical):
         self.seen = 0
 
     def compose(self) -> ComposeResult:
-        yield Static(id="log-title")
+        yield Static(id="log-title", markup=False)
         yield Log(max_lines=LOG_LINES, id="log-lines")
 
     def show(self, run: Run | None, check: CheckId) -> None:
@@ -35,7 +36,7 @@ class LogView(Vertical):
         if restart:
             log.clear()
         if lines:
-            log.write_lines(lines)
+            log.write_lines([inert(line) for line in lines])  # the tests' output: Log drops only C0
         self.seen = buffer.total
         dropped = f", {buffer.dropped:,} earlier lines dropped (the last {LOG_LINES:,} kept)" if buffer.dropped else ""
         self.query_one("#log-title", Static).update(f"output of {check.value}: {buffer.total:,} lines{dropped}")

@@ -8,6 +8,8 @@ from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowDoesNotExist
 
+from gatetui.inert import inert_line
+
 Cell = str | Text
 STATUS_STYLE = {
     "pass": "bold green", "FAIL": "bold red", "ERROR": "bold magenta", "REVIEW": "bold yellow",
@@ -17,12 +19,13 @@ STATUS_STYLE = {
 
 
 def status_text(word: str) -> Text:
-    return Text(word, style=STATUS_STYLE.get(word, ""))
+    return Text(inert_line(word), style=STATUS_STYLE.get(word, ""))
 
 
 def as_text(cell: Cell) -> Text:
-    """A plain string stays plain: DataTable would read `[...]` in a detail as markup."""
-    return cell if isinstance(cell, Text) else Text(cell, end="")
+    """A plain string stays plain: DataTable would read `[...]` in a detail
+    as markup; and inert: a cell is one line of head's text at most."""
+    return cell if isinstance(cell, Text) else Text(inert_line(cell), end="")
 
 
 class KeyedTable(DataTable[Cell]):

@@ -1,0 +1,20 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { median } from "../src/median.js";
+
+test("median of an odd-length list is its middle value", () => {
+  assert.equal(median([3, 1, 2]), 2);
+});
+
+test("median of one value is that value", () => {
+  assert.equal(median([7]), 7);
+});
+
+test("median of an empty list throws", () => {
+  assert.throws(() => median([]), RangeError);
+});
+
+test("median of an even-length list is the mean of its two middle values", () => {
+  assert.equal(median([4, 1, 3, 2]), 2.5);
+});

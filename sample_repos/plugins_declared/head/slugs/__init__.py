@@ -1,0 +1,1 @@
+"""URL slugs from titles."""
