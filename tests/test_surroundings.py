@@ -179,3 +179,25 @@ def test_the_runs_etc_files_give_it_an_account_and_a_host_name_that_resolves() -
     assert files["hostname"] == f"{where.hostname}\n"
     assert files["hosts"].splitlines()[-1] == f"127.0.1.1\t{where.hostname}"
     assert Path("/etc/hosts").read_text().rstrip("\n") in files["hosts"]  # the host's own lines kept
+
+
+def test_the_bundled_environment_check_names_the_runners_version(tmp_path: Path) -> None:
+    """The check's report carries pytest's version, so a run of pytest >= 8.4
+    gets `--disable-plugin-autoload` as an option, not the variable only the
+    gate would set (its modules share one namespace once bundled: a name
+    one of them reuses must not hide another's)."""
+    import json
+    import subprocess
+
+    from gatetui.stacks.python import scripts
+
+    info = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages" / "pytest-9.9.0.dist-info"
+    info.mkdir(parents=True)
+    (tmp_path / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pytest\nVersion: 9.9.0\n")
+    (info / "RECORD").write_text("pytest-9.9.0.dist-info/METADATA,,\npytest-9.9.0.dist-info/RECORD,,\n")
+    (tmp_path / "check.py").write_text(scripts.ENV_CHECK)
+    done = subprocess.run(["python3", "-I", "-S", "check.py", "report.json", "all", ".venv"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "report.json").read_text())["runner"] == "9.9.0"
