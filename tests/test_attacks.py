@@ -84,7 +84,7 @@ def test_a_run_sees_only_its_own_report_folder(gated_samples: Gated) -> None:
 def test_no_secret_reaches_any_run(gated_samples: Gated) -> None:
     assert gated_samples.around.leaks == {}
     text = output(gated_samples, "attack_env_secret", "run 1")
-    assert "ENV HOME /tmp/" in text  # the attack did look
+    assert "ENV HOME /home/" in text  # the attack did look (a new user's home)
     assert "RUNTIME_API_KEY" not in text
 
 

@@ -155,17 +155,20 @@ def test_a_private_tmp_holds_only_the_run(tmp_path: Path) -> None:
     try:
         async def go() -> tuple[str, list[str]]:
             ws = await isolated(tmp_path)
-            _, text = await run(ws, "ls -A /tmp")
+            _, text = await run(ws, "ls -A /tmp; echo --; ls -A /home")
             await ws.close()
             where = ws.where
-            shown = (where.tree, where.home, where.reports, where.scratch_path("bytecode"),
+            shown = (where.tree, where.reports, where.scratch_path("bytecode"),
                      *([isolation.SUPERVISOR_BIN] if isolation.SUPERVISOR_BIN else []))
-            return text, sorted(p.split("/")[2] for p in shown)
+            return text, sorted(p.split("/")[2] for p in shown), where.home
 
-        text, own = asyncio.run(go())
-        # the run's tree, home and reports folders and its bytecode folder, nothing of the host's
-        # (but the supervisor's own executables, where it lies under /tmp: see the next test)
-        assert sorted(text.split()) == own
+        text, own, home = asyncio.run(go())
+        tmp, homes = text.split("--")
+        # the run's tree and reports folders and its bytecode folder, nothing of the host's
+        # (but the supervisor's own executables, where it lies under /tmp: see the next test);
+        # its home alone in /home, as a machine with one user has it
+        assert sorted(tmp.split()) == own
+        assert (homes.split(), home) == ([home.rsplit("/", 1)[1]], f"/home/{home.rsplit('/', 1)[1]}")
     finally:
         (Path("/tmp") / f"gatetui-visible-{os.getpid()}").unlink()
 

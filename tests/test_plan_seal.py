@@ -73,14 +73,14 @@ def test_a_path_under_allow_and_review_rules_is_put_back(make_repo: MakeRepo) ->
     """The default rule's tests/** covers tests/data too: the stricter rule wins."""
     base = {**PY_BASE, "pyproject.toml": ALLOW_DATA, "tests/data/x.txt": "1"}
     plan = make_plan(GateRequest(make_repo(base, {"tests/data/x.txt": "2"}), "main", "agent/x"))
-    assert sorted(plan.old_tests_files) == [".gatetui-base-pytest.ini", "tests/data/x.txt"]
+    assert sorted(plan.old_tests_files) == [".base-pytest.ini", "tests/data/x.txt"]
 
 
 def test_allow_rule_files_are_watched_not_put_back(make_repo: MakeRepo) -> None:
     toml = ALLOW_DATA + '[tool.gatetui.seal]\npaths = ["tests/*.py"]\n'
     base = {**PY_BASE, "pyproject.toml": toml, "tests/data/x.txt": "1"}
     plan = make_plan(GateRequest(make_repo(base, {"tests/data/x.txt": "2"}), "main", "agent/x"))
-    assert sorted(plan.old_tests_files) == [".gatetui-base-pytest.ini"]
+    assert sorted(plan.old_tests_files) == [".base-pytest.ini"]
     assert [(r.name, r.changed) for r in plan.digests.rules] == [("default", ()), ("data", ("tests/data/x.txt",))]
     assert (plan.forbidden, plan.digests.sealed_changed) == ([], ())
 

@@ -1,11 +1,13 @@
 """What keeps the code under test away from the gate on this machine.
 
 As root, every command of a run executes as an unprivileged uid of its own
-(no /etc/passwd entry needed), in private namespaces: a mount namespace whose
-/tmp is a fresh tmpfs holding only the run (its tree, home and reports, at
-paths drawn per run), a pid namespace (when the command ends, the kernel kills every
+(given an account in the /etc/passwd it sees), in private namespaces: a mount
+namespace whose /tmp is a fresh tmpfs holding only the run (its tree and
+reports, at paths drawn per run) and whose /home holds only the run's home,
+a pid namespace (when the command ends, the kernel kills every
 process it left behind, however detached), and for the test runs a network
-namespace with loopback alone. Resource limits cap processes, file sizes and
+namespace with loopback alone. What the run sees around it is an ordinary
+machine's (see `Where`): nothing there names the gate. Resource limits cap processes, file sizes and
 core dumps. The supervisor's state directory, other runs' workspaces and the
 supervisor's home are then out of reach by plain directory permissions.
 
@@ -52,6 +54,7 @@ SUPERVISOR_BIN = _supervisor_bin()
 TMPFS_SIZE = "4g"
 SHARED_SIZE = "1g"  # each of /var/tmp and /dev/shm: a cap, not a reservation
 TOOLS = ("unshare", "setpriv", "prlimit", "mount", "ip")
+ETC_FILES = ("passwd", "group", "hostname", "hosts")  # the run's own, bound over the host's (Where.etc_files)
 T = TypeVar("T")
 
 
@@ -144,12 +147,17 @@ def probe_isolation() -> Isolation:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-# The script pid 1 of the new namespaces runs as root. $0 the run root,
+# The script pid 1 of the new namespaces runs as root, until it becomes the
+# command's own shell (exec: pid 1 is then `/bin/sh -c COMMAND`, as in a
+# container, and still reaps what the command leaves). $0 the run root,
 # $1 and $2 the tree and home to show (a folder, or overlay options), $3 this
 # copy's own reports folder, $4 uid, $5 network flag, $6 the command, $7 the
 # installed tree whose folders named in $8 (one per line: the environment)
 # are shown read-only at their place in the tree (a test run's); $9-$11
-# where the tree, home and reports are shown (under /tmp), ${12} the host name,
+# where the tree, home and reports are shown (the tree and reports under
+# /tmp, the home under /home, alone there, or /tmp), ${12} the host name,
+# also in /etc/hostname and /etc/hosts (the run root's copies, with its
+# /etc/passwd and /etc/group, bound over the host's),
 # ${13} a dependency layer (the supervisor's, read-only) shown at ${14},
 # ${16} is the command's bytecode folder (its pycache prefix): made here,
 # root's and read-only to the command, so that no code of the run can plant
@@ -176,11 +184,11 @@ show() {{
   else mount --bind "$1" "$2"; fi
 }}
 mount -t tmpfs -o mode=1777,size={tmpfs} tmpfs "$R/mnt"
-for f in passwd group; do
-  if [ -f "$R/$f" ]; then mount --bind "$R/$f" "/etc/$f"; fi
+for f in {etc}; do
+  if [ -f "$R/$f" ] && [ -f "/etc/$f" ]; then mount --bind "$R/$f" "/etc/$f"; fi
 done
 show "$1" "$R/mnt${{T#/tmp}}"
-show "$2" "$R/mnt${{H#/tmp}}"
+case "$H" in /tmp/*) show "$2" "$R/mnt${{H#/tmp}}";; *) show "$2" "$R/mnt/.home";; esac
 show "$3" "$R/mnt${{P#/tmp}}"
 printf '%s\n' "$8" | while IFS= read -r name; do
   [ -n "$name" ] || continue
@@ -222,6 +230,12 @@ if [ -n "${{18}}" ]; then
 fi
 printf '%s' "${{12}}" > /proc/sys/kernel/hostname
 mount --move "$R/mnt" /tmp
+case "$H" in /tmp/*) ;; *)
+  mount -t tmpfs -o mode=0755,nosuid,nodev,size=1m tmpfs "${{H%/*}}"
+  mkdir "$H"
+  mount --move /tmp/.home "$H"
+  rmdir /tmp/.home;;
+esac
 priv() {{
   if [ -d "$1" ] && [ ! -L "$1" ]; then mount -t tmpfs -o "mode=$2,nosuid,nodev,size=$3" tmpfs "$1"; fi
 }}
@@ -237,18 +251,19 @@ fi
 [ "$5" = net ] || ip link set lo up
 mount -n -o remount,bind,ro /
 cd "$T"
-set +e
-prlimit --nproc={nproc} --fsize={fsize} --core=0 -- \
+unset OLDPWD
+exec prlimit --nproc={nproc} --fsize={fsize} --core=0 -- \
   setpriv --reuid="$4" --regid="$4" --clear-groups --inh-caps=-all -- /bin/sh -c "$6"
 """
 
 
 @dataclass(frozen=True)
 class Where:
-    """Where a run sees its tree, home and reports, and the host name it
-    gets: drawn per run (the same for its copies: a venv holds absolute
-    paths), all under its private /tmp. No fixed value exists for code to
-    recognise the gate by."""
+    """Where a run sees its tree, home and reports, and the host name and
+    account it gets: drawn per run (the same for its copies: a venv holds
+    absolute paths), no fixed value for code to recognise the gate by, and
+    each of the shape an ordinary machine's has: a home at /home/NAME for a
+    user NAME with an account, a host name that resolves."""
 
     tree: str
     home: str
@@ -267,7 +282,10 @@ class Where:
         user = f"{word()}{secrets.randbelow(100)}"
         while user in taken:
             user = f"{word()}{secrets.randbelow(10_000)}"
-        return cls(tree=f"{top}/{word()}", home=f"/tmp/{word()}-{secrets.token_hex(3)}",
+        # a host without a real /home (the script makes no folder on the host's disk) keeps it under /tmp
+        home = f"/home/{user}" if os.path.isdir("/home") and not os.path.islink("/home") else \
+            f"/tmp/{word()}-{secrets.token_hex(3)}"
+        return cls(tree=f"{top}/{word()}", home=home,
                    reports=f"/tmp/.{secrets.token_hex(6)}", hostname=secrets.token_hex(6), user=user,
                    layer=f"/tmp/{word()}{secrets.token_hex(2)}", scratch=secrets.token_hex(8))
 
@@ -275,14 +293,20 @@ class Where:
         """A folder a command makes for its own use, on its own /tmp."""
         return f"/tmp/{name}-{self.scratch}"
 
-    def accounts(self, uid: int) -> dict[str, str]:
-        """/etc/passwd and /etc/group as the run sees them: the host's, and a
-        line for its uid (tests that ask who they run as get an answer, and
-        a uid with no name is no sign of the gate)."""
+    def etc_files(self, uid: int) -> dict[str, str]:
+        """The files of /etc the run sees as its own (ETC_FILES): the host's
+        passwd and group with a line for its uid (tests that ask who they run
+        as get an answer, as a user made by adduser would: a uid with no name
+        is a sign of the gate), and its host name in /etc/hostname and
+        /etc/hosts (it resolves, as on any machine)."""
         passwd = _host_file("/etc/passwd").rstrip("\n")
         group = _host_file("/etc/group").rstrip("\n")
-        return {"passwd": f"{passwd}\n{self.user}:x:{uid}:{uid}::{self.home}:/bin/sh\n".lstrip("\n"),
-                "group": f"{group}\n{self.user}:x:{uid}:\n".lstrip("\n")}
+        hosts = _host_file("/etc/hosts").rstrip("\n")
+        shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+        return {"passwd": f"{passwd}\n{self.user}:x:{uid}:{uid}:,,,:{self.home}:{shell}\n".lstrip("\n"),
+                "group": f"{group}\n{self.user}:x:{uid}:\n".lstrip("\n"),
+                "hostname": f"{self.hostname}\n",
+                "hosts": f"{hosts}\n127.0.1.1\t{self.hostname}\n".lstrip("\n")}
 
 
 def _host_file(path: str) -> str:
@@ -327,7 +351,8 @@ class View:
 
 def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> list[str]:
     """argv that runs the shell command as uid in fresh namespaces."""
-    script = SCRIPT.format(tmpfs=TMPFS_SIZE, shared=SHARED_SIZE, nproc=NPROC_LIMIT, fsize=FSIZE_LIMIT)
+    script = SCRIPT.format(tmpfs=TMPFS_SIZE, shared=SHARED_SIZE, nproc=NPROC_LIMIT, fsize=FSIZE_LIMIT,
+                           etc=" ".join(ETC_FILES))
     unshare = ["unshare", "--mount", "--uts", "--propagation", "private", "--pid", "--fork",
                "--kill-child", "--mount-proc"]
     if not network:

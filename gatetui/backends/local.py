@@ -1,7 +1,7 @@
 """The local fallback: the gate on this machine, in private directories.
 
 Each gate run gets a 0700 run directory holding a fresh export of head
-(`ws`), a HOME and TMPDIR of its own and a reports folder. Commands see an
+(`ws`), a HOME (a new user's) and TMPDIR of its own and a reports folder. Commands see an
 allowlisted environment only. Side-by-side copies of an installed workspace
 must each run their own code although a venv and an editable install hold
 absolute paths, so every copy is shown at the original's path in a private
@@ -39,6 +39,7 @@ from pathlib import Path
 from gatetui.backends.base import LayerStore, TreeExporter, Workspace
 from gatetui.backends.isolation import NONE, Isolation, Where, keep_when, probe_isolation
 from gatetui.backends.layers import LocalLayers
+from gatetui.backends.local_home import furnish
 from gatetui.backends.local_layout import BIND_SCRIPT, FORK_MODES, OVERLAY_SCRIPT, UNSHARE, chown_tree
 from gatetui.backends.local_workspace import LocalWorkspace, scrubbed_env
 from gatetui.backends.process import to_the_end
@@ -148,10 +149,11 @@ class LocalBackend:
         try:
             for sub in ("home", "tmp", "reports", "mnt"):
                 (root / sub).mkdir()
+            await asyncio.to_thread(furnish, root / "home", None)  # the run's uid's below, with the tree
             await to_the_end(asyncio.to_thread(export, root / "ws"))
             if isolation.separate_uid:
                 uid = self.uids.claim(root)
-                for name, text in where.accounts(uid).items():  # bound over /etc/NAME in its commands
+                for name, text in where.etc_files(uid).items():  # bound over /etc/NAME in its commands
                     (root / name).write_text(text)
                 (root / "reports" / "install").mkdir()
                 await asyncio.to_thread(chown_tree, (root / "ws", root / "home", root / "reports" / "install"), uid)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from gatetui.backends.base import TreeExporter
 from gatetui.backends.isolation import View, Where
+from gatetui.backends.local_home import furnish
 from gatetui.backends.process import to_the_end
 from gatetui.errors import BackendError
 
@@ -42,7 +43,7 @@ FORK_MODES = ("overlay", "bind", "swap")
 @dataclass(frozen=True)
 class Copy:
     """What a test run's copy is made of besides its own folder: the fresh
-    export it starts from (an overlay's lower tree), its empty home, and the
+    export it starts from (an overlay's lower tree), its fresh home, and the
     environment folders shown from the installed tree."""
 
     lower: Path
@@ -162,12 +163,12 @@ def lay_out(export: TreeExporter, installed: Path, fresh: Path, keep: tuple[str,
 
 
 def copy_room(root: Path, dest: Path, label: str, uid: int | None) -> Path:
-    """A copy's empty home and, where the run is isolated, its own reports
-    folder, both the run's uid's."""
+    """A copy's fresh home (a new user's: local_home.py) and, where the run
+    is isolated, its own reports folder, both the run's uid's."""
     home = dest.parent / f"{dest.name}-home"
     home.mkdir()
+    furnish(home, uid)
     if uid is not None:
-        os.chown(home, uid, uid)
         (root / "reports" / label).mkdir()
         os.chown(root / "reports" / label, uid, uid)
     return home

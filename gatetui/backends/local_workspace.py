@@ -32,14 +32,21 @@ ENV_ALLOW_PREFIXES = ("PIP_", "NPM_CONFIG_", "npm_config_", "UV_INDEX", "UV_DEFA
 ENV_NEVER = ("RUNTIME_API_KEY", "PIP_PROXY", "NPM_CONFIG__AUTH", "npm_config__auth")
 
 
-def scrubbed_env(home: Path, tmp: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Only what installs and tests need: never the supervisor's secrets."""
+def scrubbed_env(home: Path, tmp: Path | None, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Only what installs and tests need: never the supervisor's secrets,
+    and no variable a person's shell or a CI job would not have (no
+    NO_COLOR, no PYTHONUNBUFFERED: output is a pipe's either way), so that
+    library code finds no sign of the gate to take its right path by.
+    TMPDIR only where the run's temporary folder is not the ordinary /tmp
+    (`tmp`: where the run has no private /tmp of its own)."""
     env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW or k.startswith(ENV_ALLOW_PREFIXES)}
     for key in ENV_NEVER:
         env.pop(key, None)
     env.setdefault("PATH", os.defpath)
     env.setdefault("LANG", "C.UTF-8")
-    env.update(HOME=str(home), TMPDIR=str(tmp), PYTHONUNBUFFERED="1", NO_COLOR="1")
+    env["HOME"] = str(home)
+    if tmp is not None:
+        env["TMPDIR"] = str(tmp)
     env.update(extra or {})
     return env
 
@@ -88,7 +95,7 @@ class LocalWorkspace(Layout):
     async def _run_isolated(self, command: str, env: Mapping[str, str] | None, timeout: float,
                             on_output: OutputSink, network: bool) -> CommandResult:
         assert self.uid is not None
-        full_env = scrubbed_env(Path(self.where.home), Path("/tmp"), env)
+        full_env = scrubbed_env(Path(self.where.home), None, env)  # its own /tmp
         argv = wrap(command, self.root, self._view(), uid=self.uid, network=network)
         return await run_process(argv, cwd=str(self.root), env=full_env, timeout=timeout,
                                  on_output=on_output)
@@ -114,8 +121,8 @@ class LocalWorkspace(Layout):
         """Copies for the test runs. Each shows a fresh export of the tree at
         the original's path, never what the install left in it; of the
         install's work only the `keep` folders (the environment) come along,
-        read-only where the run is isolated, and each copy starts with an
-        empty home. The supervisor writes only into folders it just made.
+        read-only where the run is isolated, and each copy starts with a
+        fresh home. The supervisor writes only into folders it just made.
         (`network` is decided per command here.)"""
         self._forks += 1
         fresh = self.root / f"fresh-{self._forks}"

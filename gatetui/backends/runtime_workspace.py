@@ -29,7 +29,7 @@ from gatetui.errors import BackendError
 if TYPE_CHECKING:
     from gatetui.backends.runtime_layers import RuntimeLayers
 
-CPU_FILE = ".gatetui-cpu"
+CPU_FILE = "reports/.times"  # beside the reports, not in the home a run lists: no sign of the gate there
 TIMES = re.compile(r"(\d+)m([\d.]+)s")
 Fresh = Callable[[bool, str | None], Awaitable[Any]]  # (network, a layer's snapshot) -> a new sandbox
 
@@ -98,8 +98,7 @@ class RuntimeWorkspace:
         started = time.monotonic()
         try:
             result = await asyncio.wait_for(self.sandbox.exec(
-                wrapped, cwd=self.path, env={**self.family.env, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1",
-                                             **(env or {})},
+                wrapped, cwd=self.path, env={**self.family.env, **(env or {})},
                 timeout_ms=max(1000, int(timeout * 1000)), on_stdout=sink, on_stderr=sink,
             ), timeout + self.family.grace)
         except TimeoutError:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 GROUP = "pytest11"
-RUNNER = "pytest"
+RUNNER_DIST = "pytest"  # not RUNNER: env_check.py, bundled after this module, has its own
 
 
 class Listed(Protocol):
@@ -78,7 +78,7 @@ def offered(site: str, listed: set[str], own: set[str],
         if not name.endswith(".dist-info") or os.path.islink(info) or not os.path.isdir(info):
             continue
         project, _, release = name.removesuffix(".dist-info").rpartition("-")
-        if re.sub(r"[-_.]+", "-", project).lower() == RUNNER and os.path.normpath(os.path.join(info, "RECORD")) in listed:
+        if re.sub(r"[-_.]+", "-", project).lower() == RUNNER_DIST and os.path.normpath(os.path.join(info, "RECORD")) in listed:
             version = release
         entries = os.path.normpath(os.path.join(info, "entry_points.txt"))
         text = read_text(entries) if entries in listed else None
