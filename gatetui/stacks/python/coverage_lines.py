@@ -24,6 +24,7 @@ from coverage.parser import PythonParser
 
 from gatetui.pyparse import parse_python
 from gatetui.stacks.base import LineCoverage, Reached, ReportProblem, RunPlugin
+from gatetui.stacks.python.function_headers import headers
 from gatetui.stacks.python.project_code import shipped_code
 from gatetui.stacks.python.type_guards import type_checking_guards
 
@@ -170,5 +171,5 @@ def _parser(text: str, exclude: str | None) -> PythonParser | None:
     return parser
 
 
-PYTHON_COVERAGE = LineCoverage(PLUGIN, REPORT, read_coverage, code_file, statements, shipped_code,
+PYTHON_COVERAGE = LineCoverage(PLUGIN, REPORT, read_coverage, code_file, statements, shipped_code, headers,
                                fail_fast=MappingProxyType({"PYTEST_ADDOPTS": "-x"}))
