@@ -26,7 +26,7 @@ from gatetui.gate.changed_code import ChangedCode
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.judge import SuiteRun
 from gatetui.stacks.base import Reached
-from gatetui.stacks.mutation import Mutant, Mutate, round_robin
+from gatetui.stacks.mutation import Mutant, Mutate, pick
 from gatetui.stacks.results import VERDICT, Report
 
 MIN_SECONDS = 10.0  # a mutant's run at least: the runner's own start
@@ -45,9 +45,9 @@ class Trial:
 @dataclass(frozen=True)
 class Chosen:
     trials: tuple[Trial, ...]
-    untried: int  # mutants past the cap
+    untried: int  # mutants past the cap, or past WHOLE_SUITE
     why_none: str = ""  # when there are no trials
-    bounded: int = 0  # of the untried, whole-suite mutants past WHOLE_SUITE
+    bounded: int = 0  # of the untried, the whole-suite mutants once WHOLE_SUITE were chosen
 
 
 class Outcome(str, Enum):
@@ -73,16 +73,20 @@ def choose(changed: ChangedCode, reached: Reached, runs: list[SuiteRun], mutate:
         return Chosen((), 0, "the changed lines give no mutant (nothing on them can change behaviour)")
     if cap <= 0:
         return Chosen((), 0, "mutant_cap is 0")
-    chosen, untried, bounded = bounded_pick(per_line, cap, {key for key, ids in tests.items() if not ids})
+    whole = {key for key, ids in tests.items() if not ids}
+    chosen, untried = pick(per_line, cap, whole, WHOLE_SUITE)
+    tried_whole = sum(1 for m in chosen if (m.path, m.line) in whole)
+    left = sum(len(per_line.get(key, [])) for key in whole) - tried_whole if tried_whole == WHOLE_SUITE else 0
     seconds = durations(runs)
     overhead = startup(runs)
     suite = tuple(seconds)  # a whole-suite run's limit: every test's time
     trials = tuple(Trial(m, ids := tests[(m.path, m.line)], time_limit(ids or suite, seconds, overhead, limit))
                    for m in chosen)
-    return Chosen(trials, untried, bounded=bounded)
+    return Chosen(trials, untried, bounded=left)
 
 
-def audiences(changed: ChangedCode, reached: Reached, passing: frozenset[str]) -> dict[tuple[str, int], tuple[str, ...]]:
+def audiences(changed: ChangedCode, reached: Reached,
+              passing: frozenset[str]) -> dict[tuple[str, int], tuple[str, ...]]:
     """The tests that judge each changed line's mutants: the passing ones
     that ran it; for a line that ran only outside the tests, the passing
     ones that ran its function's body when it is a header line, else ()
@@ -109,25 +113,6 @@ def body_tests(reached: Reached, path: str, body: tuple[int, int]) -> frozenset[
         if where == path and body[0] <= line <= body[1]:
             found |= tests
     return frozenset(found)
-
-
-def bounded_pick(per_line: Mapping[tuple[str, int], list[Mutant]], cap: int,
-                 whole: set[tuple[str, int]]) -> tuple[list[Mutant], int, int]:
-    """`pick`'s round-robin, with at most WHOLE_SUITE mutants of the
-    `whole` lines: the chosen, how many were left untried, and how many of
-    those were left by that bound."""
-    chosen: list[Mutant] = []
-    bounded = taken = 0
-    for mutant in round_robin(per_line):
-        if len(chosen) >= cap:
-            break
-        if (mutant.path, mutant.line) in whole:
-            if taken >= WHOLE_SUITE:
-                bounded += 1
-                continue
-            taken += 1
-        chosen.append(mutant)
-    return chosen, sum(len(queue) for queue in per_line.values()) - len(chosen), bounded
 
 
 def passing_tests(runs: list[SuiteRun]) -> frozenset[str]:
