@@ -72,11 +72,12 @@ PLUGIN = RunPlugin(_PluginFiles(), MappingProxyType({
 
 def read_coverage(raw: bytes, wanted: Mapping[str, str]) -> Reached:
     """The report's lines of the `wanted` files (head's text of each), each
-    with the ids of the tests that ran it. A line is counted as its
-    statement's first, as coverage.py's analysis counts it: python reports
-    no line event for the `if (` that opens a condition over several lines,
-    only for the lines of the condition. Anything malformed raises
-    ReportProblem, one line."""
+    with the ids of the tests that ran it (none: it ran only in the empty
+    context, outside any test: at import or collection). A line is counted
+    as its statement's first, as coverage.py's analysis counts it: python
+    reports no line event for the `if (` that opens a condition over
+    several lines, only for the lines of the condition. Anything malformed
+    raises ReportProblem, one line."""
     if len(raw) > MAX_BYTES:
         raise ReportProblem(f"coverage report over {MAX_BYTES >> 20} MB")
     try:
