@@ -30,10 +30,11 @@ def test_mutants_are_tried_on_reached_lines_with_the_tests_that_passed_there() -
                    "t.py__test_broken": (Case.FAILED, 0.1)})]
     reached = {("pkg/m.py", 2): frozenset({"t.py::test_big", "t.py::test_small", "t.py::test_broken"}),
                ("pkg/m.py", 3): frozenset({"t.py::test_big"}), ("pkg/m.py", 4): frozenset()}
-    chosen = choose(CHANGED, reached, runs, mutate, cap=3, limit=900.0)
-    assert [(t.mutant.line, t.tests) for t in chosen.trials] == [
-        (2, ("t.py::test_big", "t.py::test_small")), (3, ("t.py::test_big",)), (2, ("t.py::test_big", "t.py::test_small"))]
-    assert chosen.untried == len([m for m in mutate("pkg/m.py", CODE, frozenset({2, 3})) if m.line in (2, 3)]) - 3
+    chosen = choose(CHANGED, reached, runs, mutate, cap=4, limit=900.0)
+    assert [(t.mutant.line, t.tests) for t in chosen.trials] == [  # line 4 ran only at import: the whole suite
+        (2, ("t.py::test_big", "t.py::test_small")), (3, ("t.py::test_big",)), (4, ()),
+        (2, ("t.py::test_big", "t.py::test_small"))]
+    assert chosen.untried == len(mutate("pkg/m.py", CODE, frozenset({2, 3, 4}))) - 4
     assert {t.timeout for t in chosen.trials} == {MIN_SECONDS}
 
 
@@ -52,15 +53,18 @@ def test_the_time_limit_grows_with_the_tests_own_time_and_the_runners_start() ->
     assert time_limit(["c"], {"c": 1000.0}, 0.0, 900.0) == 900.0
 
 
-def test_a_mutant_is_killed_by_a_failure_or_its_time_limit_and_survives_a_pass() -> None:
+def test_a_mutant_is_killed_by_a_failure_timed_out_by_its_limit_and_survives_a_pass() -> None:
     passed = run(**{"t.py__test_a": (Case.PASSED, 0.1)})
     failed = run(result=CommandResult(exit_code=1, wall_seconds=1.0), **{"t.py__test_a": (Case.FAILED, 0.1)})
     hung = SuiteRun("mutant 1", CommandResult(exit_code=None, wall_seconds=10.0, timed_out=True), None)
     crashed = SuiteRun("mutant 1", CommandResult(exit_code=None, wall_seconds=1.0, signal=11), None)
     usage = SuiteRun("mutant 1", CommandResult(exit_code=4, wall_seconds=1.0), None)
     none_ran = SuiteRun("mutant 1", CommandResult(exit_code=5, wall_seconds=1.0), Report({}))
-    assert [outcome(r, (3, 4)) for r in (passed, failed, hung, crashed, usage, none_ran)] == [
-        Outcome.SURVIVED, Outcome.KILLED, Outcome.KILLED, Outcome.KILLED, Outcome.UNJUDGED, Outcome.UNJUDGED]
+    failed_then_hung = SuiteRun("mutant 1", CommandResult(exit_code=None, wall_seconds=10.0, timed_out=True),
+                                failed.report)
+    assert [outcome(r, (3, 4)) for r in (passed, failed, hung, crashed, usage, none_ran, failed_then_hung)] == [
+        Outcome.SURVIVED, Outcome.KILLED, Outcome.TIMEOUT, Outcome.KILLED, Outcome.UNJUDGED, Outcome.UNJUDGED,
+        Outcome.KILLED]
 
 
 def trial(line: int, before: str, after: str) -> Trial:
@@ -87,3 +91,80 @@ def test_findings_come_back_as_notes_on_heads_lines() -> None:
     assert code_notes({CheckId.BITES: bites, CheckId.COVERED: covered}) == {"pkg/m.py": {
         2: ["mutant survived: n > 10:  ->  n >= 10:"], 3: ["runs under no test"],
         4: ["mutant survived: return n  ->  (removed)"]}}
+
+
+def test_timeouts_are_counted_apart_and_caught_unless_they_are_most() -> None:
+    trials = tuple(trial(2, "if n > 10:", f"if n > {k}:") for k in range(10))
+    some = judge_bites(trials, [Outcome.KILLED] * 8 + [Outcome.TIMEOUT] * 2, 0)
+    assert some == CheckResult(CheckId.BITES, Status.PASS, "8 of 10 mutants killed, 2 timed out")
+    half = judge_bites(trials, [Outcome.KILLED] * 5 + [Outcome.TIMEOUT] * 5, 0)
+    assert (half.status, half.detail) == (Status.PASS, "5 of 10 mutants killed, 5 timed out")
+    most = judge_bites(trials[:3], [Outcome.TIMEOUT, Outcome.TIMEOUT, Outcome.KILLED], 0)
+    assert most.status is Status.REVIEW
+    assert most.detail.splitlines() == [
+        "most mutants only timed out: 1 of 3 mutants killed, 2 timed out (a test that runs on when the answer is "
+        "wrong, rather than failing, stops every mutant this way)",
+        "timed out: pkg/m.py:2: if n > 10:  ->  if n > 0:", "timed out: pkg/m.py:2: if n > 10:  ->  if n > 1:"]
+    assert code_notes({CheckId.BITES: most.detail}) == {"pkg/m.py": {2: [
+        "mutant timed out: > 10:  ->  > 0:", "mutant timed out: > 10:  ->  > 1:"]}}
+
+
+def test_a_survivor_beside_timeouts_says_both() -> None:
+    trials = (trial(2, "if n > 10:", "if n >= 10:"), trial(3, "return 10", "return None"))
+    found = judge_bites(trials, [Outcome.SURVIVED, Outcome.TIMEOUT], 0)
+    assert (found.status, found.detail.splitlines()) == (Status.REVIEW, [
+        "0 of 2 mutants killed, 1 timed out, 1 survived: pkg/m.py:2: if n > 10:  ->  if n >= 10:",
+        "survived: pkg/m.py:2: if n > 10:  ->  if n >= 10:"])
+
+
+# A module whose changed lines all ran only at import, but in different places.
+AT_IMPORT = ("import functools\n\nLIMIT = 10\n\n\n@functools.lru_cache(maxsize=4)\ndef clamp(n, top=LIMIT):\n"
+             "    return min(n, top)\n\n\ndef double(n): return n * 2\n\n\nclass Box:\n    SIZE = 3\n")
+AT_IMPORT_LINES = frozenset({3, 6, 7, 11, 15})
+BIG, SMALL = "t.py::test_big", "t.py::test_small"
+
+
+def at_import(reached: dict[tuple[str, int], frozenset[str]]) -> dict[tuple[str, int], tuple[str, ...]]:
+    from gatetui.gate.mutant_trials import audiences
+    from gatetui.stacks.python.function_headers import headers
+
+    changed = ChangedCode({"pkg/m.py": AT_IMPORT_LINES}, {"pkg/m.py": AT_IMPORT},
+                          headers={"pkg/m.py": headers(AT_IMPORT, AT_IMPORT_LINES)})
+    return audiences(changed, reached, frozenset({BIG, SMALL}))
+
+
+def test_a_line_run_only_at_import_is_judged_by_the_tests_of_its_functions_body_or_the_whole_suite() -> None:
+    reached = {("pkg/m.py", n): frozenset() for n in AT_IMPORT_LINES}
+    reached[("pkg/m.py", 8)] = frozenset({BIG, "t.py::test_failing"})  # clamp's body, under tests
+    assert at_import(reached) == {
+        ("pkg/m.py", 3): (),  # a module constant: the whole suite
+        ("pkg/m.py", 6): (BIG,), ("pkg/m.py", 7): (BIG,),  # clamp's decorator and its default: its body's tests
+        ("pkg/m.py", 11): (),  # a one-line def whose body never ran under a test
+        ("pkg/m.py", 15): (),  # a class attribute
+    }
+    del reached[("pkg/m.py", 3)]  # a line that never ran is covered's, never tried
+    reached[("pkg/m.py", 11)] = frozenset({SMALL})  # double's body ran under a test: an ordinary line
+    reached[("pkg/m.py", 8)] = frozenset({"t.py::test_failing"})  # only a test failing at head ran clamp's body
+    assert at_import(reached) == {("pkg/m.py", 6): (), ("pkg/m.py", 7): (), ("pkg/m.py", 11): (SMALL,),
+                                  ("pkg/m.py", 15): ()}
+
+
+def test_whole_suite_mutants_are_few_and_timed_by_the_whole_suite() -> None:
+    from gatetui.gate.mutant_trials import WHOLE_SUITE
+
+    text = "".join(f"A{n} = {n} + 1\n" for n in range(1, 9))
+    changed = ChangedCode({"pkg/c.py": frozenset(range(1, 9))}, {"pkg/c.py": text})
+    reached = {("pkg/c.py", n): frozenset() for n in range(1, 9)}
+    runs = [run(result=CommandResult(exit_code=0, wall_seconds=12.0),
+                **{"t.py__test_a": (Case.PASSED, 2.0), "t.py__test_b": (Case.PASSED, 4.0)})]
+    chosen = choose(changed, reached, runs, mutate, cap=20, limit=900.0)
+    assert [(t.mutant.line, t.tests) for t in chosen.trials] == [(n, ()) for n in range(1, WHOLE_SUITE + 1)]
+    total = len(mutate("pkg/c.py", text, frozenset(range(1, 9))))
+    assert (chosen.untried, chosen.bounded) == (total - WHOLE_SUITE, total - WHOLE_SUITE)
+    assert {t.timeout for t in chosen.trials} == {3.0 * 12.0}  # the whole suite's tests and start, three times
+    assert judge_bites(chosen.trials, [Outcome.KILLED] * WHOLE_SUITE, chosen.untried, chosen.bounded).detail == (
+        f"4 of 4 mutants killed; {total - 4} not tried (at most 4 mutants run the whole suite)")
+    capped = choose(changed, reached, runs, mutate, cap=2, limit=900.0)
+    assert (len(capped.trials), capped.untried, capped.bounded) == (2, total - 2, 0)
+    assert judge_bites(chosen.trials[:3], [Outcome.KILLED] * 3, 9, 2).detail == (
+        "3 of 3 mutants killed; 9 not tried (mutant_cap, and at most 4 mutants run the whole suite)")

@@ -129,8 +129,19 @@ def test_covered_names_the_lines_no_test_runs_as_ranges() -> None:
     reached = {("pkg/core.py", 4): frozenset(), ("pkg/core.py", 12): frozenset({"t::a"})}
     result = judge_covered(CHANGED, reached, "")
     assert result.status is Status.REVIEW
-    assert result.detail.splitlines()[0] == "2 of 4 changed lines run under no test: pkg/core.py:6-7"
+    assert result.detail.splitlines()[0] == ("2 of 4 changed lines run under no test: pkg/core.py:6-7, "
+                                             "1 only at import or collection (bites judges them)")
     assert result.detail.splitlines()[1:] == ["pkg/core.py:6: total = (year %", "pkg/core.py:7: 4)"]
+
+
+def test_a_line_run_only_at_import_is_counted_apart_never_as_run_under_the_tests() -> None:
+    some = {("pkg/core.py", 4): frozenset(), ("pkg/core.py", 6): frozenset(), ("pkg/core.py", 7): frozenset({"t::a"}),
+            ("pkg/core.py", 12): frozenset({"t::b"})}
+    assert judge_covered(CHANGED, some, "") == CheckResult(CheckId.COVERED, Status.PASS, (
+        "all 4 changed lines run, 2 under 2 tests, 2 only at import or collection (bites judges them)"))
+    none = {("pkg/core.py", n): frozenset() for n in (4, 6, 7, 12)}
+    assert judge_covered(CHANGED, none, "") == CheckResult(CheckId.COVERED, Status.PASS, (
+        "all 4 changed lines run, 4 only at import or collection (bites judges them)"))
 
 
 def test_covered_passes_when_every_changed_line_ran_and_asks_when_unmeasured() -> None:
@@ -273,9 +284,12 @@ def test_under_real_coverage_only_the_lines_no_test_runs_are_named(tmp_path: Pat
     reached = read_coverage(run_measured(tmp_path, ["pkg/core.py"])["coverage.json"], changed.texts)
     test = "tests/test_core.py::test_valid"
     assert (reached[("pkg/core.py", 18)], reached[("pkg/core.py", 13)]) == (frozenset({test}), frozenset())
-    assert judge_covered(changed, reached, "").detail.splitlines() == [  # LIMIT = 63 ran at import: judged so
-        "2 of 12 changed lines run under no test: pkg/core.py:23, pkg/core.py:27",
+    assert judge_covered(changed, reached, "").detail.splitlines() == [  # LIMIT = 63, the imports, the defs
+        "2 of 12 changed lines run under no test: pkg/core.py:23, pkg/core.py:27, "
+        "7 only at import or collection (bites judges them)",
         "pkg/core.py:23: return False", "pkg/core.py:27: return 2"]
+    assert [line for path, line in changed.pairs() if reached.get((path, line)) == frozenset()] == [
+        1, 3, 4, 12, 13, 16, 26]
 
 
 def test_the_lines_of_a_condition_count_as_the_if_that_opens_it() -> None:

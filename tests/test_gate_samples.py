@@ -153,8 +153,27 @@ def test_a_flaky_test_beside_it_is_still_named(gated: dict[str, list[GateEvent]]
 def test_covered_names_the_line_no_test_runs(gated: dict[str, list[GateEvent]]) -> None:
     result = check_result(gated, "untested_branch", CheckId.COVERED)
     assert result.detail.splitlines() == [
-        "1 of 4 changed lines run under no test: calendarlib/core.py:19",
+        "1 of 4 changed lines run under no test: calendarlib/core.py:19, "
+        "1 only at import or collection (bites judges them)",
         "calendarlib/core.py:19: month = _MONTH_NAMES.index(month[:3].lower()) + 1"]
+
+
+def test_bites_judges_a_table_that_only_the_unrun_line_reads(gated: dict[str, list[GateEvent]]) -> None:
+    """untested_branch's new month-name table runs at import only: its
+    mutants go over the whole suite, and no test fails on them."""
+    result = check_result(gated, "untested_branch", CheckId.BITES)
+    table = 'calendarlib/core.py:4: _MONTH_NAMES = ("jan", "feb", "mar",'
+    assert result.status is Status.REVIEW
+    assert [line.startswith(f"survived: {table}") for line in result.detail.splitlines()[1:]] == [True] * 4
+
+
+def test_a_function_with_no_test_run_only_at_import_is_named(gated: dict[str, list[GateEvent]]) -> None:
+    covered = check_result(gated, "attack_import_only", CheckId.COVERED)
+    bites = check_result(gated, "attack_import_only", CheckId.BITES)
+    assert covered.detail == "all 1 changed lines run, 1 only at import or collection (bites judges them)"
+    assert bites.detail.splitlines()[1:] == [
+        "survived: mathlib/core.py:12: def clamp(x, lo, hi): return max(lo, min(x, hi + 1))  ->  "
+        f"def clamp(x, lo, hi): return {after}" for after in ("None", "max(lo, min(x, hi - 1))", "max(lo, min(x, hi + 2))")]
 
 
 def test_bites_names_the_mutants_no_test_kills(gated: dict[str, list[GateEvent]]) -> None:

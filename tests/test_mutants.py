@@ -240,6 +240,16 @@ def test_pick_goes_round_robin_over_the_lines_and_counts_the_untried() -> None:
         [("a.py", 3, "mutant 0"), ("m.py", 2, "mutant 0"), ("m.py", 9, "mutant 0"), ("a.py", 3, "mutant 1")], 2)
 
 
+def test_pick_takes_at_most_costly_cap_of_the_costly_lines_and_fills_the_cap_with_the_others() -> None:
+    per_line = {("m.py", 1): [mutant(1, 0), mutant(1, 1), mutant(1, 2)], ("m.py", 2): [mutant(2, 0), mutant(2, 1)],
+                ("m.py", 3): [mutant(3, 0), mutant(3, 1)]}
+    chosen, untried = pick(per_line, 5, costly={("m.py", 1), ("m.py", 3)}, costly_cap=2)
+    assert ([(m.line, m.after) for m in chosen], untried) == (
+        [(1, "mutant 0"), (2, "mutant 0"), (3, "mutant 0"), (2, "mutant 1")], 3)
+    assert pick(per_line, 5, costly={("m.py", 1)}, costly_cap=0)[0] == [
+        mutant(2, 0), mutant(3, 0), mutant(2, 1), mutant(3, 1)]
+
+
 def test_pick_under_no_cap_takes_all_and_under_a_zero_cap_none() -> None:
     per_line = {("m.py", 1): [mutant(1, 0), mutant(1, 1)], ("m.py", 2): [mutant(2, 0)]}
     assert pick(per_line, 10) == ([mutant(1, 0), mutant(2, 0), mutant(1, 1)], 0)

@@ -115,6 +115,7 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     # does the new code have tests that bite (issue 21)
     "untested_branch": ("python", [P, P, P, P, P], "review"),
     "toothless_test": ("python", [P, P, P, P, P], "review"),
+    "attack_import_only": ("python", [P, P, P, P, P], "review"),
     # a test that checks process-fresh state is no flake; a flake beside it still is (issue 35)
     "state_dependent_test": ("python", [P, P, P, P, P], "pass"),
     "state_dependent_flaky": ("python", [P, F, P, P, P], "fail"),
@@ -156,8 +157,9 @@ MEASURED: dict[str, tuple[str, str]] = {
     "skip_at_run_time": (P, S),
     "tests_in_package": (P, P),
     "wheel_differs": (P, P),
-    "untested_branch": (R, P),
+    "untested_branch": (R, R),
     "toothless_test": (P, R),
+    "attack_import_only": (P, R),
     "state_dependent_test": (P, P),
     "state_dependent_flaky": (P, S),
     "plugins_declared": (P, P),
@@ -267,7 +269,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 73
+    assert len(scenarios) == len(EXPECTED) == 74
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -487,7 +489,7 @@ def test_each_scenario_names_only_the_checks_it_pins() -> None:
                    else "pass" for c in CHECK_IDS}
         restated[folder.name] = sorted(c for c, status in pinned.items() if default[c] == status)
     assert {name: checks for name, checks in restated.items() if checks} == {}
-    assert len(restated) == 73
+    assert len(restated) == 74
 
 
 def test_missing_tree_folder_is_named(tmp_path: Path) -> None:

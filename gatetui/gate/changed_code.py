@@ -29,11 +29,14 @@ SHOWN_OUTSIDE = 3  # files named among the lines left out
 @dataclass(frozen=True)
 class ChangedCode:
     """Per file, the statements head added or changed (first lines), and
-    the text of head's version they are lines of."""
+    the text of head's version they are lines of; of those lines, the ones
+    in a function's header, each with the first and last lines of its body
+    (the stack's analysis: they run when the function is defined)."""
 
     lines: Mapping[str, frozenset[int]] = field(default_factory=dict)
     texts: Mapping[str, str] = field(default_factory=dict)
     outside: Mapping[str, int] = field(default_factory=dict)  # statements changed outside what ships, per file
+    headers: Mapping[str, Mapping[int, tuple[int, int]]] = field(default_factory=dict)
 
     @property
     def files(self) -> frozenset[str]:
@@ -61,6 +64,7 @@ def changed_code(changes: list[FileChange], profile: Profile, probe: LineCoverag
     lines: dict[str, frozenset[int]] = {}
     texts: dict[str, str] = {}
     outside: dict[str, int] = {}
+    headers: dict[str, Mapping[int, tuple[int, int]]] = {}
     shipped = probe.shipped(head)
     for change in changes:
         path = change.new_path
@@ -77,7 +81,9 @@ def changed_code(changes: list[FileChange], profile: Profile, probe: LineCoverag
             outside[path] = len(found)
         elif found:
             lines[path], texts[path] = found, new
-    return ChangedCode(MappingProxyType(lines), MappingProxyType(texts), MappingProxyType(outside))
+            headers[path] = MappingProxyType(dict(probe.headers(new, found)))
+    return ChangedCode(MappingProxyType(lines), MappingProxyType(texts), MappingProxyType(outside),
+                       MappingProxyType(headers))
 
 
 def code_file(path: str, profile: Profile, probe: LineCoverage) -> bool:

@@ -1,11 +1,18 @@
 """`bites`, judged without a sandbox: which mutants to try, each with the
 tests to run over it and a time limit, and what their runs mean.
 
-A mutant is tried only on a changed line that some test passing at head
-reached (run 2's coverage); only those tests run over it, so a run costs
-what those tests cost. The time limit comes from their own durations in
-head's runs: a mutant that makes a loop endless is stopped and counts as
-caught.
+A mutant is tried on a changed line that some test passing at head ran
+(run 2's coverage), over only those tests, so a run costs what those tests
+cost. A line that ran only outside the tests (at import or collection) is
+tried too: a test must still see it. One in a function's header (its
+decorators, `def` line, defaults) over the tests that ran the function's
+body; any other (module or class level, a body run only at import) over
+the whole suite, stopping at its first failure. Whole-suite runs are the
+costly ones: at most WHOLE_SUITE of them, within the cap. The time limit
+comes from the tests' own durations in head's runs. A run stopped by it is
+a `timeout`, told apart from a kill: it counts as caught, unless most
+mutants only timed out (a test that spins when the answer differs, rather
+than failing, would make every mutant "die" that way).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from gatetui.stacks.mutation import Mutant, Mutate, pick
 from gatetui.stacks.results import VERDICT, Report
 
 MIN_SECONDS = 10.0  # a mutant's run at least: the runner's own start
+WHOLE_SUITE = 4  # mutants tried over the whole suite at most (each costs about one of head's runs)
 SLOWER = 3.0  # how much slower than its tests' own time a mutant's run may be
 SHOWN = 3  # survivors named in the detail's first line
 
@@ -30,29 +38,29 @@ SHOWN = 3  # survivors named in the detail's first line
 @dataclass(frozen=True)
 class Trial:
     mutant: Mutant
-    tests: tuple[str, ...]  # the function-level ids the run selects
+    tests: tuple[str, ...]  # the function-level ids the run selects; none: the whole suite
     timeout: float
 
 
 @dataclass(frozen=True)
 class Chosen:
     trials: tuple[Trial, ...]
-    untried: int  # mutants past the cap
+    untried: int  # mutants past the cap, or past WHOLE_SUITE
     why_none: str = ""  # when there are no trials
+    bounded: int = 0  # of the untried, the whole-suite mutants once WHOLE_SUITE were chosen
 
 
 class Outcome(str, Enum):
     KILLED = "killed"
     SURVIVED = "survived"
+    TIMEOUT = "timeout"  # stopped by its time limit, no test failed
     UNJUDGED = "unjudged"  # the run never ran the tests asked (a usage error, none collected)
 
 
 def choose(changed: ChangedCode, reached: Reached, runs: list[SuiteRun], mutate: Mutate, cap: int,
            limit: float) -> Chosen:
-    """The mutants of reached lines, at most `cap`, each with its tests."""
-    passing = passing_tests(runs)
-    tests = {key: sorted(found & passing) for key in changed.pairs() if (found := reached.get(key))}
-    tests = {key: ids for key, ids in tests.items() if ids}
+    """The mutants of changed lines that ran, at most `cap`, each with its tests."""
+    tests = audiences(changed, reached, passing_tests(runs))
     if not tests:
         return Chosen((), 0, "no changed line is reached by a test that passes at head")
     per_line: dict[tuple[str, int], list[Mutant]] = {}
@@ -65,12 +73,46 @@ def choose(changed: ChangedCode, reached: Reached, runs: list[SuiteRun], mutate:
         return Chosen((), 0, "the changed lines give no mutant (nothing on them can change behaviour)")
     if cap <= 0:
         return Chosen((), 0, "mutant_cap is 0")
-    chosen, untried = pick(per_line, cap)
+    whole = {key for key, ids in tests.items() if not ids}
+    chosen, untried = pick(per_line, cap, whole, WHOLE_SUITE)
+    tried_whole = sum(1 for m in chosen if (m.path, m.line) in whole)
+    left = sum(len(per_line.get(key, [])) for key in whole) - tried_whole if tried_whole == WHOLE_SUITE else 0
     seconds = durations(runs)
     overhead = startup(runs)
-    trials = tuple(Trial(m, ids := functions(tests[(m.path, m.line)]), time_limit(ids, seconds, overhead, limit))
+    suite = tuple(seconds)  # a whole-suite run's limit: every test's time
+    trials = tuple(Trial(m, ids := tests[(m.path, m.line)], time_limit(ids or suite, seconds, overhead, limit))
                    for m in chosen)
-    return Chosen(trials, untried)
+    return Chosen(trials, untried, bounded=left)
+
+
+def audiences(changed: ChangedCode, reached: Reached,
+              passing: frozenset[str]) -> dict[tuple[str, int], tuple[str, ...]]:
+    """The tests that judge each changed line's mutants: the passing ones
+    that ran it; for a line that ran only outside the tests, the passing
+    ones that ran its function's body when it is a header line, else ()
+    (the whole suite). A line that never ran, or ran only under tests that
+    fail at head, has none."""
+    out: dict[tuple[str, int], tuple[str, ...]] = {}
+    for path, line in changed.pairs():
+        found = reached.get((path, line))
+        if found is None:
+            continue
+        if found:
+            if found & passing:
+                out[(path, line)] = functions(found & passing)
+            continue
+        body = changed.headers.get(path, {}).get(line)
+        out[(path, line)] = functions(body_tests(reached, path, body) & passing) if body else ()
+    return out
+
+
+def body_tests(reached: Reached, path: str, body: tuple[int, int]) -> frozenset[str]:
+    """The tests that ran any line from body[0] to body[1] of a file."""
+    found: set[str] = set()
+    for (where, line), tests in reached.items():
+        if where == path and body[0] <= line <= body[1]:
+            found |= tests
+    return frozenset(found)
 
 
 def passing_tests(runs: list[SuiteRun]) -> frozenset[str]:
@@ -118,14 +160,15 @@ def time_limit(tests: Iterable[str], seconds: Mapping[str, float], overhead: flo
 
 
 def outcome(run: SuiteRun, cannot_start: tuple[int, ...]) -> Outcome:
-    """Killed: a test failed, the run hit its limit, or it broke without a
-    passing report. Survived: every test asked passed. Unjudged: the tests
-    asked never ran (the runner refused, or collected none)."""
-    if run.result.timed_out:
-        return Outcome.KILLED
+    """Killed: a test failed, or the run broke without a passing report.
+    Timeout: the run hit its limit before any test failed. Survived: every
+    test asked passed. Unjudged: the tests asked never ran (the runner
+    refused, or collected none)."""
     report = run.report
     if report is not None and report.failed():
         return Outcome.KILLED
+    if run.result.timed_out:
+        return Outcome.TIMEOUT
     if report is not None and run.result.ok and report.passed_all:
         return Outcome.SURVIVED
     if run.result.exit_code in cannot_start or report is None and run.result.exit_code == 0 \
@@ -134,18 +177,34 @@ def outcome(run: SuiteRun, cannot_start: tuple[int, ...]) -> Outcome:
     return Outcome.KILLED
 
 
-def judge_bites(trials: tuple[Trial, ...], outcomes: list[Outcome], untried: int) -> CheckResult:
-    """Killed of tried, each survivor's one-line diff, the count not tried."""
+def judge_bites(trials: tuple[Trial, ...], outcomes: list[Outcome], untried: int, bounded: int = 0) -> CheckResult:
+    """Killed of tried (and timed out, apart), each survivor's one-line
+    diff, the count not tried. Timeouts count as caught, unless they are
+    most of the tried: then no test failed on most mutants, it only ran
+    on, and a person looks."""
     survivors = [t.mutant.diff_line() for t, o in zip(trials, outcomes) if o is Outcome.SURVIVED]
     unjudged = [t.mutant.diff_line() for t, o in zip(trials, outcomes) if o is Outcome.UNJUDGED]
+    timeouts = [t.mutant.diff_line() for t, o in zip(trials, outcomes) if o is Outcome.TIMEOUT]
     killed = outcomes.count(Outcome.KILLED)
-    tail = f"; {untried} not tried (mutant_cap)" if untried else ""
-    if not survivors and not unjudged:
-        return CheckResult(CheckId.BITES, Status.PASS, f"{killed} of {len(trials)} mutants killed{tail}")
-    head = f"{killed} of {len(trials)} mutants killed"
+    head = f"{killed} of {len(trials)} mutants killed" + (f", {len(timeouts)} timed out" if timeouts else "")
+    tail = _untried(untried, bounded)
+    spun = 2 * len(timeouts) > len(trials)
+    if not survivors and not unjudged and not spun:
+        return CheckResult(CheckId.BITES, Status.PASS, f"{head}{tail}")
     parts = [f"{len(survivors)} survived: {'; '.join(survivors[:SHOWN])}" if survivors else "",
              f"{len(unjudged)} could not be judged (their tests did not run)" if unjudged else ""]
     more = f" (and {len(survivors) - SHOWN} more)" if len(survivors) > SHOWN else ""
-    first = f"{head}, {', '.join(p for p in parts if p)}{more}{tail}"
+    first = f"{head}, {', '.join(p for p in parts if p)}{more}{tail}" if survivors or unjudged else f"{head}{tail}"
+    if spun:
+        first = (f"most mutants only timed out: {first} (a test that runs on when the answer is wrong, "
+                 "rather than failing, stops every mutant this way)")
     lines = [f"survived: {s}" for s in survivors] + [f"not judged: {u}" for u in unjudged]
+    lines += [f"timed out: {t}" for t in timeouts] if spun else []
     return CheckResult(CheckId.BITES, Status.REVIEW, "\n".join([first, *lines]))
+
+
+def _untried(untried: int, bounded: int) -> str:
+    """Why some mutants were not tried: the cap, the bound on whole-suite runs, or both."""
+    whole = f"at most {WHOLE_SUITE} mutants run the whole suite"
+    why = "mutant_cap" if not bounded else whole if bounded == untried else f"mutant_cap, and {whole}"
+    return f"; {untried} not tried ({why})" if untried else ""

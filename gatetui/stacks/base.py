@@ -261,8 +261,7 @@ class RunTree:
         return self.head.text(path)
 
 
-# Which tests executed each line: (path, line) -> their ids, as the run's report
-# names them; a line present with no ids ran outside any test (at import).
+# (path, line) -> the ids of the tests that ran it; no ids: it ran only outside tests (import, collection).
 Reached = Mapping[tuple[str, int], frozenset[str]]
 
 
@@ -277,7 +276,9 @@ class LineCoverage:
     `statements` finds a text's changed executable lines, each (as in
     `read`) as its statement's first. `code_file`: a path holds the stack's
     code; `shipped`: which of head's paths its distribution ships (None:
-    not known). `fail_fast` stops a run at its first failure (a mutant's)."""
+    not known); `headers`: of the lines given, those in a function's header
+    (run when it is defined), each with its body's first and last lines.
+    `fail_fast` stops a run at its first failure (a mutant's)."""
 
     plugin: RunPlugin
     report: str
@@ -285,6 +286,7 @@ class LineCoverage:
     code_file: Callable[[str], bool]
     statements: Callable[[str, frozenset[int]], frozenset[int]]
     shipped: Callable[[Snapshot], Callable[[str], bool] | None]
+    headers: Callable[[str, frozenset[int]], Mapping[int, tuple[int, int]]]
     fail_fast: Mapping[str, str] = field(default_factory=dict)
 
 

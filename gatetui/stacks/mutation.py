@@ -10,7 +10,7 @@ spending itself on the first busy line.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -41,17 +41,25 @@ class Mutant:
 Mutate = Callable[[str, str, frozenset[int]], list[Mutant]]
 
 
-def pick(per_line: Mapping[tuple[str, int], Sequence[Mutant]], cap: int) -> tuple[list[Mutant], int]:
+def pick(per_line: Mapping[tuple[str, int], Sequence[Mutant]], cap: int,
+         costly: Container[tuple[str, int]] = (), costly_cap: int = 0) -> tuple[list[Mutant], int]:
     """At most `cap` mutants, round-robin over the lines in (path, line)
     order: the first mutant of every line, then the second of every line,
-    and so on. Returns the chosen ones and how many were left untried, so a
-    report can say the cap was reached. Deterministic: the same change gives
-    the same mutants, and a rerun judges what the first run judged."""
+    and so on; of the `costly` lines' mutants (whose runs cost most), at
+    most `costly_cap`. Returns the chosen ones and how many were left
+    untried, so a report can say the cap was reached. Deterministic: the
+    same change gives the same mutants, and a rerun judges what the first
+    run judged."""
     total = sum(len(queue) for queue in per_line.values())
     chosen: list[Mutant] = []
+    dear = 0
     for mutant in round_robin(per_line):
         if len(chosen) >= cap:
             break
+        if (mutant.path, mutant.line) in costly:
+            if dear >= costly_cap:
+                continue
+            dear += 1
         chosen.append(mutant)
     return chosen, total - len(chosen)
 

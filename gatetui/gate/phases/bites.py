@@ -3,9 +3,10 @@
 After the suite's runs, each chosen mutant (gate/mutant_trials.py) gets a
 fresh copy of the installed workspace (a fork, like the suite's runs), its
 mutated file written over head's tree, and runs only the tests that reached
-its line, stopping at the first failure; as many side by side as the
-machine has cores. The copies are forked one at a time and closed as each
-run ends.
+its line (for a line that ran only at import, the tests of its
+function's body, or the whole suite), stopping at the first failure; as
+many side by side as the machine has cores. The copies are forked one at
+a time and closed as each run ends.
 """
 
 from __future__ import annotations
@@ -43,10 +44,12 @@ class BitesPhase:
             ledger.finish(CheckResult(CheckId.BITES, Status.SKIPPED, chosen))
             return
         ledger.time_from_now(CheckId.BITES)
-        ledger.progress(CheckId.BITES, f"{len(chosen.trials)} mutants, {parallel()} at a time")
+        whole = sum(1 for trial in chosen.trials if not trial.tests)
+        over = f" ({whole} over the whole suite)" if whole else ""
+        ledger.progress(CheckId.BITES, f"{len(chosen.trials)} mutants{over}, {parallel()} at a time")
         slots = asyncio.Semaphore(parallel())
         outcomes = await asyncio.gather(*(self._try(workspace, slots, i, t) for i, t in enumerate(chosen.trials)))
-        ledger.finish(judge_bites(chosen.trials, list(outcomes), chosen.untried))
+        ledger.finish(judge_bites(chosen.trials, list(outcomes), chosen.untried, chosen.bounded))
 
     def _already_failing(self) -> str:
         """The checks that already fail the change (or found the gate's own

@@ -107,8 +107,10 @@ def merged(parts: list[Reached]) -> Reached:
 
 
 def judge_covered(changed: ChangedCode, reached: Reached | None, problem: str) -> CheckResult:
-    """Every changed statement ran under some test, or the ones that did
-    not, by file and line ranges."""
+    """Every changed statement ran inside some test, or the ones that ran
+    under none, by file and line ranges. A line that ran only outside the
+    tests (at import, at collection) is not missed, but it proves nothing
+    about them: it is counted apart, and `bites` judges it."""
     if reached is None:
         return CheckResult(CheckId.COVERED, Status.REVIEW, f"coverage not measured: {problem}")
     missed: dict[str, list[int]] = {}
@@ -116,15 +118,32 @@ def judge_covered(changed: ChangedCode, reached: Reached | None, problem: str) -
         if (path, line) not in reached:
             missed.setdefault(path, []).append(line)
     total, left_out = changed.count(), f"; {changed.left_out()}" if changed.outside else ""
+    outside = outside_tests(changed, reached)
     if not missed:
         tests = len({t for key in changed.pairs() for t in reached.get(key, frozenset())})
         return CheckResult(CheckId.COVERED, Status.PASS,
-                           f"all {total} changed lines run, under {tests} tests{left_out}")
+                           f"all {total} changed lines run, {_ran(total, outside, tests)}{left_out}")
     named = [f"{path}:{span}" for path in sorted(missed) for span in ranges(missed[path])]
     more = f" and {len(named) - SHOWN} more" if len(named) > SHOWN else ""
     count = sum(len(lines) for lines in missed.values())
-    detail = f"{count} of {total} changed lines run under no test: {', '.join(named[:SHOWN])}{more}{left_out}"
+    also = f", {_at_import(outside)}" if outside else ""
+    detail = f"{count} of {total} changed lines run under no test: {', '.join(named[:SHOWN])}{more}{also}{left_out}"
     return CheckResult(CheckId.COVERED, Status.REVIEW, "\n".join([detail, *_shown(changed, missed)]))
+
+
+def outside_tests(changed: ChangedCode, reached: Reached) -> int:
+    """The changed lines that ran, but only outside any test."""
+    return sum(1 for key in changed.pairs() if key in reached and not reached[key])
+
+
+def _ran(total: int, outside: int, tests: int) -> str:
+    if not outside:
+        return f"under {tests} tests"
+    return _at_import(outside) if outside == total else f"{total - outside} under {tests} tests, {_at_import(outside)}"
+
+
+def _at_import(count: int) -> str:
+    return f"{count} only at import or collection (bites judges them)"
 
 
 def _shown(changed: ChangedCode, missed: dict[str, list[int]]) -> list[str]:

@@ -24,6 +24,7 @@ from coverage.parser import PythonParser
 
 from gatetui.pyparse import parse_python
 from gatetui.stacks.base import LineCoverage, Reached, ReportProblem, RunPlugin
+from gatetui.stacks.python.function_headers import headers
 from gatetui.stacks.python.project_code import shipped_code
 from gatetui.stacks.python.type_guards import type_checking_guards
 
@@ -71,11 +72,12 @@ PLUGIN = RunPlugin(_PluginFiles(), MappingProxyType({
 
 def read_coverage(raw: bytes, wanted: Mapping[str, str]) -> Reached:
     """The report's lines of the `wanted` files (head's text of each), each
-    with the ids of the tests that ran it. A line is counted as its
-    statement's first, as coverage.py's analysis counts it: python reports
-    no line event for the `if (` that opens a condition over several lines,
-    only for the lines of the condition. Anything malformed raises
-    ReportProblem, one line."""
+    with the ids of the tests that ran it (none: it ran only in the empty
+    context, outside any test: at import or collection). A line is counted
+    as its statement's first, as coverage.py's analysis counts it: python
+    reports no line event for the `if (` that opens a condition over
+    several lines, only for the lines of the condition. Anything malformed
+    raises ReportProblem, one line."""
     if len(raw) > MAX_BYTES:
         raise ReportProblem(f"coverage report over {MAX_BYTES >> 20} MB")
     try:
@@ -170,5 +172,5 @@ def _parser(text: str, exclude: str | None) -> PythonParser | None:
     return parser
 
 
-PYTHON_COVERAGE = LineCoverage(PLUGIN, REPORT, read_coverage, code_file, statements, shipped_code,
+PYTHON_COVERAGE = LineCoverage(PLUGIN, REPORT, read_coverage, code_file, statements, shipped_code, headers,
                                fail_fast=MappingProxyType({"PYTEST_ADDOPTS": "-x"}))
