@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gatetui.config import SealRule
-from gatetui.stacks.mutation import Mutate
+from gatetui.stacks.mutation import Mutant, Mutate
 from gatetui.stacks.offered import Offered
 from gatetui.stacks.testdefs import TestLanguage
 
@@ -388,6 +388,7 @@ class Profile:
     # The mutants of a file's changed lines, for the `bites` check (stacks/mutation.py);
     # None: "not available for this stack", and the check says so.
     mutate: Mutate | None = None
+    mutant_import: Callable[[Mutant], RunPlugin] | None = None  # a mutant run from memory; None: written in the tree
 
     def is_test_file(self, path: str) -> bool:
         """Whether a path holds test definitions the scanner should count."""
