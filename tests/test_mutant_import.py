@@ -60,7 +60,7 @@ PROBE = textwrap.dedent('''\
             "double": core.double(5), "again": again.double(5), "other": other.triple(5),
             "file": open(core.__file__).read(), "size": os.stat(core.__file__).st_size,
             "getsource": inspect.getsource(core.double), "lines": "".join(linecache.getlines(core.__file__)),
-            "loader_source": core.__loader__.get_source("pkg.core"),
+            "loader_source": getattr(core.__loader__, "get_source", lambda name: None)("pkg.core"),
             "loader": type(core.__loader__) is importlib.machinery.SourceFileLoader,
             "meta_path": [type(f).__name__ for f in sys.meta_path],
             "traceback": [os.path.relpath(frame.filename), frame.lineno, frame.line],
@@ -138,3 +138,17 @@ def test_only_the_python_stacks_pytest_declares_it() -> None:
     node = load_profile(Snapshot.of_files({"package.json": '{"scripts": {"test": "node --test"}}',
                                            "test/x.test.js": "require('node:test')('x', () => {});\n"}))
     assert (python.mutant_import is in_memory, custom.mutant_import, node.mutant_import) == (True, None, None)
+
+
+def test_a_module_pytest_rewrites_runs_the_mutant_too(tmp_path: Path) -> None:
+    """A project whose python_files takes every module (or a library file
+    named like a test) has pytest's assertion rewriter load it, reading the
+    file itself: it rewrites the mutant instead, and the module's loader is
+    the rewriter, as in head's own runs."""
+    root = tmp_path / "tree"
+    tree(root)
+    (root / "pytest.ini").write_text("[pytest]\npython_files = *.py\ntestpaths = tests\n")
+    head, mutant = seen(root, None), seen(root, MUTANT)
+    assert (head["double"], mutant["double"], mutant["again"]) == (10, 15, 15)
+    assert {key for key in head if head[key] != mutant[key]} == {"double", "again"}
+    assert (mutant["file"], mutant["getsource"], mutant["loader"]) == (CORE, "def double(n):\n    return n * 2\n", False)

@@ -8,8 +8,9 @@ package) is head's text, while the code every test runs is the mutant's.
 Python's source loader compiles the mutant instead of the file's bytes,
 under the file's own name (tracebacks and line numbers are the file's),
 wherever that file is loaded from source: an import, a reload, a loader a
-test builds itself (`spec_from_file_location`). The bytecode folder of a
-run is read-only, so no run writes a .pyc of it either way.
+test builds itself (`spec_from_file_location`), pytest's assertion
+rewriter where it takes the file in. The bytecode folder of a run is
+read-only, so no run writes a .pyc of it either way.
 
 The gate appends `_install(PATH, SOURCE)`: the file's path in the tree
 (the run starts at the tree's top) and the mutant, both packed so that no
@@ -18,6 +19,7 @@ text of the module stands in this file.
 
 from __future__ import annotations
 
+import ast
 import base64
 import importlib.machinery
 import os
@@ -41,9 +43,36 @@ def _install(path: str, source: str) -> None:
             return self.source_to_code(mutant, path)
         return original(self, fullname)
 
-    for attribute in ("__name__", "__qualname__", "__doc__", "__module__"):
-        setattr(get_code, attribute, getattr(original, attribute))
+    _dressed(get_code, original)
     setattr(owner, "get_code", get_code)
+    _rewritten_too(wanted, mutant)
+
+
+def _rewritten_too(wanted: str, mutant: bytes) -> None:
+    """pytest's assertion rewriter loads the modules it rewrites itself
+    (test files, conftest.py, what python_files or register_assert_rewrite
+    takes in): where that is the mutated file, it rewrites the mutant."""
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:
+        return
+    original = rewrite._rewrite_test
+
+    def _rewrite_test(fn: Any, config: Any) -> Any:
+        if os.path.realpath(fn) != wanted:
+            return original(fn, config)
+        stat, name = os.stat(fn), str(fn)
+        tree = ast.parse(mutant, filename=name)
+        rewrite.rewrite_asserts(tree, mutant, name, config)
+        return stat, compile(tree, name, "exec", dont_inherit=True)
+
+    _dressed(_rewrite_test, original)
+    setattr(rewrite, "_rewrite_test", _rewrite_test)
+
+
+def _dressed(function: Any, original: Any) -> None:
+    for attribute in ("__name__", "__qualname__", "__doc__", "__module__"):
+        setattr(function, attribute, getattr(original, attribute))
 
 
 def _unpack(packed: str) -> bytes:
