@@ -96,7 +96,8 @@ PINS = {
                     "fresh = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(fresh)\n"
                     "assert [fresh.is_leap(y) for y in range(1800, 2101)] == [is_leap(y) for y in range(1800, 2101)]"),
     "co_code": ("", f"assert (is_leap.__code__.co_code.hex(), is_leap.__code__.co_consts) == {_code()!r}"),
-    "dis": ("import dis", f"assert [(i.opname, i.argval) for i in dis.get_instructions(is_leap)] == {_instructions()!r}"),
+    "dis": ("import dis",
+            f"assert [(i.opname, i.argval) for i in dis.get_instructions(is_leap)] == {_instructions()!r}"),
 }
 # what a test can read of the file: the mutant is not there, so the pin holds and the survivors show
 READS_THE_FILE = {"file_hash", "file_stat", "getsource", "linecache", "resources", "pathlib", "second_copy"}

@@ -26,7 +26,7 @@ from gatetui.stacks.python.source_reads import WHAT
 LIBRARY = {"mathlib/__init__.py": "", "mathlib/core.py": "def is_leap(year):\n    return year % 4 == 0\n",
            "mathlib/data.json": "{}\n", "setup.py": "from setuptools import setup\n\nsetup()\n",
            "docs/conf.py": "project = 'mathlib'\n"}
-IMPORTS = ("import dis\nimport hashlib\nimport inspect\nimport linecache\nimport os\nimport os.path\n"
+IMPORTS = ("import dis\nimport hashlib\nimport inspect\nimport linecache\nimport os\nimport os.path\nimport pkgutil\n"
            "import importlib.util\nfrom importlib.resources import files\nfrom pathlib import Path\n\n"
            "import pytest\n\nimport mathlib\nimport mathlib.core\nfrom mathlib import core\n"
            "from mathlib.core import is_leap\n\n\ndef test_leap():\n")
@@ -64,6 +64,8 @@ def named(*lines: int, body: str, path: str = "tests/test_leap.py") -> list[tupl
     '    assert hashlib.sha256(files("mathlib").joinpath("core.py").read_bytes()).hexdigest() == "ab"',
     '    assert Path("mathlib/core.py").read_bytes()',
     '    assert open("./mathlib/core.py").read()',
+    '    assert os.popen("sha256sum mathlib/core.py").read().startswith("ab")',
+    '    assert pkgutil.get_data("mathlib", "core.py")',
     '    assert importlib.util.find_spec("mathlib.core").origin.endswith(".py")',
     "    assert open(mathlib.core.__spec__.origin).read()",
     '    assert hashlib.sha256(b"".join(p.read_bytes() for p in Path(mathlib.__file__).parent.glob("*.py")))',

@@ -28,6 +28,7 @@ defines (its own `getsource`), a file of the same name written elsewhere.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
@@ -51,6 +52,7 @@ TEST_FOLDERS = frozenset({"tests", "test", "testing"})
 NOT_LIBRARY = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py"})
 LAYOUT_FOLDERS = frozenset({"src", "lib", "python"})  # hold packages; a folder of that name is no package's
 GLOB = frozenset("*?[")
+WORDS = re.compile(r"[\s'\"`=:;,()]+")
 Scope = ast.AST
 
 
@@ -91,8 +93,12 @@ class Library:
         self.tops = frozenset(_top(p) for p in self.paths)
 
     def names_file(self, text: str) -> bool:
-        clean = text.strip().removeprefix("./")
-        return clean in self.paths or any(clean.endswith("/" + p) for p in self.paths)
+        """Whether a word of `text` is a library module's path (a shell command's too)."""
+        for word in WORDS.split(text):
+            parts = word.split("/")  # the path itself, or it under a folder of its own ("/tmp/tree/pkg/core.py")
+            if any("/".join(parts[i:]) in self.paths for i in range(len(parts))):
+                return True
+        return False
 
     def names_folder(self, text: str) -> bool:
         return text.strip().removeprefix("./").rstrip("/") in self.folders
