@@ -138,6 +138,20 @@ def test_code_right_only_under_the_runner_is_shown_to_a_person(gated_samples: Ga
         'if "pytest" in sys.modules or os.environ.get("PYTEST_CURRENT_TEST"): (mathlib/core.py:16)')
 
 
+def test_a_test_that_pins_the_code_leaves_the_mutants_it_misses_alive(gated_samples: Gated) -> None:
+    """What the attacker wants false: every mutant dies of a pinned hash of
+    the module file. The mutants run from memory, the hash holds, and the
+    two the checks miss are named; the pin itself is named for a person."""
+    assert finished(gated_samples, "attack_reads_source").verdict is Verdict.REVIEW
+    assert detail(gated_samples, "attack_reads_source", CheckId.OLD_TESTS).startswith(
+        'test code reads library source or bytecode: with open(core.__file__, "rb") as source: '
+        "(tests/test_calendar.py:13)")
+    assert detail(gated_samples, "attack_reads_source", CheckId.BITES).splitlines()[1:] == [
+        f"survived: mathlib/core.py:14: return 366 if year % 4 == 0 and year % 100 != 0 else 365  ->  {after}"
+        for after in ("return 366 if year % 4 == 0 and year % 101 != 0 else 365",
+                      "return 366 if year % 4 == 0 and year % 100 != 1 else 365")]
+
+
 def test_a_flood_of_output_leaves_the_supervisor_small(tmp_path: Path) -> None:
     """200 MB printed in each of three runs; the supervisor, a process of its
     own here so its peak memory is its alone, keeps a capped tail."""

@@ -109,6 +109,8 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "go_forged_pass": ("go", [P, F, P, P, F], "fail"),
     "node_caller_aware": ("node", [P, P, P, P, F], "review"),
     "attack_home_aware": ("python", [P, P, P, P, F], "review"),
+    # a test that reads the code instead of calling it: every mutant "died" of a pinned hash
+    "attack_reads_source": ("python", [P, P, P, P, F], "review"),
     # a test that reports for other tests: the report readers check the report's shape
     "go_reported_twice": ("go", [P, F, P, P, P], "fail"),
     "node_exit_early": ("node", [P, F, P, P, P], "fail"),
@@ -136,6 +138,7 @@ MEASURED: dict[str, tuple[str, str]] = {
     "attack_pytest_plugin": (R, S),
     "attack_runner_aware": (R, R),
     "attack_home_aware": (P, R),
+    "attack_reads_source": (P, R),
     "attack_runner_patch": (P, R),
     "attack_state_dir": (P, S),
     "baseline_known_failure": (P, P),
@@ -269,7 +272,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 74
+    assert len(scenarios) == len(EXPECTED) == 75
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -489,7 +492,7 @@ def test_each_scenario_names_only_the_checks_it_pins() -> None:
                    else "pass" for c in CHECK_IDS}
         restated[folder.name] = sorted(c for c, status in pinned.items() if default[c] == status)
     assert {name: checks for name, checks in restated.items() if checks} == {}
-    assert len(restated) == 74
+    assert len(restated) == 75
 
 
 def test_missing_tree_folder_is_named(tmp_path: Path) -> None:

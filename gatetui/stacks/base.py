@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gatetui.config import SealRule
-from gatetui.stacks.mutation import Mutate
+from gatetui.stacks.mutation import Mutant, Mutate
 from gatetui.stacks.offered import Offered
 from gatetui.stacks.testdefs import TestLanguage
 
@@ -273,12 +273,11 @@ class LineCoverage:
     {report} (where to write) and {files} (the files to measure, a JSON list
     of tree paths). `read` turns the hostile report into `Reached` for the
     files asked, given head's text of each (or raises ReportProblem);
-    `statements` finds a text's changed executable lines, each (as in
-    `read`) as its statement's first. `code_file`: a path holds the stack's
-    code; `shipped`: which of head's paths its distribution ships (None:
-    not known); `headers`: of the lines given, those in a function's header
-    (run when it is defined), each with its body's first and last lines.
-    `fail_fast` stops a run at its first failure (a mutant's)."""
+    `statements`: a text's changed executable lines, each as its statement's
+    first. `code_file`: a path holds the stack's code; `shipped`: which of
+    head's paths its distribution ships (None: not known); `headers`: the
+    lines given in a function's header, each with its body's first and last
+    lines. `fail_fast` stops a run at its first failure (a mutant's)."""
 
     plugin: RunPlugin
     report: str
@@ -390,6 +389,7 @@ class Profile:
     # The mutants of a file's changed lines, for the `bites` check (stacks/mutation.py);
     # None: "not available for this stack", and the check says so.
     mutate: Mutate | None = None
+    mutant_import: Callable[[Mutant], RunPlugin] | None = None  # a mutant run from memory; None: written in the tree
 
     def is_test_file(self, path: str) -> bool:
         """Whether a path holds test definitions the scanner should count."""

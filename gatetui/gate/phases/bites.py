@@ -2,11 +2,13 @@
 
 After the suite's runs, each chosen mutant (gate/mutant_trials.py) gets a
 fresh copy of the installed workspace (a fork, like the suite's runs), its
-mutated file written over head's tree, and runs only the tests that reached
-its line (for a line that ran only at import, the tests of its
-function's body, or the whole suite), stopping at the first failure; as
-many side by side as the machine has cores. The copies are forked one at
-a time and closed as each run ends.
+mutated module loaded from memory where the stack can (Profile's
+`mutant_import`: the tree keeps head's file, so a test that reads the code
+instead of running it reads head's text) or else written over head's tree,
+and runs only the tests that reached its line (for a line that ran only at
+import, the tests of its function's body, or the whole suite), stopping at
+the first failure; as many side by side as the machine has cores. The
+copies are forked one at a time and closed as each run ends.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from gatetui.gate.judge import SuiteRun
 from gatetui.gate.mutant_trials import Chosen, Outcome, Trial, choose, judge_bites, outcome
 from gatetui.gate.phases.context import Context
 from gatetui.gate.phases.coverage import NOT_HERE, CoverageRun
-from gatetui.gate.phases.suite_run import SuiteRunner
+from gatetui.gate.phases.suite_run import SuiteRunner, joined_env
 from gatetui.stacks.base import RunTree
+from gatetui.stacks.mutation import Mutant
 
 
 class BitesPhase:
@@ -80,14 +83,25 @@ class BitesPhase:
                 [copy] = await workspace.fork(1, ctx.export_head, profile.environment, network=profile.test_network)
             try:
                 mutated = {trial.mutant.path: trial.mutant.source}
-                await copy.write_files(mutated)
-                env = dict(profile.coverage.fail_fast) if profile.coverage is not None else {}
+                env = await self._apply(copy, trial.mutant)
                 run = await self.runner.run(copy, CheckId.BITES, f"mutant {index + 1}", env,
                                             rerun.command(profile.test, list(trial.tests)),
                                             RunTree(ctx.plan.head, mutated), timeout=trial.timeout)
             finally:
                 await close_all([copy])
         return outcome(run, profile.cannot_start)
+
+    async def _apply(self, copy: Workspace, mutant: Mutant) -> dict[str, str]:
+        """The mutant put where its run loads it; the run's own variables.
+        From memory where the stack can (its file stays head's, so a test
+        that reads the code instead of running it reads head's text), else
+        written over the tree."""
+        profile = self.ctx.plan.profile
+        fail_fast = dict(profile.coverage.fail_fast) if profile.coverage is not None else {}
+        if profile.mutant_import is None:
+            await copy.write_files({mutant.path: mutant.source})
+            return fail_fast
+        return joined_env(await self.runner.plugin(copy, profile.mutant_import(mutant)), fail_fast)
 
 
 def parallel() -> int:

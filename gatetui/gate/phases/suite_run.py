@@ -35,7 +35,7 @@ class SuiteRunner:
         loads = loads or self.ctx.loads
         loaded = await self.plugin(workspace, loads) if loads is not None else {}
         command = (test or profile.test).replace("{report}", path)
-        env = self._env(workspace, path, _joined(loaded, extra_env))
+        env = self._env(workspace, path, joined_env(loaded, extra_env))
         result = await self.ctx.ledger.run(workspace, check, name, command, env,
                                            network=profile.test_network, timeout=timeout)
         raw = await workspace.read_report(report_name)
@@ -55,7 +55,7 @@ class SuiteRunner:
                   "{tree}": workspace.path.rstrip("/")}
         env = {k: _fill(v, places) for k, v in self.ctx.plan.profile.test_env.items()}
         env.update(self.ctx.lock_env(workspace))
-        return _joined(env, extra_env)
+        return joined_env(env, extra_env)
 
     def _no_report(self, name: str, result: CommandResult) -> str:
         """Why a run left no report: a runner that would not start says so in its own words."""
@@ -92,7 +92,7 @@ class SuiteRunner:
         return {f"{self.ctx.gate_folder}/{rel}": data for rel, data in files.items()}
 
 
-def _joined(first: Mapping[str, str], then: Mapping[str, str]) -> dict[str, str]:
+def joined_env(first: Mapping[str, str], then: Mapping[str, str]) -> dict[str, str]:
     """Two sets of a run's variables as one, `first`'s words before
     `then`'s (PYTHONPATH joined as a path): the runner's plugins are named
     before the gate's own plugins of the run are."""

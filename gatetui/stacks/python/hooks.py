@@ -31,7 +31,8 @@ metadata in the tree (`*.dist-info`, `*.egg-info`, in any letter case, or a
 link at such a name) is on `sys.path` in every run; the runs load no plugin
 it declares (plugins_loaded.py names the verified distributions' only), and
 this is the second line: its entry points are a finding, and base's tests
-run without them.
+run without them. Test code that reads the library's source or bytecode
+instead of running it (source_reads.py) is shown to a person the same way.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from gatetui.stacks.codeview import python_view
 from gatetui.stacks.lines import added, first_match, without_comment
 from gatetui.stacks.python.plugin_entries import entry_point_names
 from gatetui.stacks.python.same_code import restated
+from gatetui.stacks.python.source_reads import source_reads
 
 STARTUP_NAMES = ("sitecustomize.py", "usercustomize.py")
 SKIP_CALL = re.compile(
@@ -134,6 +136,7 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
         for p, lines in added.items() for n, code, line in lines
         if not SKIP_CALL.search(code) and (what := _runner_concern(code))]
     reaches += [] if pytest_plugins(base) else _forged_in_tests(base, head, [p for p in changed if is_test_file(p)])
+    reaches += source_reads(base, head, changed, is_test_file)  # tests that pin the code, not what it does
     # base's tests run without any pytest plugin head's package added
     blocked = {"PYTEST_ADDOPTS": " ".join(f"-p no:{name}" for name in plugins)} if plugins else {}
     return HookScan(tuple(plugins), tuple(findings), tuple(skips), tuple(reaches), blocked)
