@@ -153,3 +153,26 @@ def test_a_module_pytest_rewrites_runs_the_mutant_too(tmp_path: Path) -> None:
     assert {key for key in head if head[key] != mutant[key]} == {"double", "again"}
     assert (mutant["file"], mutant["getsource"]) == (CORE, "def double(n):\n    return n * 2\n")
     assert mutant["loader"] is False  # the rewriter's, as in head's own run
+
+
+def test_a_module_imported_before_the_plugin_stops_the_run_as_a_usage_error(tmp_path: Path) -> None:
+    """A module loaded from the file before the gate's plugin (pytest
+    imports pluggy itself; here a plugin named first) would run head's code
+    under a mutant's name, and every mutant would survive: the run stops as
+    pytest's usage error (exit 4), and bites writes the mutant over the tree
+    for its second try."""
+    root = tmp_path / "tree"
+    tree(root)
+    gate = root / ".site-gate"
+    gate.mkdir()
+    (gate / "early.py").write_text("import pkg.core\n")
+    plugin = in_memory(MUTANT)
+    for name, data in plugin.files.items():
+        (gate / name).write_bytes(data)
+    env = {**os.environ, "PROBE_OUT": str(tmp_path / "out.json"), "PYTHONPATH": f"{gate}{os.pathsep}{root}",
+           "PYTEST_ADDOPTS": f"-p no:randomly -p no:cacheprovider -p early {plugin.env_for(str(gate))['PYTEST_ADDOPTS']}"}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "tests"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 4
+    assert f"{root / 'pkg' / 'core.py'}: imported before the mutant could be loaded in its place" in done.stderr
+    assert not (tmp_path / "out.json").exists()

@@ -76,14 +76,26 @@ class BitesPhase:
         return chosen if chosen.trials else chosen.why_none
 
     async def _try(self, workspace: Workspace, slots: asyncio.Semaphore, index: int, trial: Trial) -> Outcome:
-        """One mutant in a fresh copy, closed however its run ends."""
+        """One mutant, from memory where the stack can. A run that could not
+        start from memory (the mutated module was imported before the gate's
+        plugin, as pytest imports pluggy) is run once more with the mutant
+        written over the tree, as every mutant was before."""
+        memory = self.ctx.plan.profile.mutant_import is not None
+        found = await self._once(workspace, slots, index, trial, memory)
+        if memory and found is Outcome.UNJUDGED:
+            return await self._once(workspace, slots, index, trial, False)
+        return found
+
+    async def _once(self, workspace: Workspace, slots: asyncio.Semaphore, index: int, trial: Trial,
+                    memory: bool) -> Outcome:
+        """One mutant's run in a fresh copy, closed however it ends."""
         ctx, profile = self.ctx, self.ctx.plan.profile
         async with slots:
             async with self._forking:
                 [copy] = await workspace.fork(1, ctx.export_head, profile.environment, network=profile.test_network)
             try:
                 mutated = {trial.mutant.path: trial.mutant.source}
-                env = await self._apply(copy, trial.mutant)
+                env = await self._apply(copy, trial.mutant, memory)
                 run = await self.runner.run(copy, CheckId.BITES, f"mutant {index + 1}", env,
                                             rerun.command(profile.test, list(trial.tests)),
                                             RunTree(ctx.plan.head, mutated), timeout=trial.timeout)
@@ -91,14 +103,14 @@ class BitesPhase:
                 await close_all([copy])
         return outcome(run, profile.cannot_start)
 
-    async def _apply(self, copy: Workspace, mutant: Mutant) -> dict[str, str]:
+    async def _apply(self, copy: Workspace, mutant: Mutant, memory: bool) -> dict[str, str]:
         """The mutant put where its run loads it; the run's own variables.
         From memory where the stack can (its file stays head's, so a test
         that reads the code instead of running it reads head's text), else
         written over the tree."""
         profile = self.ctx.plan.profile
         fail_fast = dict(profile.coverage.fail_fast) if profile.coverage is not None else {}
-        if profile.mutant_import is None:
+        if profile.mutant_import is None or not memory:
             await copy.write_files({mutant.path: mutant.source})
             return fail_fast
         return joined_env(await self.runner.plugin(copy, profile.mutant_import(mutant)), fail_fast)

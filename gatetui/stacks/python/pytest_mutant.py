@@ -23,13 +23,30 @@ import ast
 import base64
 import importlib.machinery
 import os
+import sys
 import zlib
 from typing import Any
+
+
+_LATE: list[str] = []  # the mutated file, when a module was loaded from it before this plugin
+
+
+def pytest_configure(config: Any) -> None:
+    """A module loaded from the file before this plugin (pytest imports
+    pluggy itself) runs head's code, not the mutant: the run stops as a
+    usage error, and the gate writes the mutant over the tree instead."""
+    if _LATE:
+        import pytest
+
+        raise pytest.UsageError(f"{_LATE[0]}: imported before the mutant could be loaded in its place")
 
 
 def _install(path: str, source: str) -> None:
     wanted = os.path.realpath(os.path.join(os.getcwd(), _unpack(path).decode("utf-8")))
     mutant = _unpack(source)
+    if any(_loaded_from(module, wanted) for module in list(sys.modules.values())):
+        _LATE.append(wanted)
+        return
     name = os.path.basename(wanted)
     owner = next(c for c in importlib.machinery.SourceFileLoader.__mro__ if "get_code" in c.__dict__)
     original = owner.__dict__["get_code"]
@@ -73,6 +90,11 @@ def _rewritten_too(wanted: str, mutant: bytes) -> None:
 def _dressed(function: Any, original: Any) -> None:
     for attribute in ("__name__", "__qualname__", "__doc__", "__module__"):
         setattr(function, attribute, getattr(original, attribute))
+
+
+def _loaded_from(module: Any, wanted: str) -> bool:
+    where = getattr(module, "__file__", None)
+    return isinstance(where, str) and os.path.realpath(where) == wanted
 
 
 def _unpack(packed: str) -> bytes:
