@@ -201,14 +201,16 @@ READINGS: dict[tuple[str, str], str] = {
         "true: fileutils.py:469-470, 704, 708 and timeutils.py:226 run under no test (the 242 lines of misc/ "
         "scripts are said as not judged since 7eddcdd)",
     ("boltons@24.1.0..25.0.0", "bites"):
-        "true: no test calls the new rotate_file with keep=1 (`keep < 1` -> `keep <= 1` survives)",
+        "true: no test calls the new rotate_file with keep=1 (`keep < 1` -> `keep <= 1` survives); since "
+        "lines run only at import are tried too, two more: no test relies on rotate_file's default keep=5, "
+        "and none reads ecoutils' START_TIME_INFO key 'time_utc'",
     ("itsdangerous@2.1.2..2.2.0", "old_tests"):
         "true: 2.2.0 made the default digest a lazy sha1 wrapper; the old test asserts "
         "`digest_method == hashlib.sha1` (the release changed that assertion too)",
     ("pluggy@1.4.0..1.5.0", "covered"):
         "false (lines that run at import): the unrun lines are imports, class-level annotations and `def` lines "
-        "that run when pytest imports the package at collection, under no test's context; covered counts a "
-        "line only inside a test (issue 32 is to judge such lines by their mutants instead)",
+        "that pytest itself imports before the gate's coverage starts, so they are not seen at all (a line "
+        "seen only at import or collection is now left to bites' mutants; pluggy's are never seen)",
     ("pluggy@1.5.0..1.6.0", "covered"):
         "false (lines that run at import), as in 1.4.0..1.5.0, beside a few true ones (_callers.py:52-56, "
         "the generator teardown paths no test closes early)",
@@ -270,9 +272,10 @@ NOTES = """\
   into the test runner": an `eval`, an `atexit`, an `import pytest` in library code) fire on no pair
   now. They fired once at 8f88dd0, on pyparsing 3.2.0's re-wrapped `traceback.extract_stack` (there
   since 3.0); a statement only reformatted in its own function is no added code since 49f5835.
-- The two false readings left are `covered` on pluggy: lines that run when the package is imported
-  (imports, class-level annotations, `def` lines) count as run under no test, since `covered` counts
-  a line only inside a test. The README says so; issue 32 is to judge such lines by their mutants.
+- The two false readings left are `covered` on pluggy: lines that run when pytest itself imports
+  the package (imports, class-level annotations, `def` lines), before the gate's coverage starts, are
+  not seen at all and count as run under no test. Lines seen only at import or collection elsewhere
+  (toolz, six, idna...) are counted apart by `covered` and judged by `bites`' mutants.
 - The first run (8f88dd0) read 23 checks as false. Fixed since, each with a test: the version file
   a build writes (written by the gate; the wheel's held to holding only a version), a requirements
   file pinning the project itself (f18bd9b), tests failing the reruns on process state (52536df,
