@@ -98,6 +98,8 @@ def test_a_walk_over_the_package_by_its_folder_is_named_where_it_picks_python_fi
     '    assert (Path(mathlib.__file__).parent / "data.json").read_text() == "{}"',  # data beside the package
     '    assert (Path(core.__file__).resolve().parent / "data.json").exists()',
     '    assert os.path.isdir(os.path.dirname(core.__file__))',
+    # where the module was imported from, by its path's parts (test_self_pin's head): nothing is read
+    "    assert 'site-packages' not in pathlib.Path(mathlib.__file__).parts",
     "    assert pytest.__file__",  # a module from outside the project
     "    assert is_leap(2024) and not is_leap(2023)",
     '    assert "core.py" in mathlib.describe()',  # a file name, where the package is not found

@@ -48,6 +48,7 @@ LOCATING_ATTRIBUTES = frozenset({"__file__", "__path__", "__spec__"})
 LOCATING_CALLS = ("importlib.resources.", "importlib.util.find_spec", "pkgutil.get_data")
 PATHS = frozenset({"Path", "PurePath", "PosixPath", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"})
 SAME_FILE = frozenset({"os.path.abspath", "os.path.realpath", "os.path.normpath", "resolve", "absolute"})
+PATH_PARTS = frozenset({"parent", "parents", "parts", "name", "suffix", "suffixes", "stem", "anchor", "drive"})
 TEST_FOLDERS = frozenset({"tests", "test", "testing"})
 NOT_LIBRARY = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py"})
 LAYOUT_FOLDERS = frozenset({"src", "lib", "python"})  # hold packages; a folder of that name is no package's
@@ -170,7 +171,8 @@ class Reader:
         return name in self.library.names or name.endswith(".py") and (bool(GLOB & set(name)) or name == ".py")
 
     def folder_of(self, node: ast.Attribute) -> bool:
-        """Whether `mod.__file__` is only a way to its folder (dirname, Path(...).parent)."""
+        """Whether `mod.__file__` is only a way to its folder or a look at its
+        path (dirname, Path(...).parent, .parts, .name): none reads the file."""
         current: ast.AST = node
         while (call := self.parents.get(current)) is not None and isinstance(call, ast.Call) \
                 and current in call.args and self.qualified(call.func) in SAME_FILE:
@@ -179,15 +181,16 @@ class Reader:
         if not isinstance(call, ast.Call) or current not in call.args:
             return False
         name = self.qualified(call.func) or ""
-        if name in {"os.path.dirname", "os.path.split"}:
+        if name in {"os.path.dirname", "os.path.split", "os.path.basename", "os.path.splitext"}:
             return True
         return name in PATHS and self.parent_taken(call)
 
     def parent_taken(self, path: ast.AST) -> bool:
-        """`Path(...)` followed, through resolve() or absolute(), by `.parent` or `.parents`."""
+        """`Path(...)` followed, through resolve() or absolute(), by a part of
+        the path (`.parent`, `.parts`, `.name`...)."""
         current = path
         while isinstance(up := self.parents.get(current), ast.Attribute):
-            if up.attr in {"parent", "parents"}:
+            if up.attr in PATH_PARTS:
                 return True
             call = self.parents.get(up)
             if up.attr not in SAME_FILE or not isinstance(call, ast.Call):
