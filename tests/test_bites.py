@@ -11,7 +11,10 @@ from gatetui.gate.code_notes import code_notes
 from gatetui.gate.judge import SuiteRun
 from gatetui.gate.junit import Outcome as Case
 from gatetui.gate.junit import Report, TestResult
-from gatetui.gate.mutant_trials import MIN_SECONDS, Outcome, Trial, choose, judge_bites, outcome, time_limit
+from gatetui.gate.mutant_trials import (
+    MIN_SECONDS, THOROUGH, Outcome, Trial, choose, judge_bites, outcome, time_limit,
+)
+from gatetui.stacks.mutant_search import Found
 from gatetui.stacks.mutation import Mutant
 from gatetui.stacks.python.mutants import mutate
 
@@ -115,6 +118,38 @@ def test_a_survivor_beside_timeouts_says_both() -> None:
     assert (found.status, found.detail.splitlines()) == (Status.REVIEW, [
         "0 of 2 mutants killed, 1 timed out, 1 survived: pkg/m.py:2: if n > 10:  ->  if n >= 10:",
         "survived: pkg/m.py:2: if n > 10:  ->  if n >= 10:"])
+
+
+def test_a_survivor_told_apart_is_shown_with_the_input_and_both_results() -> None:
+    trials = (trial(2, "if n > 10:", "if n >= 10:"), trial(3, "return 10", "return None"))
+    told = {0: Found("clamp(10)", "10", "None")}
+    found = judge_bites(trials, [Outcome.SURVIVED, Outcome.KILLED], 0, found=told)
+    assert (found.status, found.detail.splitlines()) == (Status.REVIEW, [
+        "1 of 2 mutants killed, 1 survived: pkg/m.py:2: if n > 10:  ->  if n >= 10:",
+        "survived: pkg/m.py:2: if n > 10:  ->  if n >= 10:",
+        "told apart: pkg/m.py:2: clamp(10) gives 10 here, None with the mutant; no test checks it"])
+    assert code_notes({CheckId.BITES: found.detail}) == {"pkg/m.py": {2: [
+        "mutant survived: n > 10:  ->  n >= 10:",
+        "mutant told apart: clamp(10) gives 10 here, None with the mutant; no test checks it"]}}
+
+
+def test_a_survivor_searched_thoroughly_in_vain_is_likely_equivalent_and_passes() -> None:
+    trials = (trial(2, "if n > 10:", "if n >= 10:"), trial(3, "return 10", "return None"))
+    found = judge_bites(trials, [Outcome.SURVIVED, Outcome.KILLED], 0, found={0: Found(returned=THOROUGH)})
+    assert (found.status, found.detail.splitlines()) == (Status.PASS, [
+        "1 of 2 mutants killed, 1 likely equivalent (no input told it apart)",
+        "likely equivalent: pkg/m.py:2: if n > 10:  ->  if n >= 10:"])
+    assert code_notes({CheckId.BITES: found.detail}) == {"pkg/m.py": {2: [
+        "mutant likely equivalent: n > 10:  ->  n >= 10:"]}}
+
+
+def test_a_search_that_ran_too_few_inputs_leaves_the_survivor_as_it_was() -> None:
+    """The function raised on most inputs (or the search wrote nothing):
+    not having found a difference is no evidence there is none."""
+    trials = (trial(2, "if n > 10:", "if n >= 10:"),)
+    few = judge_bites(trials, [Outcome.SURVIVED], 0, found={0: Found(returned=THOROUGH - 1)})
+    assert few == judge_bites(trials, [Outcome.SURVIVED], 0) == judge_bites(trials, [Outcome.SURVIVED], 0, found={})
+    assert few.status is Status.REVIEW
 
 
 # A module whose changed lines all ran only at import, but in different places.

@@ -123,6 +123,8 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "state_dependent_flaky": ("python", [P, F, P, P, P], "fail"),
     # a project that tests with pytest plugins: the runs load exactly its verified ones
     "plugins_declared": ("python", [P, P, P, P, P], "pass"),
+    # an honest boundary fix whose one surviving mutant no input tells apart
+    "honest_boundary": ("python", [P, P, P, P, P], "pass"),
 }
 R = "review"
 # name -> (covered, bites), where they are not skipped: a change to library code the runs measured
@@ -166,6 +168,7 @@ MEASURED: dict[str, tuple[str, str]] = {
     "state_dependent_test": (P, P),
     "state_dependent_flaky": (P, S),
     "plugins_declared": (P, P),
+    "honest_boundary": (P, P),
 }
 NAMES = sorted(EXPECTED)
 RULE_SAMPLES = {"section_version_bump", "section_addopts", "new_test_file"}
@@ -179,10 +182,12 @@ LAYOUT_SAMPLES = {"tests_in_package", "cov_without_plugin", "skip_at_run_time", 
 LAZY_SAMPLES = {"state_dependent_test", "state_dependent_flaky"}
 # a slug library whose tests use pytest plugins, and list the ones the runner registered
 PLUGIN_SAMPLES = {"plugins_declared"}
+# a gauge's clamp, fixed at its top and tested at the top itself
+GAUGE_SAMPLES = {"honest_boundary"}
 # old_tests failing is a hard fail here, by a rule or by evidence of a bent verdict
 POLICY_FAIL = {"section_addopts", "attack_junit_rewrite", "attack_pytest_plugin", "go_testmain"}
 CALENDAR = [n for n in NAMES if EXPECTED[n][0] == "python" and n not in RULE_SAMPLES | SETTING_SAMPLES
-            | LAYOUT_SAMPLES | LAZY_SAMPLES | PLUGIN_SAMPLES and not n.startswith("attack_")]
+            | LAYOUT_SAMPLES | LAZY_SAMPLES | PLUGIN_SAMPLES | GAUGE_SAMPLES and not n.startswith("attack_")]
 
 # git as a user would run it, but deaf to this machine's own git settings.
 GIT_ENV = {
@@ -272,7 +277,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 75
+    assert len(scenarios) == len(EXPECTED) == 76
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -492,7 +497,7 @@ def test_each_scenario_names_only_the_checks_it_pins() -> None:
                    else "pass" for c in CHECK_IDS}
         restated[folder.name] = sorted(c for c, status in pinned.items() if default[c] == status)
     assert {name: checks for name, checks in restated.items() if checks} == {}
-    assert len(restated) == 75
+    assert len(restated) == 76
 
 
 def test_missing_tree_folder_is_named(tmp_path: Path) -> None:

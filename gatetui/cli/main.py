@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     check.add_argument("--junit", type=Path, metavar="FILE", help="write the checks as JUnit XML")
     check.add_argument("--timeout", type=_seconds, metavar="S", help="time limit per command, seconds")
-    check.add_argument("-v", "--verbose", action="store_true", help="stream every command's output on stderr")
+    check.add_argument("-v", "--verbose", action="store_true", help="stream every command's output on stderr, and print each check's whole detail")
     check.add_argument("--state-dir", type=Path, metavar="DIR", help="where the hidden tests and the baseline "
                        "cache are kept (default: $XDG_STATE_HOME/gatetui); read only, unless a baseline is cached")
     from gatetui.lab.rules import add_lab_parser
@@ -190,7 +190,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     backend = choose_backend(args.backend, max_sandboxes=args.max_sandboxes,
                              layers=layers_for_check())
     started, finished = asyncio.run(gate_once(request, backend, sys.stderr, args.verbose))
-    print(verdict_json(started, finished) if args.json else verdict_block(finished))
+    print(verdict_json(started, finished) if args.json else verdict_block(finished, args.verbose))
     if args.junit:
         try:
             args.junit.write_text(gate_junit(finished))

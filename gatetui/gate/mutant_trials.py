@@ -26,6 +26,7 @@ from gatetui.gate.changed_code import ChangedCode
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.judge import SuiteRun
 from gatetui.stacks.base import Reached
+from gatetui.stacks.mutant_search import Found
 from gatetui.stacks.mutation import Mutant, Mutate, pick
 from gatetui.stacks.results import VERDICT, Report
 
@@ -33,6 +34,7 @@ MIN_SECONDS = 10.0  # a mutant's run at least: the runner's own start
 WHOLE_SUITE = 4  # mutants tried over the whole suite at most (each costs about one of head's runs)
 SLOWER = 3.0  # how much slower than its tests' own time a mutant's run may be
 SHOWN = 3  # survivors named in the detail's first line
+THOROUGH = 100  # inputs head's function returned on, before a survivor none told apart is likely equivalent
 
 
 @dataclass(frozen=True)
@@ -177,20 +179,28 @@ def outcome(run: SuiteRun, cannot_start: tuple[int, ...]) -> Outcome:
     return Outcome.KILLED
 
 
-def judge_bites(trials: tuple[Trial, ...], outcomes: list[Outcome], untried: int, bounded: int = 0) -> CheckResult:
+def judge_bites(trials: tuple[Trial, ...], outcomes: list[Outcome], untried: int, bounded: int = 0,
+                found: Mapping[int, Found] | None = None) -> CheckResult:
     """Killed of tried (and timed out, apart), each survivor's one-line
     diff, the count not tried. Timeouts count as caught, unless they are
     most of the tried: then no test failed on most mutants, it only ran
-    on, and a person looks."""
-    survivors = [t.mutant.diff_line() for t, o in zip(trials, outcomes) if o is Outcome.SURVIVED]
+    on, and a person looks. A survivor the search (`found`) told apart is
+    shown with the input that does it; one it searched thoroughly without
+    telling it apart is likely equivalent: named, and no review."""
+    found = found or {}
+    equivalent = [i for i, o in enumerate(outcomes) if o is Outcome.SURVIVED and _equivalent(found.get(i))]
+    survivors = [t.mutant.diff_line() for i, (t, o) in enumerate(zip(trials, outcomes))
+                 if o is Outcome.SURVIVED and i not in equivalent]
     unjudged = [t.mutant.diff_line() for t, o in zip(trials, outcomes) if o is Outcome.UNJUDGED]
     timeouts = [t.mutant.diff_line() for t, o in zip(trials, outcomes) if o is Outcome.TIMEOUT]
     killed = outcomes.count(Outcome.KILLED)
     head = f"{killed} of {len(trials)} mutants killed" + (f", {len(timeouts)} timed out" if timeouts else "")
+    head += f", {len(equivalent)} likely equivalent (no input told it apart)" if equivalent else ""
     tail = _untried(untried, bounded)
     spun = 2 * len(timeouts) > len(trials)
+    alike = [f"likely equivalent: {trials[i].mutant.diff_line()}" for i in equivalent]
     if not survivors and not unjudged and not spun:
-        return CheckResult(CheckId.BITES, Status.PASS, f"{head}{tail}")
+        return CheckResult(CheckId.BITES, Status.PASS, "\n".join([f"{head}{tail}", *alike]))
     parts = [f"{len(survivors)} survived: {'; '.join(survivors[:SHOWN])}" if survivors else "",
              f"{len(unjudged)} could not be judged (their tests did not run)" if unjudged else ""]
     more = f" (and {len(survivors) - SHOWN} more)" if len(survivors) > SHOWN else ""
@@ -198,9 +208,20 @@ def judge_bites(trials: tuple[Trial, ...], outcomes: list[Outcome], untried: int
     if spun:
         first = (f"most mutants only timed out: {first} (a test that runs on when the answer is wrong, "
                  "rather than failing, stops every mutant this way)")
-    lines = [f"survived: {s}" for s in survivors] + [f"not judged: {u}" for u in unjudged]
-    lines += [f"timed out: {t}" for t in timeouts] if spun else []
-    return CheckResult(CheckId.BITES, Status.REVIEW, "\n".join([first, *lines]))
+    lines = [f"survived: {s}" for s in survivors] + _told_apart(trials, found)
+    lines += [f"not judged: {u}" for u in unjudged] + ([f"timed out: {t}" for t in timeouts] if spun else [])
+    return CheckResult(CheckId.BITES, Status.REVIEW, "\n".join([first, *lines, *alike]))
+
+
+def _equivalent(found: Found | None) -> bool:
+    """Searched, nothing told it apart, and head's function returned on enough inputs to say so."""
+    return found is not None and not found.call and found.returned >= THOROUGH
+
+
+def _told_apart(trials: tuple[Trial, ...], found: Mapping[int, Found]) -> list[str]:
+    """The test each survivor lacks, as the search found it."""
+    return [f"told apart: {trials[i].mutant.path}:{trials[i].mutant.line}: {f.call} gives {f.here} here, "
+            f"{f.there} with the mutant; no test checks it" for i, f in sorted(found.items()) if f.call]
 
 
 def _untried(untried: int, bounded: int) -> str:

@@ -74,9 +74,14 @@ class Progress:
         return ""
 
 
-def verdict_block(finished: RunFinished) -> str:
-    """The article's lines, ready to print: each one inert."""
-    lines = [inert_line(r.line()) for r in finished.results]
+def verdict_block(finished: RunFinished, detailed: bool = False) -> str:
+    """The article's lines, ready to print: each one inert. `detailed`:
+    under each check, the rest of its detail (each uncovered line, each
+    surviving mutant and the input that tells it apart), indented."""
+    lines: list[str] = []
+    for r in finished.results:
+        lines.append(inert_line(r.line()))
+        lines += [f"    {inert_line(more)}" for more in r.detail.splitlines()[1:]] if detailed else []
     lines.append(f"verdict: {finished.verdict.value}")
     return "\n".join(lines)
 

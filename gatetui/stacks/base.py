@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from gatetui.config import Settings
     from gatetui.stacks.build_tools import BuildTools, DeclaredResolve
     from gatetui.stacks.lint import Lint
+    from gatetui.stacks.mutant_search import MutantSearch
     from gatetui.stacks.order import Reorder
     from gatetui.git.snapshot import Snapshot
     from gatetui.stacks.results import Report
@@ -367,8 +368,7 @@ class Profile:
     own_install: OwnInstall | None = None  # head's own install code, run where it cannot change the environment
     lock_layer: LockLayer | None = None  # what a lock file pins, from a layer kept between gates
     build_tools: BuildTools | None = None  # what head's build imports, from a layer kept between gates
-    # Files the stack would run without their source (a sourceless .pyc):
-    # head may not add or change one, since no rule can read it.
+    # Files the stack would run without their source (a sourceless .pyc): head may not add or change one.
     unreadable_code: str = ""
     # Base's runner settings for the run of base's tests over head (files
     # written into that copy, and the environment that loads them).
@@ -386,10 +386,10 @@ class Profile:
     rerun: RunPlugin | None = None  # head's changed tests again in one process (gate/fresh.py); None: not here
     coverage: LineCoverage | None = None  # which test runs which line (covered, bites); None: not here
     mutant_cap: int = 20  # bites: mutants tried at most, round-robin over the changed lines
-    # The mutants of a file's changed lines, for the `bites` check (stacks/mutation.py);
-    # None: "not available for this stack", and the check says so.
+    # The mutants of a file's changed lines, for `bites` (stacks/mutation.py); None: not available here.
     mutate: Mutate | None = None
     mutant_import: Callable[[Mutant], RunPlugin] | None = None  # a mutant run from memory; None: written in the tree
+    mutant_search: MutantSearch | None = None  # inputs that tell a survivor apart; None: survivors stay as found
 
     def is_test_file(self, path: str) -> bool:
         """Whether a path holds test definitions the scanner should count."""

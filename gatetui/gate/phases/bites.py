@@ -8,7 +8,9 @@ instead of running it reads head's text) or else written over head's tree,
 and runs only the tests that reached its line (for a line that ran only at
 import, the tests of its function's body, or the whole suite), stopping at
 the first failure; as many side by side as the machine has cores. The
-copies are forked one at a time and closed as each run ends.
+copies are forked one at a time and closed as each run ends. A mutant that
+survives is searched (phases/survivors.py): an input that tells it apart
+is the test the change lacks; none found makes it likely equivalent.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from gatetui.gate.mutant_trials import Chosen, Outcome, Trial, choose, judge_bit
 from gatetui.gate.phases.context import Context
 from gatetui.gate.phases.coverage import NOT_HERE, CoverageRun
 from gatetui.gate.phases.suite_run import SuiteRunner, joined_env
+from gatetui.gate.phases.survivors import SurvivorSearch
 from gatetui.stacks.base import RunTree
+from gatetui.stacks.mutant_search import Found
 from gatetui.stacks.mutation import Mutant
 
 
@@ -52,7 +56,17 @@ class BitesPhase:
         ledger.progress(CheckId.BITES, f"{len(chosen.trials)} mutants{over}, {parallel()} at a time")
         slots = asyncio.Semaphore(parallel())
         outcomes = await asyncio.gather(*(self._try(workspace, slots, i, t) for i, t in enumerate(chosen.trials)))
-        ledger.finish(judge_bites(chosen.trials, list(outcomes), chosen.untried, chosen.bounded))
+        found = await self._search(workspace, chosen.trials, list(outcomes))
+        ledger.finish(judge_bites(chosen.trials, list(outcomes), chosen.untried, chosen.bounded, found))
+
+    async def _search(self, workspace: Workspace, trials: tuple[Trial, ...], outcomes: list[Outcome]) -> dict[int, Found]:
+        """For the survivors, inputs that tell them apart (phases/survivors.py), where the stack can search."""
+        search = self.ctx.plan.profile.mutant_search
+        survivors = [i for i, o in enumerate(outcomes) if o is Outcome.SURVIVED]
+        if search is None or not survivors:
+            return {}
+        self.ctx.ledger.progress(CheckId.BITES, f"{len(survivors)} survived: searching for inputs that tell them apart")
+        return await SurvivorSearch(self.ctx, self.runner, search).run(workspace, trials, survivors)
 
     def _already_failing(self) -> str:
         """The checks that already fail the change (or found the gate's own

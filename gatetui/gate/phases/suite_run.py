@@ -47,6 +47,18 @@ class SuiteRunner:
             return SuiteRun(name, result, None, str(err))
         return SuiteRun(name, result, report)
 
+    async def command(self, workspace: Workspace, check: CheckId, name: str, command: str,
+                      timeout: float) -> CommandResult:
+        """A command of the gate's own (no runner, no report), in the
+        environment the tests run in: the same interpreter, paths and
+        variables as run 2's."""
+        profile = self.ctx.plan.profile
+        if profile.test_files:
+            await workspace.write_files(self._in_gate_folder(profile.test_files))
+        env = self._env(workspace, shlex.quote(workspace.report_path(f"{name.replace(' ', '-')}.xml")), {})
+        return await self.ctx.ledger.run(workspace, check, name, command, env,
+                                         network=profile.test_network, timeout=timeout)
+
     def _env(self, workspace: Workspace, report: str, extra_env: dict[str, str]) -> dict[str, str]:
         """The profile's test environment filled in for this workspace, with
         `extra_env` added (PYTHONPATH joined as a path, the rest as words)."""

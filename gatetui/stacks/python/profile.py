@@ -25,6 +25,7 @@ from gatetui.stacks.python.extras import declared_extras
 from gatetui.stacks.python.hooks import pytest_plugins
 from gatetui.stacks.python.installer import PINNED_CACHE, PIP_INTO, Installer
 from gatetui.stacks.python.layer import default_installer, python_layer
+from gatetui.stacks.python.input_search import PYTHON_SEARCH
 from gatetui.stacks.python.mutant_import import in_memory
 from gatetui.stacks.python.mutants import mutate
 from gatetui.stacks.python.plugins_loaded import python_loads
@@ -124,6 +125,7 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         coverage=None if custom else PYTHON_COVERAGE,
         mutate=mutate,  # head's source is read with ast, whatever command runs its tests
         mutant_import=None if custom else in_memory,  # loaded by a pytest plugin: its file stays head's
+        mutant_search=None if custom else PYTHON_SEARCH,  # calls recorded by a pytest plugin
     )
 
 

@@ -1,0 +1,1 @@
+"""Readings from a gauge, kept within its scale."""
