@@ -12,7 +12,7 @@ from gatetui.gate.judge import SuiteRun
 from gatetui.gate.junit import Outcome as Case
 from gatetui.gate.junit import Report, TestResult
 from gatetui.gate.mutant_trials import (
-    MIN_SECONDS, THOROUGH, Outcome, Trial, choose, judge_bites, outcome, time_limit,
+    FEW, MIN_SECONDS, THOROUGH, Outcome, Trial, choose, judge_bites, outcome, time_limit,
 )
 from gatetui.stacks.mutant_search import Found
 from gatetui.stacks.mutation import Mutant
@@ -127,10 +127,10 @@ def test_a_survivor_told_apart_is_shown_with_the_input_and_both_results() -> Non
     assert (found.status, found.detail.splitlines()) == (Status.REVIEW, [
         "1 of 2 mutants killed, 1 survived: pkg/m.py:2: if n > 10:  ->  if n >= 10:",
         "survived: pkg/m.py:2: if n > 10:  ->  if n >= 10:",
-        "told apart: pkg/m.py:2: clamp(10) gives 10 here, None with the mutant; no test checks it"])
+        "told apart: pkg/m.py:2: clamp(10) gives 10 here, None with `n >= 10:`; no test checks it"])
     assert code_notes({CheckId.BITES: found.detail}) == {"pkg/m.py": {2: [
         "mutant survived: n > 10:  ->  n >= 10:",
-        "mutant told apart: clamp(10) gives 10 here, None with the mutant; no test checks it"]}}
+        "mutant told apart: clamp(10) gives 10 here, None with `n >= 10:`; no test checks it"]}}
 
 
 def test_a_survivor_searched_thoroughly_in_vain_is_likely_equivalent_and_passes() -> None:
@@ -150,6 +150,9 @@ def test_a_search_that_ran_too_few_inputs_leaves_the_survivor_as_it_was() -> Non
     few = judge_bites(trials, [Outcome.SURVIVED], 0, found={0: Found(returned=THOROUGH - 1)})
     assert few == judge_bites(trials, [Outcome.SURVIVED], 0) == judge_bites(trials, [Outcome.SURVIVED], 0, found={})
     assert few.status is Status.REVIEW
+    every = judge_bites(trials, [Outcome.SURVIVED], 0, found={0: Found(returned=FEW, every=True)})
+    assert every.status is Status.PASS  # a narrow span, tried whole
+    assert judge_bites(trials, [Outcome.SURVIVED], 0, found={0: Found(returned=FEW - 1, every=True)}) == few
 
 
 # A module whose changed lines all ran only at import, but in different places.

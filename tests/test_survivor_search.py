@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gatetui.stacks.mutant_search import Call, Found, SearchJob, read_calls, read_found
+from gatetui.stacks.mutation import Mutant
 from gatetui.stacks.python.input_search import recorder, searcher, target
 
 CLAMP = textwrap.dedent('''\
@@ -62,11 +63,19 @@ def record(root: Path, path: str, function: str) -> tuple[str, tuple[Call, ...]]
     return read_calls(out.read_bytes() if out.exists() else None)
 
 
+def as_mutant(head: str, text: str) -> Mutant:
+    """A mutant of pkg/core.py: its first line that differs from head's is the mutated one."""
+    pairs = list(zip(head.splitlines(), text.splitlines()))
+    line = next((i for i, (a, b) in enumerate(pairs, 1) if a != b), len(pairs) + 1)
+    return Mutant("pkg/core.py", line, "test", "", "", text.encode())
+
+
 def search(root: Path, module: str, function: str, calls: tuple[Call, ...],
            mutants: dict[str, str]) -> dict[str, Found]:
     """The search script run as a gate's copy runs it: head's interpreter, the tests' environment."""
     out = root.parent / "found.json"
-    plugin, command = searcher(SearchJob(module, function, calls, {k: v.encode() for k, v in mutants.items()}))
+    head = (root / "pkg" / "core.py").read_text()
+    plugin, command = searcher(SearchJob(module, function, calls, {k: as_mutant(head, v) for k, v in mutants.items()}))
     for name, data in plugin.files.items():
         (root / ".gate" / name).write_bytes(data)
     line = command.replace(".venv/bin/python", sys.executable).replace("{folder}", str(root / ".gate"))
@@ -92,17 +101,15 @@ def test_an_honest_boundary_mutant_is_likely_equivalent(tmp_path: Path) -> None:
     root = tree(tmp_path / "t", {"pkg/core.py": CLAMP})
     calls = (Call(("11", "0", "10")), Call(("10", "0", "10")))
     found = search(root, "pkg.core", "clamp", calls, {"ge": CLAMP.replace("value > high", "value >= high")})
-    assert found["ge"].call == "" and found["ge"].returned >= 100
+    assert found["ge"].call == "" and (found["ge"].returned >= 100 or found["ge"].every and found["ge"].returned >= 8)
 
 
 def test_a_missing_test_is_found_and_shown_as_one(tmp_path: Path) -> None:
+    """The tests check 5 and 12, never 11: `value > high + 1` survives them."""
     root = tree(tmp_path / "t", {"pkg/core.py": CLAMP})
-    calls = (Call(("5", "0", "10")),)  # the tests never go past `high`
-    found = search(root, "pkg.core", "clamp", calls, {"gone": CLAMP.replace("return high", "return value")})
-    namespace: dict[str, object] = {}
-    exec(CLAMP, namespace)  # head's clamp, here: the shown input gives the shown result
-    assert found["gone"].call.startswith("clamp(5, ") or found["gone"].call.endswith(", 0, 10)")
-    assert str(eval(found["gone"].call, namespace)) == found["gone"].here != found["gone"].there
+    calls = (Call(("5", "0", "10")), Call(("12", "0", "10")))
+    found = search(root, "pkg.core", "clamp", calls, {"off": CLAMP.replace("value > high", "value > high + 1")})
+    assert (found["off"].call, found["off"].here, found["off"].there) == ("clamp(11, 0, 10)", "10", "11")
 
 
 def test_the_codes_own_literals_find_a_difference_random_numbers_miss(tmp_path: Path) -> None:

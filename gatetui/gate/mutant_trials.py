@@ -24,6 +24,7 @@ from enum import Enum
 from gatetui.gate import rerun
 from gatetui.gate.changed_code import ChangedCode
 from gatetui.gate.checks import CheckId, CheckResult, Status
+from gatetui.gate.code_notes import ARROW, compact
 from gatetui.gate.judge import SuiteRun
 from gatetui.stacks.base import Reached
 from gatetui.stacks.mutant_search import Found
@@ -35,6 +36,7 @@ WHOLE_SUITE = 4  # mutants tried over the whole suite at most (each costs about 
 SLOWER = 3.0  # how much slower than its tests' own time a mutant's run may be
 SHOWN = 3  # survivors named in the detail's first line
 THOROUGH = 100  # inputs head's function returned on, before a survivor none told apart is likely equivalent
+FEW = 8  # the same, where the search tried every input it could make
 
 
 @dataclass(frozen=True)
@@ -214,14 +216,26 @@ def judge_bites(trials: tuple[Trial, ...], outcomes: list[Outcome], untried: int
 
 
 def _equivalent(found: Found | None) -> bool:
-    """Searched, nothing told it apart, and head's function returned on enough inputs to say so."""
-    return found is not None and not found.call and found.returned >= THOROUGH
+    """Searched, nothing told it apart, and head's function returned on
+    enough inputs to say so: THOROUGH of them, or FEW where those were
+    every input the search could make (a narrow span of small numbers)."""
+    if found is None or found.call:
+        return False
+    return found.returned >= THOROUGH or found.every and found.returned >= FEW
 
 
 def _told_apart(trials: tuple[Trial, ...], found: Mapping[int, Found]) -> list[str]:
-    """The test each survivor lacks, as the search found it."""
-    return [f"told apart: {trials[i].mutant.path}:{trials[i].mutant.line}: {f.call} gives {f.here} here, "
-            f"{f.there} with the mutant; no test checks it" for i, f in sorted(found.items()) if f.call]
+    """The test each survivor lacks, as the search found it: the input,
+    head's result, and the result with the mutant's words (the words it
+    changed, as the review screen shows them)."""
+    lines = []
+    for index, f in sorted(found.items()):
+        if f.call:
+            m = trials[index].mutant
+            words = compact(m.before, m.after or "(removed)").split(ARROW)[1]
+            lines.append(f"told apart: {m.path}:{m.line}: {f.call} gives {f.here} here, {f.there} with "
+                         f"`{words}`; no test checks it")
+    return lines
 
 
 def _untried(untried: int, bounded: int) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gatetui.stacks.base import RunPlugin
+from gatetui.stacks.mutation import Mutant
 
 MAX_CALLS = 64
 MAX_TEXT = 240
@@ -44,7 +45,7 @@ class SearchJob:
     module: str  # the name the tests imported the function's module as
     function: str
     calls: tuple[Call, ...]
-    mutants: Mapping[str, bytes]  # key -> the mutated file's text
+    mutants: Mapping[str, Mutant]  # key -> a surviving mutant of the function
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,8 @@ class Found:
     call: str = ""  # the input that tells it apart, as a call ("" when none was found)
     here: str = ""  # head's result on it
     there: str = ""  # the mutant's
-    returned: int = 0  # when none was found: inputs on which head's function returned
+    returned: int = 0  # when none was found: distinct inputs on which head's function returned
+    every: bool = False  # and whether those were every input the search could make
 
 
 @dataclass(frozen=True)
@@ -96,11 +98,11 @@ def read_found(raw: bytes | None, keys: frozenset[str]) -> dict[str, Found]:
         answer = answers[key]
         if not isinstance(answer, dict):
             continue
-        found, none = answer.get("found"), answer.get("none")
+        found, none, every = answer.get("found"), answer.get("none"), answer.get("every", False)
         if isinstance(found, list) and len(found) == 3 and all(map(_text, found)):
             out[key] = Found(*found)
-        elif type(none) is int and none >= 0:
-            out[key] = Found(returned=none)
+        elif type(none) is int and none >= 0 and type(every) is bool:
+            out[key] = Found(returned=none, every=every)
     return out
 
 

@@ -40,7 +40,7 @@ class SurvivorSearch:
             calls = await self._record(workspace, number, path, function, chosen)
             if calls is None or not calls[1]:
                 continue
-            job = SearchJob(calls[0], function, calls[1], {str(i): trials[i].mutant.source for i in indices})
+            job = SearchJob(calls[0], function, calls[1], {str(i): trials[i].mutant for i in indices})
             answers = await self._search(workspace, number, job)
             found.update({int(key): answer for key, answer in answers.items()})
         return found

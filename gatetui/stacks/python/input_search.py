@@ -70,7 +70,7 @@ def searcher(job: SearchJob) -> tuple[RunPlugin, str]:
     name = f"search_{secrets.token_hex(6)}"
     packed = json.dumps({"zip": HYPOTHESIS, "module": job.module, "function": job.function,
                          "calls": [{"args": list(c.args), "kwargs": dict(c.kwargs)} for c in job.calls],
-                         "mutants": {k: v.decode("utf-8", "replace") for k, v in job.mutants.items()}})
+                         "mutants": {k: [m.source.decode("utf-8", "replace"), m.line] for k, m in job.mutants.items()}})
     script = f"{SEARCHER}\n_main({_pack(packed.encode())!r})\n"
     files = {f"{name}.py": script.encode(), HYPOTHESIS: shipped_hypothesis()}
     return RunPlugin(MappingProxyType(files), MappingProxyType({})), f".venv/bin/python {{folder}}/{name}.py {{out}}"

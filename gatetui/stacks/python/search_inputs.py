@@ -12,11 +12,11 @@ with the arguments as the call left them (a function that changes its
 input in place and returns None differs there). Inputs come from
 hypothesis (shipped as a zip beside this file; the gate's own copy),
 built around the calls the tests made (pytest_record_calls.py), one
-argument varied at a time: integers near the recorded one, the
-literals of the function's code (and their neighbours and products: a
-mutant of `year % 400` differs at a multiple of 400) and any integer,
-text and bytes of about the same length, lists of the recorded items'
-kinds. Derandomized, so the same
+argument varied at a time, the others kept: a number within the span the
+tests gave that argument, or one of the literals of the function's code
+(and their neighbours and products: a mutant of `year % 400` differs at a
+multiple of 400); text and bytes of about the same length; lists of the
+recorded items' kinds. Derandomized, so the same
 change gets the same answer; the first input found is shrunk.
 
 A function whose results compare only by identity (an object with no
@@ -76,9 +76,9 @@ def _search_all(job: dict[str, Any]) -> dict[str, Any]:
     signal.signal(signal.SIGALRM, _alarm)
     found = {}
     head = _Side(module, original)
-    for key, source in job["mutants"].items():
+    for key, (source, line) in job["mutants"].items():
         twin = _twin(module, source)
-        found[key] = _search(job["function"], head, _Side(twin, getattr(twin, job["function"])), calls)
+        found[key] = _search(job["function"], head, _Side(twin, getattr(twin, job["function"]), line), calls)
     return found
 
 
@@ -86,16 +86,34 @@ class _Side:
     """One of the two functions and its module's own plain values (a
     cache, a log: what a function that returns None leaves behind), put
     back as they were before each call, so that every call is judged
-    from the same start."""
+    from the same start. While it runs, its module is the one
+    `sys.modules` holds under the module's name. For the mutant's side,
+    `line` is the mutated line: whether a call ran it is kept, since an
+    input that never reaches it tells nothing of the mutant."""
 
-    def __init__(self, module: types.ModuleType, function: Any):
-        self.module, self.function = module, function
+    def __init__(self, module: types.ModuleType, function: Any, line: int = 0):
+        self.module, self.function, self.line = module, function, line
         self.start = copy.deepcopy(_state(module))
+        self.ran = False
 
     def result(self, call: tuple[list[Any], dict[str, Any]]) -> tuple[str, Any, Any, dict[str, Any]]:
         vars(self.module).update(copy.deepcopy(self.start))
-        kind, value, left = _result(self.function, call)
+        sys.modules[self.module.__name__] = self.module
+        self.ran = False
+        sys.settrace(self._trace if self.line else None)
+        try:
+            kind, value, left = _result(self.function, call)
+        finally:
+            sys.settrace(None)
         return (kind, value, left, _state(self.module))
+
+    def _trace(self, frame: Any, event: str, arg: Any) -> Any:
+        return self._line if frame.f_code is self.function.__code__ else None
+
+    def _line(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "line" and frame.f_lineno == self.line:
+            self.ran = True
+        return self._line
 
 
 def _state(module: types.ModuleType) -> dict[str, Any]:
@@ -138,23 +156,28 @@ def _search(name: str, original: _Side, mutant: _Side, calls: list[tuple[list[An
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample
 
-    counts = {"tried": 0, "returned": 0}
+    tried: set[str] = set()
+    returned: set[str] = set()
 
     def differs(call: tuple[list[Any], dict[str, Any]]) -> bool:
-        counts["tried"] += 1
         here, there = original.result(call), mutant.result(call)
-        counts["returned"] += here[0] == "value"
+        tried.add(_args_text(call))
+        if here[0] == "value" and mutant.ran:
+            returned.add(_args_text(call))
         return _differ(here, there)
 
     chosen = settings(max_examples=MAX_EXAMPLES, deadline=None, database=None, derandomize=True,
                       suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink))
     try:
         call = find(_calls(calls, _constants(original.function, mutant.function)), differs, settings=chosen)
+        here, there = original.result(call), mutant.result(call)
     except NoSuchExample:
-        return {"none": counts["returned"], "tried": counts["tried"]}
+        # hypothesis stops short of max_examples only where it has tried every input its strategy holds
+        return {"none": len(returned), "tried": len(tried), "every": len(tried) < MAX_EXAMPLES}
     except _Identity:
         return {"skip": "its results compare only by identity"}
-    here, there = original.result(call), mutant.result(call)
+    finally:
+        sys.modules[original.module.__name__] = original.module
     return {"found": [_call_text(name, call), *_shown(here, there)]}
 
 
@@ -208,15 +231,19 @@ def _twins(a: Any, b: Any) -> bool:
 
 
 def _calls(calls: list[tuple[list[Any], dict[str, Any]]], known: dict[type, list[Any]]) -> Any:
-    """A recorded call with one of its arguments varied, the others kept:
-    callers keep the relations between a function's arguments (`lo <= hi`),
-    and an input that breaks one is not the test a change lacks."""
+    """A recorded call with one of its arguments varied, the others kept,
+    a number within the span the tests gave that argument (two beyond each
+    end) or one of the code's own literals: callers keep the relations
+    between a function's arguments (`low <= high`), and an input that
+    breaks one is not the test a change lacks."""
     from hypothesis import strategies as st
+
+    spans = _spans(calls)
 
     def varied(call: tuple[list[Any], dict[str, Any]], index: int) -> Any:
         args, kwargs = call
-        pick = [_near(a, known) if i == index else st.just(a) for i, a in enumerate(args)]
-        named = {k: _near(v, known) if len(args) + i == index else st.just(v)
+        pick = [_near(a, known, spans.get(i)) if i == index else st.just(a) for i, a in enumerate(args)]
+        named = {k: _near(v, known, spans.get(k)) if len(args) + i == index else st.just(v)
                  for i, (k, v) in enumerate(kwargs.items())}
         return st.tuples(st.tuples(*pick).map(list), st.fixed_dictionaries(named))
 
@@ -225,6 +252,17 @@ def _calls(calls: list[tuple[list[Any], dict[str, Any]]], known: dict[type, list
         return st.integers(0, max(slots - 1, 0)).flatmap(lambda index: varied(call, index))
 
     return st.sampled_from(calls).flatmap(one)
+
+
+def _spans(calls: list[tuple[list[Any], dict[str, Any]]]) -> dict[int | str, tuple[Any, Any]]:
+    """Each numeric argument's least and greatest value in the tests' calls, by position or name."""
+    seen: dict[int | str, list[Any]] = {}
+    for args, kwargs in calls:
+        places: list[tuple[int | str, Any]] = [*enumerate(args), *kwargs.items()]
+        for where, value in places:
+            if type(value) in (int, float):
+                seen.setdefault(where, []).append(value)
+    return {where: (min(values), max(values)) for where, values in seen.items()}
 
 
 def _constants(*functions: Any) -> dict[type, list[Any]]:
@@ -246,29 +284,29 @@ def _constants(*functions: Any) -> dict[type, list[Any]]:
     return {kind: sorted(values, key=repr) for kind, values in found.items() if values}
 
 
-def _near(value: Any, known: dict[type, list[Any]]) -> Any:
-    """Values of the recorded one's kind: itself, its neighbours, the
-    code's own literals of that kind, any."""
+def _near(value: Any, known: dict[type, list[Any]], span: tuple[Any, Any] | None = None) -> Any:
+    """Values of the recorded one's kind: itself, others within its span,
+    the code's own literals of that kind."""
     from hypothesis import strategies as st
 
     kind = type(value)
     literal = [st.sampled_from(known[kind])] if known.get(kind) and kind is not bool else []
+    low, high = span if span is not None and kind in (int, float) else (value, value)
     if kind is bool or value is None:
         return st.booleans() if kind is bool else st.none()
     if kind is int:
-        return st.one_of(st.just(value), st.integers(value - 2, value + 2), *literal, st.integers())
+        return st.one_of(st.just(value), st.integers(low - 2, high + 2), *literal)
     if kind is float:
-        return st.one_of(st.just(value), st.sampled_from([value - 1, value + 1, -value, 0.0]), *literal,
-                         st.floats(allow_nan=False))
+        return st.one_of(st.just(value), st.floats(low - 2, high + 2, allow_nan=False), *literal)
     if kind in (str, bytes):
         sized = (st.text if kind is str else st.binary)(max_size=len(value) + 3)
         return st.one_of(st.just(value), *literal, sized)
     if kind in (list, tuple):
-        items = st.one_of(*(_near(v, known) for v in value)) if value else st.integers()
+        items = st.one_of(*(_near(v, known) for v in value)) if value else st.integers(-3, 3)
         return st.lists(items, max_size=len(value) + 2).map(kind)
     if kind is dict:
         keys = st.one_of(*(_near(k, known) for k in value)) if value else st.text(max_size=4)
-        values = st.one_of(*(_near(v, known) for v in value.values())) if value else st.integers()
+        values = st.one_of(*(_near(v, known) for v in value.values())) if value else st.integers(-3, 3)
         return st.dictionaries(keys, values, max_size=len(value) + 2)
     return st.just(value)
 
