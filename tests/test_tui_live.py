@@ -107,6 +107,29 @@ async def test_review_screen_then_history_after_a_restart(tmp_path: Path) -> Non
 
 
 @pytest.mark.sandbox
+@pytest.mark.install
+async def test_the_review_screen_shows_the_input_that_tells_a_survivor_apart(tmp_path: Path) -> None:
+    """toothless_test's new test runs the fix and checks no century year:
+    two mutants survive, and the search finds for each the input (and both
+    results) that no test checks, shown under head's line."""
+    repo, head, _ = sample_at_base("toothless_test", tmp_path / "repo")
+    async with make_app(repo, tmp_path).run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "agent/toothless_test" in pilot.app.supervisor.branches)
+        move_branch(repo, "agent/toothless_test", head)
+        await wait_for(pilot, lambda: cell(pilot, "#branches", "agent/toothless_test", "verdict") == "REVIEW")
+        await pilot.press("v")
+        screen = pilot.app.screen
+        assert isinstance(screen, ReviewScreen)
+        head_side = "".join(str(s.render()) for s in screen.query(".side"))
+        told = [line.strip() for line in head_side.splitlines() if "mutant told apart" in line]
+        assert len(told) == 2, head_side
+        for line in told:
+            assert re.fullmatch(r"\^ mutant told apart: is_leap_year\(\d+\) gives (True|False) here, "
+                                r"(True|False) with `.+`; no test checks it", line), line
+        await pilot.press("escape", "q")
+
+
+@pytest.mark.sandbox
 @pytest.mark.install  # the gate it starts is cancelled, but may get as far as its install first
 async def test_keys_do_what_the_footer_says(tmp_path: Path) -> None:
     repo, head, _ = sample_at_base("honest_fix", tmp_path / "repo")
