@@ -59,6 +59,7 @@ class Outcome(str, Enum):
     SURVIVED = "survived"
     TIMEOUT = "timeout"  # stopped by its time limit, no test failed
     UNJUDGED = "unjudged"  # the run never ran the tests asked (a usage error, none collected)
+    SPURIOUS = "spurious"  # killed only by tests that fail without the mutant too (phases/control.py)
 
 
 def choose(changed: ChangedCode, reached: Reached, runs: list[SuiteRun], mutate: Mutate, cap: int,
@@ -181,6 +182,13 @@ def outcome(run: SuiteRun, cannot_start: tuple[int, ...]) -> Outcome:
     return Outcome.KILLED
 
 
+def failing(run: SuiteRun) -> tuple[str, ...]:
+    """The tests that failed or errored in a run, by their function."""
+    if run.report is None:
+        return ()
+    return functions(test_id for test_id, result in run.report.tests.items() if VERDICT[result.outcome] == "fail")
+
+
 def judge_bites(trials: tuple[Trial, ...], outcomes: list[Outcome], untried: int, bounded: int = 0,
                 found: Mapping[int, Found] | None = None) -> CheckResult:
     """Killed of tried (and timed out, apart), each survivor's one-line
@@ -194,6 +202,7 @@ def judge_bites(trials: tuple[Trial, ...], outcomes: list[Outcome], untried: int
     survivors = [t.mutant.diff_line() for i, (t, o) in enumerate(zip(trials, outcomes))
                  if o is Outcome.SURVIVED and i not in equivalent]
     unjudged = [t.mutant.diff_line() for t, o in zip(trials, outcomes) if o is Outcome.UNJUDGED]
+    spurious = [t.mutant.diff_line() for t, o in zip(trials, outcomes) if o is Outcome.SPURIOUS]
     timeouts = [t.mutant.diff_line() for t, o in zip(trials, outcomes) if o is Outcome.TIMEOUT]
     killed = outcomes.count(Outcome.KILLED)
     head = f"{killed} of {len(trials)} mutants killed" + (f", {len(timeouts)} timed out" if timeouts else "")
@@ -201,17 +210,20 @@ def judge_bites(trials: tuple[Trial, ...], outcomes: list[Outcome], untried: int
     tail = _untried(untried, bounded)
     spun = 2 * len(timeouts) > len(trials)
     alike = [f"likely equivalent: {trials[i].mutant.diff_line()}" for i in equivalent]
-    if not survivors and not unjudged and not spun:
+    if not survivors and not unjudged and not spurious and not spun:
         return CheckResult(CheckId.BITES, Status.PASS, "\n".join([f"{head}{tail}", *alike]))
     parts = [f"{len(survivors)} survived: {'; '.join(survivors[:SHOWN])}" if survivors else "",
-             f"{len(unjudged)} could not be judged (their tests did not run)" if unjudged else ""]
+             f"{len(unjudged)} could not be judged (their tests did not run)" if unjudged else "",
+             f"{len(spurious)} killed only by tests that fail without the mutant too, in a run set up as a "
+             "mutant's" if spurious else ""]
     more = f" (and {len(survivors) - SHOWN} more)" if len(survivors) > SHOWN else ""
-    first = f"{head}, {', '.join(p for p in parts if p)}{more}{tail}" if survivors or unjudged else f"{head}{tail}"
+    named = survivors or unjudged or spurious
+    first = f"{head}, {', '.join(p for p in parts if p)}{more}{tail}" if named else f"{head}{tail}"
     if spun:
         first = (f"most mutants only timed out: {first} (a test that runs on when the answer is wrong, "
                  "rather than failing, stops every mutant this way)")
     lines = [f"survived: {s}" for s in survivors] + _told_apart(trials, found)
-    lines += [f"not judged: {u}" for u in unjudged] + ([f"timed out: {t}" for t in timeouts] if spun else [])
+    lines += [f"not judged: {u}" for u in unjudged + spurious] + ([f"timed out: {t}" for t in timeouts] if spun else [])
     return CheckResult(CheckId.BITES, Status.REVIEW, "\n".join([first, *lines, *alike]))
 
 

@@ -8,7 +8,9 @@ instead of running it reads head's text) or else written over head's tree,
 and runs only the tests that reached its line (for a line that ran only at
 import, the tests of its function's body, or the whole suite), stopping at
 the first failure; as many side by side as the machine has cores. The
-copies are forked one at a time and closed as each run ends. A mutant that
+copies are forked one at a time and closed as each run ends. Before the
+check passes on its kills, they are checked by a control (phases/control.py):
+the killing tests in a mutant's run of head's own code. A mutant that
 survives is searched (phases/survivors.py): an input that tells it apart
 is the test the change lacks; none found makes it likely equivalent.
 """
@@ -24,6 +26,7 @@ from gatetui.gate.checks import CheckId, CheckResult, Status, Verdict, decide, s
 from gatetui.gate.judge import SuiteRun
 from gatetui.gate.mutant_trials import Chosen, Outcome, Trial, choose, judge_bites, outcome
 from gatetui.gate.phases.context import Context
+from gatetui.gate.phases.control import verified
 from gatetui.gate.phases.coverage import NOT_HERE, CoverageRun
 from gatetui.gate.phases.suite_run import SuiteRunner, joined_env
 from gatetui.gate.phases.survivors import SurvivorSearch
@@ -55,9 +58,17 @@ class BitesPhase:
         over = f" ({whole} over the whole suite)" if whole else ""
         ledger.progress(CheckId.BITES, f"{len(chosen.trials)} mutants{over}, {parallel()} at a time")
         slots = asyncio.Semaphore(parallel())
-        outcomes = await asyncio.gather(*(self._try(workspace, slots, i, t) for i, t in enumerate(chosen.trials)))
-        found = await self._search(workspace, chosen.trials, list(outcomes))
-        ledger.finish(judge_bites(chosen.trials, list(outcomes), chosen.untried, chosen.bounded, found))
+        tried = await asyncio.gather(*(self._try(workspace, slots, f"mutant {i + 1}", t)
+                                       for i, t in enumerate(chosen.trials)))
+        outcomes = [found for found, _ in tried]
+        found = await self._search(workspace, chosen.trials, outcomes)
+        judged = judge_bites(chosen.trials, outcomes, chosen.untried, chosen.bounded, found)
+        if judged.status is Status.PASS and Outcome.KILLED in outcomes and self.ctx.changed is not None:
+            ledger.progress(CheckId.BITES, "the kills checked: their tests in a mutant's run of head's own code")
+            outcomes = await verified(chosen.trials, tried, self.ctx.changed.texts,
+                                      lambda name, trial: self._try(workspace, slots, name, trial))
+            judged = judge_bites(chosen.trials, outcomes, chosen.untried, chosen.bounded, found)
+        ledger.finish(judged)
 
     async def _search(self, workspace: Workspace, trials: tuple[Trial, ...], outcomes: list[Outcome]) -> dict[int, Found]:
         """For the survivors, inputs that tell them apart (phases/survivors.py), where the stack can search."""
@@ -89,19 +100,20 @@ class BitesPhase:
                         self.ctx.plan.timeout)
         return chosen if chosen.trials else chosen.why_none
 
-    async def _try(self, workspace: Workspace, slots: asyncio.Semaphore, index: int, trial: Trial) -> Outcome:
+    async def _try(self, workspace: Workspace, slots: asyncio.Semaphore, name: str,
+                   trial: Trial) -> tuple[Outcome, SuiteRun]:
         """One mutant, from memory where the stack can. A run that could not
         start from memory (the mutated module was imported before the gate's
         plugin, as pytest imports pluggy) is run once more with the mutant
         written over the tree, as every mutant was before."""
         memory = self.ctx.plan.profile.mutant_import is not None
-        found = await self._once(workspace, slots, index, trial, memory)
-        if memory and found is Outcome.UNJUDGED:
-            return await self._once(workspace, slots, index, trial, False)
+        found = await self._once(workspace, slots, name, trial, memory)
+        if memory and found[0] is Outcome.UNJUDGED:
+            return await self._once(workspace, slots, name, trial, False)
         return found
 
-    async def _once(self, workspace: Workspace, slots: asyncio.Semaphore, index: int, trial: Trial,
-                    memory: bool) -> Outcome:
+    async def _once(self, workspace: Workspace, slots: asyncio.Semaphore, name: str, trial: Trial,
+                    memory: bool) -> tuple[Outcome, SuiteRun]:
         """One mutant's run in a fresh copy, closed however it ends."""
         ctx, profile = self.ctx, self.ctx.plan.profile
         async with slots:
@@ -110,12 +122,12 @@ class BitesPhase:
             try:
                 mutated = {trial.mutant.path: trial.mutant.source}
                 env = await self._apply(copy, trial.mutant, memory)
-                run = await self.runner.run(copy, CheckId.BITES, f"mutant {index + 1}", env,
+                run = await self.runner.run(copy, CheckId.BITES, name, env,
                                             rerun.command(profile.test, list(trial.tests)),
                                             RunTree(ctx.plan.head, mutated), timeout=trial.timeout)
             finally:
                 await close_all([copy])
-        return outcome(run, profile.cannot_start)
+        return outcome(run, profile.cannot_start), run
 
     async def _apply(self, copy: Workspace, mutant: Mutant, memory: bool) -> dict[str, str]:
         """The mutant put where its run loads it; the run's own variables.

@@ -1,0 +1,63 @@
+"""`bites`' control: the kills checked by a run set up as a mutant's,
+with head's own code in the mutant's place.
+
+A mutant's run differs from head's own runs in ways a test can see: the
+gate's plugin that loads the mutant, the source loader it patches, the
+stop at the first failure, the tests picked. A test that notices and fails
+there kills every mutant without checking anything. So before `bites`
+passes on its kills, the tests that killed run once more exactly as a
+mutant's run would run them, the "mutant" being head's own text: a test
+that fails there fails without any mutant, and the kills it made are
+spurious (void, and a person is asked). Head's tests that fail in their own
+first rounds are taken out and the rest run again, at most ROUNDS times; a
+control that breaks or runs out of time verifies nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+
+from gatetui.gate.judge import SuiteRun
+from gatetui.gate.mutant_trials import Outcome, Trial, failing, functions
+from gatetui.stacks.mutation import Mutant
+
+ROUNDS = 3
+RunTrial = Callable[[str, Trial], Awaitable[tuple[Outcome, SuiteRun]]]
+
+
+async def verified(trials: Sequence[Trial], tried: Sequence[tuple[Outcome, SuiteRun]], texts: Mapping[str, str],
+                   run_trial: RunTrial) -> list[Outcome]:
+    """The outcomes, each kill made only by tests that fail without the mutant made SPURIOUS."""
+    outcomes = [found for found, _ in tried]
+    killed = {i: failing(run) or trials[i].tests for i, (found, run) in enumerate(tried) if found is Outcome.KILLED}
+    if not killed:
+        return outcomes
+    whole = any(not tests for tests in killed.values())  # a whole-suite kill with no named test
+    tests = () if whole else functions(t for ts in killed.values() for t in ts)
+    first = trials[next(iter(killed))].mutant
+    head = Mutant(first.path, first.line, "control", first.before, first.before, texts[first.path].encode())
+    limit = max(trials[i].timeout for i in killed)
+    fail_anyway, all_void = await _control(head, tests, limit, run_trial)
+    for i, by in killed.items():
+        if all_void or set(by) <= fail_anyway:
+            outcomes[i] = Outcome.SPURIOUS
+    return outcomes
+
+
+async def _control(head: Mutant, tests: tuple[str, ...], limit: float,
+                   run_trial: RunTrial) -> tuple[frozenset[str], bool]:
+    """The tests that fail in a mutant's run of head's own code, and
+    whether the control could not say (it broke, or ran out of rounds)."""
+    fail_anyway: set[str] = set()
+    for round_ in range(ROUNDS):
+        found, run = await run_trial(f"control {round_ + 1}", Trial(head, tests, limit))
+        if found is Outcome.SURVIVED:
+            return frozenset(fail_anyway), False
+        failed = set(failing(run))
+        if found is not Outcome.KILLED or not failed or not tests:
+            return frozenset(fail_anyway | failed), True
+        fail_anyway |= failed
+        tests = tuple(t for t in tests if t not in fail_anyway)
+        if not tests:
+            return frozenset(fail_anyway), False
+    return frozenset(fail_anyway), True

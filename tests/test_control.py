@@ -1,0 +1,77 @@
+"""`bites`' control (gate/phases/control.py) without a sandbox: which kills
+a control run voids. The runs are SuiteRuns as the bites phase reads them;
+tests/test_mutant_runs_gated.py runs the same control for real."""
+
+from __future__ import annotations
+
+import asyncio
+
+from gatetui.backends.base import CommandResult
+from gatetui.gate.judge import SuiteRun
+from gatetui.gate.junit import Outcome as Case
+from gatetui.gate.junit import Report, TestResult
+from gatetui.gate.mutant_trials import Outcome, Trial
+from gatetui.gate.phases.control import ROUNDS, verified
+from gatetui.stacks.mutation import Mutant
+
+TEXTS = {"pkg/m.py": "def f(n):\n    return n\n"}
+
+
+def trial(tests: tuple[str, ...]) -> Trial:
+    return Trial(Mutant("pkg/m.py", 2, "return-none", "return n", "return None", b""), tests, 10.0)
+
+
+def run(**cases: Case) -> SuiteRun:
+    results = [TestResult(name.replace("_py__", ".py::"), case, seconds=0.1) for name, case in cases.items()]
+    return SuiteRun("r", CommandResult(exit_code=1 if Case.FAILED in cases.values() else 0, wall_seconds=1.0),
+                    Report.from_results(results))
+
+
+class Control:
+    """A control that answers from a script, one run per round, and keeps what it was asked."""
+
+    def __init__(self, *answers: tuple[Outcome, SuiteRun]):
+        self.answers, self.asked = list(answers), []
+
+    async def __call__(self, name: str, asked: Trial) -> tuple[Outcome, SuiteRun]:
+        self.asked.append((name, asked.tests, asked.mutant.source))
+        return self.answers.pop(0)
+
+
+def judge(trials: list[Trial], tried: list[tuple[Outcome, SuiteRun]], control: Control) -> list[Outcome]:
+    return asyncio.run(verified(trials, tried, TEXTS, control))
+
+
+def test_kills_whose_tests_pass_in_the_control_stand() -> None:
+    control = Control((Outcome.SURVIVED, run(t_py__test_a=Case.PASSED)))
+    found = judge([trial(("t.py::test_a",))], [(Outcome.KILLED, run(t_py__test_a=Case.FAILED))], control)
+    assert found == [Outcome.KILLED]
+    # one control, over the killing test, with head's own text in the mutant's place
+    assert control.asked == [("control 1", ("t.py::test_a",), TEXTS["pkg/m.py"].encode())]
+
+
+def test_a_kill_by_a_test_that_fails_in_the_control_is_spurious() -> None:
+    trials = [trial(("t.py::test_a", "t.py::test_b")), trial(("t.py::test_b",))]
+    tried = [(Outcome.KILLED, run(t_py__test_a=Case.FAILED)), (Outcome.KILLED, run(t_py__test_b=Case.FAILED))]
+    control = Control((Outcome.KILLED, run(t_py__test_a=Case.FAILED)), (Outcome.SURVIVED, run(t_py__test_b=Case.PASSED)))
+    assert judge(trials, tried, control) == [Outcome.SPURIOUS, Outcome.KILLED]
+    assert [tests for _, tests, _ in control.asked] == [("t.py::test_a", "t.py::test_b"), ("t.py::test_b",)]
+
+
+def test_a_control_that_breaks_or_never_passes_verifies_nothing() -> None:
+    tried = [(Outcome.KILLED, run(t_py__test_a=Case.FAILED)), (Outcome.SURVIVED, run(t_py__test_a=Case.PASSED))]
+    trials = [trial(("t.py::test_a",)), trial(("t.py::test_a",))]
+    broke = Control((Outcome.KILLED, SuiteRun("r", CommandResult(exit_code=1, wall_seconds=1.0), None)))
+    assert judge(trials, tried, broke) == [Outcome.SPURIOUS, Outcome.SURVIVED]
+    spun = Control((Outcome.TIMEOUT, SuiteRun("r", CommandResult(exit_code=-9, wall_seconds=9.0, timed_out=True), None)))
+    assert judge(trials, tried, spun) == [Outcome.SPURIOUS, Outcome.SURVIVED]
+    many = [trial(tuple(f"t.py::test_{i}" for i in range(ROUNDS + 1)))]
+    failing = [(Outcome.KILLED, run(**{f"t_py__test_{i}": Case.FAILED})) for i in range(ROUNDS)]
+    assert judge(many, [(Outcome.KILLED, run(t_py__test_0=Case.FAILED))], Control(*failing)) == [Outcome.SPURIOUS]
+
+
+def test_no_kill_no_control() -> None:
+    control = Control()
+    assert judge([trial(("t.py::test_a",))], [(Outcome.SURVIVED, run(t_py__test_a=Case.PASSED))], control) == [
+        Outcome.SURVIVED]
+    assert control.asked == []
