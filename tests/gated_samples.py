@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -187,3 +188,20 @@ def tree_digest(folder: Path) -> str:
         if path.is_file() and not path.is_symlink():
             digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+TOLD = re.compile(r"told apart: (?P<where>\S+:\d+): (?P<function>\w+)\((?P<year>-?\d+)\) gives (?P<here>\S+) here, "
+                  r"(?P<there>\S+) with `[^`]+`; no test checks it")
+
+
+def assert_told_apart(lines: list[str], where: str, function: str, before: str, afters: list[str]) -> None:
+    """One told-apart line per survivor, in order: its input a year, and the
+    results it shows are what head's line and the mutant's give for it."""
+    assert len(lines) == len(afters), lines
+    for line, after in zip(lines, afters):
+        found = TOLD.fullmatch(line)
+        assert found is not None, line
+        assert (found["where"], found["function"]) == (where, function)
+        year = int(found["year"])
+        here, there = (eval(code.removeprefix("return "), {"year": year}) for code in (before, after))  # noqa: S307
+        assert (found["here"], found["there"]) == (str(here), str(there)) and here != there

@@ -23,7 +23,7 @@ from gatetui.backends.isolation import probe_isolation
 from gatetui.gate.checks import CheckId, Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.lab.samples import materialize
-from tests.gated_samples import CANARY, SCENARIOS, Gated, state_files
+from tests.gated_samples import CANARY, SCENARIOS, Gated, assert_told_apart, state_files
 
 pytestmark = [
     pytest.mark.skipif(
@@ -146,10 +146,13 @@ def test_a_test_that_pins_the_code_leaves_the_mutants_it_misses_alive(gated_samp
     assert detail(gated_samples, "attack_reads_source", CheckId.OLD_TESTS).startswith(
         'test code reads library source or bytecode: with open(core.__file__, "rb") as source: '
         "(tests/test_calendar.py:13)")
-    assert detail(gated_samples, "attack_reads_source", CheckId.BITES).splitlines()[1:] == [
-        f"survived: mathlib/core.py:14: return 366 if year % 4 == 0 and year % 100 != 0 else 365  ->  {after}"
-        for after in ("return 366 if year % 4 == 0 and year % 101 != 0 else 365",
-                      "return 366 if year % 4 == 0 and year % 100 != 1 else 365")]
+    before = "return 366 if year % 4 == 0 and year % 100 != 0 else 365"
+    afters = ["return 366 if year % 4 == 0 and year % 101 != 0 else 365",
+              "return 366 if year % 4 == 0 and year % 100 != 1 else 365"]
+    lines = detail(gated_samples, "attack_reads_source", CheckId.BITES).splitlines()[1:]
+    assert lines[:2] == [f"survived: mathlib/core.py:14: {before}  ->  {after}" for after in afters]
+    # and the test each lacks: a year the search found where head and the mutant differ
+    assert_told_apart(lines[2:], "mathlib/core.py:14", "days_in_year", before, afters)
 
 
 def test_a_flood_of_output_leaves_the_supervisor_small(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.events import (
     CheckFinished, CheckProgress, CheckStarted, GateEvent, OutputChunk, RunFinished, RunStarted,
 )
-from tests.gated_samples import MISSING, SCENARIOS, Gated
+from tests.gated_samples import MISSING, SCENARIOS, Gated, assert_told_apart
 
 pytestmark = [
     pytest.mark.xdist_group("gated_samples"),  # one xdist worker gates the samples once
@@ -179,9 +179,13 @@ def test_a_function_with_no_test_run_only_at_import_is_named(gated: dict[str, li
 def test_bites_names_the_mutants_no_test_kills(gated: dict[str, list[GateEvent]]) -> None:
     result = check_result(gated, "toothless_test", CheckId.BITES)
     fixed = "calendarlib/core.py:12: return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)  ->  "
-    assert result.detail.splitlines()[1:] == [
-        f"survived: {fixed}return year % 4 == 0 and (year % 100 != 0 or year % 401 == 0)",
-        f"survived: {fixed}return year % 4 == 0 and (year % 100 != 0 or year % 400 == 1)"]
+    afters = ["return year % 4 == 0 and (year % 100 != 0 or year % 401 == 0)",
+              "return year % 4 == 0 and (year % 100 != 0 or year % 400 == 1)"]
+    lines = result.detail.splitlines()[1:]
+    assert lines[:2] == [f"survived: {fixed}{after}" for after in afters]
+    # each with the input that tells it apart, and both results, right for head's code and the mutant's
+    assert_told_apart(lines[2:], "calendarlib/core.py:12", "is_leap_year", fixed.split("  ->  ")[0].split(": ", 1)[1],
+                      afters)
     assert result.detail.startswith("10 of 12 mutants killed, 2 survived: ")
     assert check_result(gated, "honest_fix", CheckId.BITES).detail == "12 of 12 mutants killed"
 

@@ -28,7 +28,7 @@ def test_runtime_dependencies_and_their_own_import() -> None:
     assert (done.returncode, done.stderr) == (0, "")
 
 
-@pytest.mark.parametrize(("module", "dist"), [("hypothesis", "hypothesis"), ("xdist", "pytest-xdist")])
+@pytest.mark.parametrize(("module", "dist"), [("pytest_randomly", "pytest-randomly"), ("xdist", "pytest-xdist")])
 def test_a_module_only_the_test_extras_bring_is_named(module: str, dist: str) -> None:
     done = import_check(module)
     last = done.stderr.strip().splitlines()[-1]
