@@ -123,6 +123,16 @@ def test_the_codes_own_literals_find_a_difference_random_numbers_miss(tmp_path: 
     assert (year % 400, year % 401 != 0, found["401"].here, found["401"].there) == (0, True, "True", "False")
 
 
+def test_an_integer_literal_is_tried_for_a_float_argument(tmp_path: Path) -> None:
+    """humanize's naturaldelta compares seconds with 60; its tests pass
+    floats far from it: `< 60` made `<= 60` differs at 60.0."""
+    code = "def unit(seconds):\n    if seconds < 60:\n        return 'seconds'\n    return 'minutes'\n"
+    root = tree(tmp_path / "t", {"pkg/core.py": code})
+    found = search(root, "pkg.core", "unit", (Call(("1.5",)), Call(("3000.0",))),
+                   {"0": code.replace("seconds < 60", "seconds <= 60")})
+    assert (found["0"].call, found["0"].here, found["0"].there) == ("unit(60.0)", "'minutes'", "'seconds'")
+
+
 def test_an_argument_changed_in_place_is_a_result(tmp_path: Path) -> None:
     grow = "def grow(items, n):\n    items.append(n)\n    return None\n"
     root = tree(tmp_path / "t", {"pkg/core.py": grow})

@@ -281,6 +281,7 @@ def _constants(*functions: Any) -> dict[type, list[Any]]:
     ints = found.get(int, set())
     more = {n + step for n in ints for step in (-1, 1)} | {a * b for a in ints for b in ints if abs(a * b) < 10**9}
     found[int] = ints | more
+    found[float] = found.get(float, set()) | {float(n) for n in found[int]}  # `seconds < 60` on a float too
     return {kind: sorted(values, key=repr) for kind, values in found.items() if values}
 
 
