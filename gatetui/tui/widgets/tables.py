@@ -50,7 +50,8 @@ class KeyedTable(DataTable[Cell]):
         tables hold a handful of rows, so a rebuild costs nothing."""
         texts = {key: [as_text(cell) for cell in cells] for key, cells in rows.items()}
         current = [str(k.value) for k in self.rows]
-        if current == list(texts) and all(
+        columns = [str(k.value) for k in self.columns] == [key for key, _ in self.COLUMNS]  # some may come and go
+        if columns and current == list(texts) and all(
                 self.get_cell(key, column) == cell
                 for key, cells in texts.items() for (column, _), cell in zip(self.COLUMNS, cells)):
             return
