@@ -34,11 +34,11 @@ def screen_text(pilot: Pilot[None]) -> str:
     return "\n".join(strip.text for strip in pilot.app.screen._compositor.render_strips())
 
 
-def verdicts_cut(pilot: Pilot[None]) -> list[str]:
-    """Each branch row on screen that is not drawn whole: every column the
-    table holds, each cell padded to its column (a cut verdict read
-    `verdic`, `runnin`, `at bas` and the columns after it were gone)."""
-    table = pilot.app.screen.query_one("#branches", DataTable)
+def rows_cut(pilot: Pilot[None], table_id: str = "#branches") -> list[str]:
+    """Each row of a table, on screen, that is not drawn whole: every column
+    the table holds, each cell padded to its column (a cut verdict read
+    `verdic`, `runnin`, `at bas`; a cut dollar figure lost its last digits)."""
+    table = pilot.app.screen.query_one(table_id, DataTable)
     lines = screen_text(pilot).split("\n")
     cut = []
     for row in table.rows:
@@ -46,8 +46,11 @@ def verdicts_cut(pilot: Pilot[None]) -> list[str]:
         whole = "".join(f" {cell:<{column.width}} " for cell, column in zip(cells, table.columns.values()))
         if any(f" {cells[0]} " in line for line in lines) and not any(whole in line for line in lines):
             cut.append(whole)
-    assert "verdict" in {str(column.key.value) for column in table.columns.values()}
     return cut
+
+
+def columns_of(pilot: Pilot[None], table_id: str) -> list[str]:
+    return [str(key.value) for key in pilot.app.screen.query_one(table_id, DataTable).columns]
 
 
 @pytest.mark.asyncio
@@ -65,7 +68,7 @@ async def test_the_pane_follows_the_runs_gating_then_a_finished_one_with_its_not
         assert app.main.run is not None and app.main.run.status == "running"
         assert sup.run(third) is None  # paced: it waits at its base for a slot, never `queued`
         assert "queued" not in column(pilot, "#branches", "verdict").values()
-        assert verdicts_cut(pilot) == []
+        assert rows_cut(pilot) == []
         backend.release.set()
         ended = lambda: all((r := sup.run(b)) is not None and not r.in_progress for b in (first, second, third))  # noqa: E731
         await wait_for(pilot, ended, 60)
@@ -80,7 +83,7 @@ async def test_the_pane_follows_the_runs_gating_then_a_finished_one_with_its_not
             f"{'as the gate said' if workshop.expects[shown] == run.status else f'the gate said {run.status}'}): "
             f"{workshop.stories[shown]}")
         await pilot.pause(0.1)
-        assert verdicts_cut(pilot) == []
+        assert rows_cut(pilot) == []
         assert {column(pilot, "#branches", "verdict")[b] for b in (first, second, third)} <= set(VERDICT_WORD.values())
         await pilot.press("q")
 
@@ -115,7 +118,8 @@ def test_the_demo_screen_with_a_notice(snap_compare: Any, tmp_path: Path, size: 
         await until(lambda: app.main.branch_name == "agent/skip_marker" and app.main.run is not None)
         await until(lambda: app.main.query_one(ScenarioNotice).display)
         await pilot.pause(0.1)
-        if size == (120, 40):
-            assert verdicts_cut(pilot) == []
+        if size == (120, 40):  # what is shown is shown whole
+            assert rows_cut(pilot) == [] and "verdict" in columns_of(pilot, "#branches")
+            assert rows_cut(pilot, "#cost-table") == [] and {"cpu", "usd"} <= set(columns_of(pilot, "#cost-table"))
 
     assert snap_compare(judged_workshop(tmp_path), terminal_size=size, run_before=judged)
