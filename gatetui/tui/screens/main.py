@@ -15,13 +15,13 @@ from textual.widgets.data_table import RowDoesNotExist
 
 from gatetui.inert import inert
 from gatetui.supervise.supervisor import Supervisor
+from gatetui.tui.follow import Spotlight
 from gatetui.tui.screens.main_actions import RunActions
 from gatetui.tui.screens.main_text import empty_text, run_title
 from gatetui.tui.messages import BranchesChanged, EscalationRaised, OutputArrived, RunChanged
 from gatetui.tui.widgets.branches import BranchTable, RunsTable
 from gatetui.tui.widgets.checks import ChecksTable
 from gatetui.tui.widgets.credit import CreditPanel, month_projection
-from gatetui.tui.follow import Spotlight
 from gatetui.tui.widgets.digests import DigestPanel
 from gatetui.tui.widgets.logview import LogView
 from gatetui.tui.widgets.notice import Notices, ScenarioNotice

@@ -79,14 +79,14 @@ class KeyedTable(DataTable[Cell]):
         then all are shown), then `give_way` on what is over."""
         room = self.room(len(rows))
         kept = list(range(len(self.COLUMNS)))
-        widths = [max([len(label), *(cells[i].cell_len for cells in rows.values())]) + 2 * self.cell_padding
-                  for i, (_, label) in enumerate(self.COLUMNS)]
+        widths = [max([len(label), *(cells[i].cell_len for cells in rows.values() if i < len(cells))])
+                  + 2 * self.cell_padding for i, (_, label) in enumerate(self.COLUMNS)]
         for key in self.OPTIONAL:
             if room <= 0 or sum(widths[i] for i in kept) <= room:
                 break
             kept.remove(next(i for i, (k, _) in enumerate(self.COLUMNS) if k == key))
         self.shown_columns = [self.COLUMNS[i] for i in kept]
-        fitted = {key: [cells[i] for i in kept] for key, cells in rows.items()}
+        fitted = {key: [cells[i] for i in kept if i < len(cells)] for key, cells in rows.items()}
         self.natural_width = sum(widths[i] for i in kept)
         over = self.natural_width - room
         return self.give_way(fitted, over) if room > 0 and over > 0 else fitted
