@@ -92,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("dir", type=Path, nargs="?", default=Path("demo"), help="where the workshop repository is "
                       "written (default: demo)")
     demo.add_argument("--interval", type=_seconds, default=4.0, metavar="S",
-                      help="seconds between two replayed agent commits")
+                      help="the least seconds between two replayed agent commits (each also waits for a "
+                           "free gate slot)")
     demo.add_argument("--plain", action="store_true", help="print the verdicts as text, even in a terminal")
     _add_submit_parsers(sub)
     return parser

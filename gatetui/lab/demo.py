@@ -1,8 +1,8 @@
 """`gatetui demo`: every sample gated, each cheat caught.
 
 In a terminal the TUI opens on one workshop repository and each sample's
-agent commit is replayed onto its branch a few seconds apart, so the audience
-watches each one caught live (`write_workshop`, `replay`). Without a TTY (CI,
+agent commit is replayed onto its branch as soon as the gate has a slot for
+it, so the audience watches each one caught live (`write_workshop`, `replay`). Without a TTY (CI,
 a projector fed by a pipe) every sample is gated in turn and the verdicts are
 printed as plain text (`run_demo`).
 """
@@ -31,6 +31,7 @@ from gatetui.lab.samples import (
     load_scenarios, write_all,
 )
 from gatetui.supervise.store import Store
+from gatetui.supervise.supervisor import Supervisor
 
 
 def run_demo(dest: Path, out: TextIO, err: TextIO) -> int:
@@ -69,7 +70,8 @@ its sample's base, and `gatetui demo` moves it to the agent's commit.
 class Workshop:
     repo: Path
     moves: list[tuple[str, str]]  # (branch, the agent's head commit), in replay order
-    stories: dict[str, str] = field(default_factory=dict)  # branch -> what its scenario does, shown as it moves
+    stories: dict[str, str] = field(default_factory=dict)  # branch -> what its scenario does, shown by its verdict
+    expects: dict[str, str] = field(default_factory=dict)  # branch -> the verdict its scenario expects
 
 
 def write_workshop(dest: Path, root: Path = SAMPLES_DIR) -> Workshop:
@@ -102,7 +104,8 @@ def write_workshop(dest: Path, root: Path = SAMPLES_DIR) -> Workshop:
         repo.refs.set_symbolic_ref(Ref(b"HEAD"), MAIN_REF)
     finally:
         repo.close()
-    return Workshop(dest, moves, {s.branch: f"{s.title}: {s.story}" for s in scenarios})
+    return Workshop(dest, moves, {s.branch: f"{s.title}: {s.story}" for s in scenarios},
+                    {s.branch: s.verdict for s in scenarios})
 
 
 def install_hidden(workshop: Workshop, store: Store, root: Path = SAMPLES_DIR) -> int:
@@ -125,12 +128,55 @@ def move_branch(repo: Path, branch: str, sha: str) -> None:
 
 
 async def replay(workshop: Workshop, interval: float, first_after: float = 2.0,
-                 moved: Callable[[str, str], None] | None = None) -> None:
-    """Move each agent branch to its head, `interval` seconds apart;
-    `moved(branch, story)` is told of each (the TUI follows it)."""
+                 moved: Callable[[str, str], None] | None = None, pace: Supervisor | None = None) -> None:
+    """Move each agent branch to its head, at least `interval` seconds apart;
+    `moved(branch, story)` is told of each (the TUI notes its story).
+
+    With `pace` (the supervisor gating the workshop) a branch moves only
+    when a gate slot is free, and the next waits until the supervisor has
+    seen the move: moved faster than the gate judges, the branches would
+    only pile up `queued`, and the room would watch rows that wait."""
+    loop = asyncio.get_running_loop()
     await asyncio.sleep(first_after)
+    last: float | None = None
     for branch, sha in workshop.moves:
+        if pace is not None:
+            await slot_free(pace)
+        if last is not None:
+            await asyncio.sleep(max(0.0, last + interval - loop.time()))
         await asyncio.to_thread(move_branch, workshop.repo, branch, sha)
+        last = loop.time()
         if moved is not None:
             moved(branch, workshop.stories.get(branch, ""))
-        await asyncio.sleep(interval)
+        if pace is not None:
+            await seen_at(pace, branch, sha)
+
+
+async def slot_free(supervisor: Supervisor) -> None:
+    """Until fewer runs are under way than the supervisor gates at once."""
+    await until_told(supervisor, lambda: gates_under_way(supervisor) < supervisor.parallel)
+
+
+async def seen_at(supervisor: Supervisor, branch: str, sha: str) -> None:
+    """Until the supervisor has seen `branch` at `sha` (and so queued its run)."""
+    def seen() -> bool:
+        known = supervisor.branches.get(branch)
+        return known is not None and known.head == sha
+    await until_told(supervisor, seen)
+
+
+def gates_under_way(supervisor: Supervisor) -> int:
+    """Runs queued or gating: what holds or waits for one of the supervisor's slots."""
+    return sum(1 for b in supervisor.branches.values() for r in b.runs if r.in_progress)
+
+
+async def until_told(supervisor: Supervisor, holds: Callable[[], bool]) -> None:
+    """Until `holds()`, looked at again each time the supervisor says something changed."""
+    changed = asyncio.Event()
+    unsubscribe = supervisor.subscribe(lambda _: changed.set())
+    try:
+        while not holds():
+            changed.clear()
+            await changed.wait()
+    finally:
+        unsubscribe()

@@ -58,6 +58,7 @@ class Supervisor:
                  parallel: int = 2, clock: Callable[[], float] = time.time,
                  watcher: RefWatcher | None = None):
         repo = Path(repo).resolve()
+        self.parallel = parallel  # runs gated at once; the others wait queued
         self.scope = Scope(repo, store, backend, watcher or RefWatcher(repo, pattern), base, pattern,
                            timeout, clock, started_at=clock())
         self.reviews = Reviews(self.scope)

@@ -68,11 +68,13 @@ class GatetuiApp(App[None]):
             self.run_worker(self.after_start(), group="after start", exit_on_error=False)
 
     def follow_demo(self, branch: str, story: str) -> None:
-        """The demo moved `branch` to the agent's commit: show that branch
-        and say what its scenario does (the replay runs on this loop)."""
-        if self.screen is self.main:
-            self.main.show_branch(branch)
-        self.notify(inert(story), title=inert_line(branch), timeout=8, markup=False)
+        """The demo moved `branch` to the agent's commit: keep what its
+        scenario does, shown beside its verdict when that comes (the replay
+        runs on this loop). The pane itself follows the runs, not the moves
+        (`MainScreen.spotlight`): a branch just moved is only queued."""
+        self.main.notices.stories[branch] = story
+        if self.main.is_mounted:
+            self.main.refresh_run()
 
     def launch(self, key: str, coro: Coroutine[Any, Any, None]) -> Worker[None]:
         return self.run_worker(coro, name=key, group=key, exclusive=True, exit_on_error=False)

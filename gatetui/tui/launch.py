@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import functools
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gatetui.backends.base import Backend
 from gatetui.errors import ExitCode
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
+
+if TYPE_CHECKING:  # the app and the demo are imported when a screen opens, not by the CLI's parser
+    from gatetui.lab.demo import Workshop
+    from gatetui.tui.app import GatetuiApp
 
 
 def run_tui(repo: Path, base: str, pattern: str, backend: str, state_dir: Path | None,
@@ -33,14 +39,29 @@ def run_tui(repo: Path, base: str, pattern: str, backend: str, state_dir: Path |
 
 def run_demo_tui(dest: Path, interval: float, make_backend: Callable[[str], Backend]) -> int:
     """The workshop: every sample in one repo, each agent commit replayed live."""
-    from gatetui.lab.demo import install_hidden, replay, write_workshop
-    from gatetui.tui.app import GatetuiApp
+    from gatetui.lab.demo import install_hidden, write_workshop
 
     workshop = write_workshop(dest / "workshop")
     store = Store.open(dest / "state")
     install_hidden(workshop, store)
-    supervisor = Supervisor(workshop.repo, make_backend("local"), store)
-    app = GatetuiApp(supervisor, make_backend)
-    app.after_start = functools.partial(replay, workshop, interval, moved=app.follow_demo)
-    app.run()
+    demo_app(workshop, Supervisor(workshop.repo, make_backend("local"), store), interval, make_backend).run()
     return ExitCode.PASS
+
+
+def demo_app(workshop: Workshop, supervisor: Supervisor, interval: float,
+             make_backend: Callable[[str], Backend] | None = None, first_after: float = 2.0,
+             clock: Callable[[], float] = time.time) -> GatetuiApp:
+    """The app as the demo runs it (its tests build it here too): the
+    replay paced to the supervisor's gate slots, the pane following the
+    runs with something to show, each scenario's notice beside its verdict."""
+    from gatetui.lab.demo import replay
+    from gatetui.tui.app import GatetuiApp
+    from gatetui.tui.follow import Spotlight
+
+    app = GatetuiApp(supervisor, make_backend, clock)
+    app.main.spotlight = Spotlight()
+    app.main.notices.stories.update(workshop.stories)  # each shown once its branch has a verdict
+    app.main.notices.expects.update(workshop.expects)
+    app.after_start = functools.partial(replay, workshop, interval, first_after, moved=app.follow_demo,
+                                        pace=supervisor)
+    return app

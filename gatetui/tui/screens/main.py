@@ -15,6 +15,7 @@ from textual.widgets.data_table import RowDoesNotExist
 
 from gatetui.inert import inert
 from gatetui.supervise.supervisor import Supervisor
+from gatetui.tui.follow import Spotlight
 from gatetui.tui.screens.main_actions import RunActions
 from gatetui.tui.screens.main_text import empty_text, run_title
 from gatetui.tui.messages import BranchesChanged, EscalationRaised, OutputArrived, RunChanged
@@ -23,6 +24,7 @@ from gatetui.tui.widgets.checks import ChecksTable
 from gatetui.tui.widgets.credit import CreditPanel, month_projection
 from gatetui.tui.widgets.digests import DigestPanel
 from gatetui.tui.widgets.logview import LogView
+from gatetui.tui.widgets.notice import Notices, ScenarioNotice
 
 
 class MainScreen(RunActions):
@@ -42,6 +44,8 @@ class MainScreen(RunActions):
         self.supervisor, self.clock = supervisor, clock
         self.branch_name: str | None = None
         self.run_id: str | None = None  # None: follow the branch's latest run
+        self.spotlight: Spotlight | None = None  # the demo: the pane follows the run gating or just judged
+        self.notices = Notices()  # the demo: each scenario's story, shown beside its verdict
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -53,6 +57,7 @@ class MainScreen(RunActions):
                 yield RunsTable(id="runs", cursor_type="row")
             with Vertical(id="right"):
                 yield Static(id="run-title", markup=False)
+                yield ScenarioNotice(id="notice", markup=False)
                 yield ChecksTable(id="checks", cursor_type="row")
                 yield LogView(id="log")
                 with Horizontal(id="panels"):
@@ -96,6 +101,7 @@ class MainScreen(RunActions):
         checks.show(run, now)
         title = run_title(self.supervisor, branch, run, self.run_id is not None)
         self.query_one("#run-title", Static).update(inert(title))  # head's branch name, notes, messages
+        self.query_one(ScenarioNotice).show(self.notices.text(self.branch_name, run))
         self.query_one(LogView).show(run, checks.selected_check)
         self.query_one(DigestPanel).show(branch, run)
         self.refresh_credit()
@@ -108,6 +114,7 @@ class MainScreen(RunActions):
                                          month_projection(runs, self.clock()))
 
     def tick(self) -> None:
+        self.follow()  # a verdict's hold may have run out
         now = self.clock()
         self.query_one(BranchTable).show(sorted(self.supervisor.branches.values(), key=lambda b: b.name), now)
         run = self.run
@@ -117,7 +124,16 @@ class MainScreen(RunActions):
     # --- supervisor messages -------------------------------------------------------
 
     def on_branches_changed(self, _: BranchesChanged) -> None:
-        self.refresh_all()
+        if not self.follow():
+            self.refresh_all()
+
+    def follow(self) -> bool:
+        """In the demo, show the branch the spotlight moved to (a run began
+        gating or was judged); True when it moved, the screen redrawn."""
+        name = self.spotlight.moved(self.supervisor.branches.values()) if self.spotlight else None
+        if name is not None:
+            self.show_branch(name)
+        return name is not None
 
     def on_run_changed(self, message: RunChanged) -> None:
         if message.branch == self.branch_name:

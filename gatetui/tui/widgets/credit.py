@@ -3,11 +3,13 @@ the app started, a monthly projection, and submits used."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.widget import Widget
 from textual.widgets import Static
 
 from gatetui.gate.checks import CHECK_ORDER
@@ -49,7 +51,32 @@ def month_projection(runs: Iterable[Run], now: float) -> Projection | None:
 
 
 class CostTable(KeyedTable):
+    """Its panel takes the width the table needs, up to SHARE of the row it
+    shares with the digests, which keep DIGESTS_LEAST columns; short of
+    that (a 120-column screen), wall seconds leave first, then GiB-minutes:
+    the dollars and the CPU they mostly come from show whole, never with a
+    digit cut off (at 150 columns the dollars read $0.00002 for $0.000029)."""
+
     COLUMNS = (("what", ""), ("wall", "wall s"), ("cpu", "CPU-min"), ("gib", "GiB-min"), ("usd", "dollars"))
+    OPTIONAL = ("wall", "gib")
+    SHARE, DIGESTS_LEAST = 0.65, 34
+
+    def room(self, rows: int) -> int:
+        panel = self.parent
+        row = panel.parent if panel is not None else None
+        if not isinstance(panel, Widget) or not isinstance(row, Widget) or row.content_region.width <= 0:
+            return 0
+        width = row.content_region.width
+        return min(int(width * self.SHARE), width - self.DIGESTS_LEAST) - panel.styles.gutter.width
+
+    def fit(self, rows: Mapping[str, Sequence[Text]]) -> dict[str, list[Text]]:
+        fitted = super().fit(rows)
+        panel = self.parent
+        if isinstance(panel, Widget) and self.room(len(rows)) > 0:
+            width = self.natural_width + panel.styles.gutter.width
+            if panel.styles.width is None or panel.styles.width.value != width:
+                panel.styles.width = width
+        return fitted
 
 
 def _cells(name: str, usage: Usage, wall: bool = True) -> tuple[str, ...]:

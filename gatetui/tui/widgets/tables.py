@@ -29,15 +29,30 @@ def as_text(cell: Cell) -> Text:
 
 
 class KeyedTable(DataTable[Cell]):
-    """A DataTable whose rows are synced from a mapping of key -> cells."""
+    """A DataTable whose rows are synced from a mapping of key -> cells.
 
-    COLUMNS: Sequence[tuple[str, str]] = ()  # (key, label)
+    Short of room, it leaves out its OPTIONAL columns, in their order, so
+    that the columns it shows show whole (a column cut at the pane's edge
+    read `verdic` or `$0.00002` for `$0.000029`); `give_way` may then
+    narrow what is left (the branch names)."""
+
+    COLUMNS: Sequence[tuple[str, str]] = ()  # (key, label): every column, in order
+    OPTIONAL: Sequence[str] = ()  # keys of the columns left out first when the table is short of room
+    shown_columns: Sequence[tuple[str, str]] = ()  # the columns on screen
+    synced: Mapping[str, Sequence[Cell]] = {}  # the rows last synced: fitted again on a resize
+    natural_width = 0  # columns the shown columns take, padding included
 
     def on_mount(self) -> None:
+        self.shown_columns = self.COLUMNS
         self._add_columns({})
 
+    def on_resize(self) -> None:
+        """The room changed (a resize, the narrow layout): fit the rows again."""
+        if self.OPTIONAL:
+            self.sync(self.synced)
+
     def _add_columns(self, rows: Mapping[str, Sequence[Text]]) -> None:
-        for i, (key, label) in enumerate(self.COLUMNS):
+        for i, (key, label) in enumerate(self.shown_columns):
             width = max([len(label), *(cells[i].cell_len for cells in rows.values() if i < len(cells))])
             self.add_column(label, key=key, width=width)
 
@@ -48,13 +63,46 @@ class KeyedTable(DataTable[Cell]):
         only ever grow, so updating in place would size a column by
         whatever it once held and make the screen depend on timing. The
         tables hold a handful of rows, so a rebuild costs nothing."""
-        texts = {key: [as_text(cell) for cell in cells] for key, cells in rows.items()}
+        self.synced = rows
+        texts = self.fit({key: [as_text(cell) for cell in cells] for key, cells in rows.items()})
         current = [str(k.value) for k in self.rows]
-        if current == list(texts) and all(
+        columns = [str(k.value) for k in self.columns] == [key for key, _ in self.shown_columns]
+        if columns and current == list(texts) and all(
                 self.get_cell(key, column) == cell
-                for key, cells in texts.items() for (column, _), cell in zip(self.COLUMNS, cells)):
+                for key, cells in texts.items() for (column, _), cell in zip(self.shown_columns, cells)):
             return
         self._rebuild(texts)
+
+    def fit(self, rows: Mapping[str, Sequence[Text]]) -> dict[str, list[Text]]:
+        """The rows as shown: OPTIONAL columns left out while the table
+        would be wider than its room (unknown before the first layout:
+        then all are shown), then `give_way` on what is over."""
+        room = self.room(len(rows))
+        kept = list(range(len(self.COLUMNS)))
+        widths = [max([len(label), *(cells[i].cell_len for cells in rows.values() if i < len(cells))])
+                  + 2 * self.cell_padding for i, (_, label) in enumerate(self.COLUMNS)]
+        for key in self.OPTIONAL:
+            if room <= 0 or sum(widths[i] for i in kept) <= room:
+                break
+            kept.remove(next(i for i, (k, _) in enumerate(self.COLUMNS) if k == key))
+        self.shown_columns = [self.COLUMNS[i] for i in kept]
+        fitted = {key: [cells[i] for i in kept if i < len(cells)] for key, cells in rows.items()}
+        self.natural_width = sum(widths[i] for i in kept)
+        over = self.natural_width - room
+        return self.give_way(fitted, over) if room > 0 and over > 0 else fitted
+
+    def room(self, rows: int) -> int:
+        """Columns the cells may take: the table's width less a scrollbar
+        when the rows (and the header's row) overflow; 0 before the first layout."""
+        room = self.content_region.width
+        if room > 0 and rows + 1 > self.content_region.height:
+            room -= self.styles.scrollbar_size_vertical
+        return room
+
+    def give_way(self, rows: dict[str, list[Text]], over: int) -> dict[str, list[Text]]:
+        """Rows still `over` columns too wide once the optional columns are
+        out: as they are (a table may narrow one of its columns)."""
+        return rows
 
     def _rebuild(self, rows: Mapping[str, Sequence[Text]]) -> None:
         """Each column sized here from what it holds: DataTable measures
