@@ -251,8 +251,11 @@ READINGS: dict[tuple[str, str], str] = {
         "true: the deprecated `__version__` __getattr__, BadHeader's annotated attributes and serializer.py:258 "
         "run under no test (the TYPE_CHECKING lines are left out since 7eddcdd)",
     ("humanize@4.9.0..4.10.0", "bites"):
-        "true: no test sits on the boundaries of naturaldelta (59/60/61 seconds, 3600) and none passes a "
-        "string value, so `<` -> `<=` and the removed `float(value)` survive",
+        "true: no test sits on the boundaries of naturaldelta, and the search shows the tests to write "
+        "(naturaldelta(60) gives 'a minute' here, '60 seconds' with `<=`; 7200 s gives '2 hours', '1 hour' with "
+        "`// 3601`); `3600 < delta.seconds` made `<=` survives but cannot differ (an earlier branch takes "
+        "3600-7199); false (likely equivalent): the removed `float(value)` differs only for a string, which no "
+        "test passes and the search does not try",
 }
 
 
