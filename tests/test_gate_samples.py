@@ -118,8 +118,8 @@ def test_failing_detail_names_the_cause(gated: dict[str, list[GateEvent]], name:
 def test_output_of_every_run_is_streamed(gated: dict[str, list[GateEvent]]) -> None:
     streams = {e.stream for e in gated["honest_fix"] if isinstance(e, OutputChunk)}
     # honest_fix changes a test file: its tests run again after run 1, on a stream of their own;
-    # each of its line's 12 mutants runs on a stream of its own
-    assert streams == {"install", "run 1", "run 2", "run 3", "old tests", "reruns", "wheel",
+    # each of its line's 12 mutants runs on a stream of its own, and the control that checks their kills
+    assert streams == {"install", "run 1", "run 2", "run 3", "old tests", "reruns", "wheel", "control 1",
                        *(f"mutant {i}" for i in range(1, 13))}
 
 
@@ -263,7 +263,8 @@ def test_baseline_lists_the_failure_base_already_had(gated: dict[str, list[GateE
         "tests/test_easter.py::test_easter_sunday_2026", "tests/test_leap.py::test_leap_day")
     streams = {e.stream for e in gated["baseline_known_failure"] if isinstance(e, OutputChunk)}
     assert {s for s in streams if not s.startswith("mutant ")} == {
-        "install", "run 1", "run 2", "run 3", "old tests", "baseline install", "baseline", "reruns", "wheel"}
+        "install", "run 1", "run 2", "run 3", "old tests", "baseline install", "baseline", "reruns", "wheel",
+        "control 1"}
     assert finished(gated["honest_fix"]).baseline.to_json()["rule"] == "strict"
 
 
