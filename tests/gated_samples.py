@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.events import GateEvent, OutputChunk
 from gatetui.gate.plan import GateRequest, make_plan
@@ -199,8 +201,7 @@ def assert_told_apart(lines: list[str], where: str, function: str, before: str, 
     results it shows are what head's line and the mutant's give for it."""
     assert len(lines) == len(afters), lines
     for line, after in zip(lines, afters):
-        found = TOLD.fullmatch(line)
-        assert found is not None, line
+        found = TOLD.fullmatch(line) or pytest.fail(f"not a told-apart line: {line}")
         assert (found["where"], found["function"]) == (where, function)
         year = int(found["year"])
         here, there = (eval(code.removeprefix("return "), {"year": year}) for code in (before, after))  # noqa: S307
