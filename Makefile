@@ -24,11 +24,14 @@ tools:
 		{ apt-get update -qq && apt-get install -y -qq golang-go; } >/dev/null 2>&1; } || \
 		echo "go is not installed: the go stack's gates are skipped (apt-get install golang-go)"
 
-# The import contract (pyproject.toml's [tool.importlinter]) and the types:
-# the whole package, and the domain strictly.
+# Lint and format (ruff), the import contract (pyproject.toml's
+# [tool.importlinter]) and the types: the whole package, and the domain strictly.
+LINTED := gatetui tests bench
 STRICT := gatetui/gate gatetui/stacks gatetui/backends gatetui/git gatetui/config.py gatetui/errors.py \
           gatetui/globs.py gatetui/pyparse.py gatetui/inert.py
 check: $(STAMP)
+	$(BIN)/ruff check --quiet $(LINTED)
+	$(BIN)/ruff format --check --quiet $(LINTED)
 	$(BIN)/lint-imports --no-cache >/dev/null || $(BIN)/lint-imports --no-cache
 	$(BIN)/mypy gatetui
 	$(BIN)/mypy --strict $(STRICT)

@@ -25,8 +25,9 @@ FIRST = (64, 0, 0)
 
 
 def releases() -> list[str]:
-    said = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "setuptools"],
-                          capture_output=True, text=True, check=True).stdout
+    said = subprocess.run(
+        [sys.executable, "-m", "pip", "index", "versions", "setuptools"], capture_output=True, text=True, check=True
+    ).stdout
     listed = re.search(r"Available versions: (.*)", said)
     found = [v.strip() for v in (listed.group(1) if listed else "").split(",")]
     return [v for v in found if re.fullmatch(r"\d+(\.\d+)*", v) and tuple(map(int, v.split("."))) >= FIRST]
@@ -34,8 +35,22 @@ def releases() -> list[str]:
 
 def template(version: str, folder: Path) -> str | None:
     """The release's finder template, rendered for no packages."""
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
-                    f"setuptools=={version}", "-d", str(folder)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            f"setuptools=={version}",
+            "-d",
+            str(folder),
+        ],
+        check=True,
+    )
     (wheel,) = folder.glob(f"setuptools-{version}-*.whl")
     source = zipfile.ZipFile(wheel).read("setuptools/command/editable_wheel.py").decode()
     found = re.search(r'_FINDER_TEMPLATE = """\\?\n(.*?)"""', source, re.S)

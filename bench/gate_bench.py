@@ -37,9 +37,9 @@ from gatetui.gate.checks import CheckId
 from gatetui.gate.events import CheckFinished, CheckProgress, GateEvent
 from gatetui.gate.phases.context import Context
 from gatetui.gate.phases.ledger import Ledger
-from gatetui.lab.samples import Scenario, load_scenarios, materialize
 from gatetui.gate.plan import GateRequest, Plan, make_plan
 from gatetui.gate.runner import run_gate
+from gatetui.lab.samples import Scenario, load_scenarios, materialize
 from gatetui.stacks.python.profile import PIP
 
 SLEEPS = 5  # tests, one second each
@@ -52,22 +52,26 @@ PYTHON = {
         '[tool.setuptools]\npackages = ["sleepy"]\n'
     ),
     "sleepy/__init__.py": "def nap():\n    return 1\n",
-    "tests/test_sleepy.py": "import time\nfrom sleepy import nap\n\n" + "".join(
-        f"def test_nap_{i}():\n    time.sleep(1)\n    assert nap() == 1\n\n" for i in range(SLEEPS)
-    ),
+    "tests/test_sleepy.py": "import time\nfrom sleepy import nap\n\n"
+    + "".join(f"def test_nap_{i}():\n    time.sleep(1)\n    assert nap() == 1\n\n" for i in range(SLEEPS)),
 }
 # head adds a clamp tested at its top itself: one mutant (`n >= top`) survives, and no input tells it apart
-CAPPED = ("sleepy/__init__.py", "def nap():\n    return 1\n\n\ndef cap(n, top):\n    if n > top:\n"
-                                "        return top\n    return n\n")
-CAP_TEST = {"tests/test_cap.py": "from sleepy import cap\n\n\ndef test_cap():\n    assert cap(5, 3) == 3\n"
-                                 "    assert cap(3, 3) == 3\n    assert cap(1, 3) == 1\n"}
+CAPPED = (
+    "sleepy/__init__.py",
+    "def nap():\n    return 1\n\n\ndef cap(n, top):\n    if n > top:\n        return top\n    return n\n",
+)
+CAP_TEST = {
+    "tests/test_cap.py": "from sleepy import cap\n\n\ndef test_cap():\n    assert cap(5, 3) == 3\n"
+    "    assert cap(3, 3) == 3\n    assert cap(1, 3) == 1\n"
+}
 NODE = {
     "package.json": '{"name": "sleepy", "version": "0.0.0", "scripts": {"test": "node --test"}}\n',
     "package-lock.json": '{"name": "sleepy", "version": "0.0.0", "lockfileVersion": 3, "requires": true,\n'
-                         ' "packages": {"": {"name": "sleepy", "version": "0.0.0"}}}\n',
+    ' "packages": {"": {"name": "sleepy", "version": "0.0.0"}}}\n',
     "src/nap.js": "exports.nap = () => 1;\n",
     "test/nap.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
-                        "const { nap } = require('../src/nap.js');\n" + "".join(
+    "const { nap } = require('../src/nap.js');\n"
+    + "".join(
         f"test('nap {i}', async () => {{ await new Promise(r => setTimeout(r, 1000)); assert.equal(nap(), 1); }});\n"
         for i in range(SLEEPS)
     ),
@@ -78,8 +82,9 @@ def git(repo: Path, *args: str) -> None:
     subprocess.run([*GIT, *args], cwd=repo, check=True, capture_output=True)
 
 
-def make_repo(root: Path, files: dict[str, str], head_edit: tuple[str, str],
-              more: dict[str, str] | None = None) -> Path:
+def make_repo(
+    root: Path, files: dict[str, str], head_edit: tuple[str, str], more: dict[str, str] | None = None
+) -> Path:
     repo = root / "repo"
     repo.mkdir(parents=True)
     for rel, text in files.items():
@@ -133,8 +138,9 @@ async def timed_commands(plan: Plan, root: Path, suite_runs: int) -> float:
         for i in range(suite_runs):
             report = shlex.quote(workspace.report_path(f"{i}.xml"))
             env = {k: v.replace("{report}", report) for k, v in plan.profile.test_env.items()}
-            await workspace.run(plan.profile.test.replace("{report}", report), timeout=600,
-                                env=env, on_output=lambda _: None)
+            await workspace.run(
+                plan.profile.test.replace("{report}", report), timeout=600, env=env, on_output=lambda _: None
+            )
         return time.monotonic() - start
     finally:
         await workspace.close()
@@ -153,8 +159,10 @@ def bench_stack(name: str, files: dict[str, str], edit: tuple[str, str]) -> None
     print(f"{name}: sequential gate (install, 4 runs)  {sequential:6.2f} s")
     print(f"{name}: gatetui gate  {gate:6.2f} s (install, runs and old tests answered at {suite:.2f} s)")
     print(f"{name}: figure 1  gate / (install + one run) = {gate / one:.2f}   (target <= 1.3)")
-    print(f"{name}: figure 1b the runs' answer / (install + one run) = {suite / one:.2f}   "
-          "(fresh trees per run: target <= 0.83, issue 16; bites' mutants come after)")
+    print(
+        f"{name}: figure 1b the runs' answer / (install + one run) = {suite / one:.2f}   "
+        "(fresh trees per run: target <= 0.83, issue 16; bites' mutants come after)"
+    )
     print(f"{name}: figure 2  sequential / gatetui = {sequential / gate:.2f}   (target >= 2.5)")
 
 
@@ -180,8 +188,10 @@ def big_repo(root: Path, files: int = 5000, commits: int = 500) -> Path:
                 blob(f"{folder}/{name}", f"def test_{i}():\n    assert {i} == {i}\n" if i % 10 == 0 else f"X = {i}\n")
         else:
             blob(f"pkg/m{c % 40}/f{c % 40 * 100 + 1}.py", f"X = {c}\n")
-    stream.append("commit refs/heads/agent/bench\ncommitter b <b@x.invalid> 1800000000 +0000\ndata 4\nhead\n"
-                  "from refs/heads/main\n")
+    stream.append(
+        "commit refs/heads/agent/bench\ncommitter b <b@x.invalid> 1800000000 +0000\ndata 4\nhead\n"
+        "from refs/heads/main\n"
+    )
     blob("tests/test_0.py", "import pytest\n\n@pytest.mark.skip\ndef test_0():\n    assert 0 == 0\n")
     blob("pkg/m1/f101.py", "X = 'changed'\n")
     subprocess.run(["git", "fast-import", "--quiet"], cwd=repo, input="".join(stream).encode(), check=True)
@@ -203,15 +213,18 @@ async def first_answer(repo: Path) -> float:
 
 def _diff_answer(event: GateEvent) -> bool:
     return isinstance(event, (CheckFinished, CheckProgress)) and (
-        (event.result.id if isinstance(event, CheckFinished) else event.check).value == "no_new_skips")
+        (event.result.id if isinstance(event, CheckFinished) else event.check).value == "no_new_skips"
+    )
 
 
 def bench_diff() -> None:
     with tempfile.TemporaryDirectory(prefix="gatetui-bench-big-") as tmp:
         repo = big_repo(Path(tmp))
         times = sorted(asyncio.run(first_answer(repo)) for _ in range(3))
-    print(f"figure 3  diff checks' first answer, 5,000 files / 500 commits: median {times[1]:.3f} s "
-          f"(best {times[0]:.3f} s)   (target < 0.5 s)")
+    print(
+        f"figure 3  diff checks' first answer, 5,000 files / 500 commits: median {times[1]:.3f} s "
+        f"(best {times[0]:.3f} s)   (target < 0.5 s)"
+    )
 
 
 MEMORY_PROBE = """
@@ -261,23 +274,33 @@ async def suite_walls(plan: Plan, root: Path) -> tuple[float, float]:
     """One plain suite run and one measured as run 2 is (the coverage
     plugin, the changed files), in one installed workspace: wall seconds,
     the best of two each."""
-    probe, changed = plan.profile.coverage, Context.of(plan, LocalBackend(), Ledger(lambda e: None, 600, False)).changed
+    probe, changed = (
+        plan.profile.coverage,
+        Context.of(plan, LocalBackend(), Ledger(lambda e: None, 600, False)).changed,
+    )
     assert probe is not None and changed is not None
     workspace = await LocalBackend(work_root=root).open(lambda dest: plan.repo.export(plan.head.sha, dest), "bench")
     try:
         for command in by_hand(plan):
             await workspace.run(command, timeout=600, on_output=lambda _: None)
-        await workspace.write_files({f".gate/{k}": v for k, v in {**plan.profile.test_files, **probe.plugin.files}.items()})
+        await workspace.write_files(
+            {f".gate/{k}": v for k, v in {**plan.profile.test_files, **probe.plugin.files}.items()}
+        )
         gate = f"{workspace.path.rstrip('/')}/.gate"
-        plugin = probe.plugin.env_for(gate, report=workspace.report_path("coverage.json"),
-                                      files=json.dumps(sorted(changed.files)))
+        plugin = probe.plugin.env_for(
+            gate, report=workspace.report_path("coverage.json"), files=json.dumps(sorted(changed.files))
+        )
         walls: dict[bool, list[float]] = {False: [], True: []}
         for i, measured in enumerate([False, True] * 2):
             report = shlex.quote(workspace.report_path(f"{i}.xml"))
-            places = {"{report}": report, "{gate}": gate, "{scratch}": workspace.scratch_path(f"c{i}"),
-                      "{tree}": workspace.path}
+            places = {
+                "{report}": report,
+                "{gate}": gate,
+                "{scratch}": workspace.scratch_path(f"c{i}"),
+                "{tree}": workspace.path,
+            }
             env = {k: _fill(v, places) for k, v in plan.profile.test_env.items()}
-            for key, value in (plugin.items() if measured else ()):
+            for key, value in plugin.items() if measured else ():
                 env[key] = f"{env[key]}{os.pathsep if key == 'PYTHONPATH' else ' '}{value}" if key in env else value
             start = time.monotonic()
             await workspace.run(plan.profile.test, timeout=600, env=env, on_output=lambda _: None)
@@ -308,12 +331,20 @@ async def bites_seconds(plan: Plan, root: Path) -> tuple[float, float, str]:
 
 def largest_sample(root: Path) -> tuple[str, Path]:
     """The python sample with the most changed library lines whose runs pass."""
+
     def changed(scenario: Scenario, repo: Path) -> int:
         plan = make_plan(GateRequest(repo, "main", scenario.branch))
         found = Context.of(plan, LocalBackend(), Ledger(lambda e: None, 600, False)).changed
         return 0 if found is None else found.count()
-    candidates = [s for s in load_scenarios() if s.stack == "python" and s.checks["runs"] == "pass"
-                  and s.checks["bites"] != "skipped" and not s.hidden_dir.is_dir()]
+
+    candidates = [
+        s
+        for s in load_scenarios()
+        if s.stack == "python"
+        and s.checks["runs"] == "pass"
+        and s.checks["bites"] != "skipped"
+        and not s.hidden_dir.is_dir()
+    ]
     repos = {s.name: materialize(s, root / s.name) for s in candidates}
     best = max(candidates, key=lambda s: (changed(s, repos[s.name]), s.name))
     return best.name, repos[best.name]
@@ -323,18 +354,25 @@ def bench_checks() -> None:
     with tempfile.TemporaryDirectory(prefix="gatetui-bench-checks-") as tmp:
         root = Path(tmp)
         edit = ("sleepy/__init__.py", "def nap():\n    return 1  # tuned\n")
-        subjects = [("wait-bound suite", make_repo(root / "sleepy", PYTHON, edit), "agent/bench"),
-                    ("wait-bound suite, one survivor searched", make_repo(root / "capped", PYTHON, CAPPED, CAP_TEST),
-                     "agent/bench")]
+        subjects = [
+            ("wait-bound suite", make_repo(root / "sleepy", PYTHON, edit), "agent/bench"),
+            (
+                "wait-bound suite, one survivor searched",
+                make_repo(root / "capped", PYTHON, CAPPED, CAP_TEST),
+                "agent/bench",
+            ),
+        ]
         name, repo = largest_sample(root / "samples")
         subjects.append((f"largest sample ({name})", repo, f"agent/{name}"))
         for label, path, head in subjects:
             plan = make_plan(GateRequest(path, "main", head))
             plain, measured = asyncio.run(suite_walls(plan, root))
             bites, search, detail = asyncio.run(bites_seconds(plan, root))
-            print(f"figure 5  {label}: one suite run {plain:5.2f} s; covered {(measured - plain) / plain:+.2f} "
-                  f"(measured run {measured:.2f} s); bites {bites / plain:.2f} ({bites:.2f} s, of which the "
-                  f"survivor search {search:.2f} s: {detail})   (target bites <= 1.0)")
+            print(
+                f"figure 5  {label}: one suite run {plain:5.2f} s; covered {(measured - plain) / plain:+.2f} "
+                f"(measured run {measured:.2f} s); bites {bites / plain:.2f} ({bites:.2f} s, of which the "
+                f"survivor search {search:.2f} s: {detail})   (target bites <= 1.0)"
+            )
 
 
 if __name__ == "__main__":

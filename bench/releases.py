@@ -23,7 +23,6 @@ of one project (or one pair, `NAME@N..M`).
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import shutil
@@ -40,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.object_store import BaseObjectStore
+from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
@@ -112,150 +111,241 @@ DROPPED: dict[str, str] = {
 # A false part inside a true finding is said after "false part:" and
 # counted apart, so a fix can aim at it.
 READINGS: dict[tuple[str, str], str] = {
-    ("more-itertools@10.4.0..10.5.0", "bites"):
-        "true: all_equal's new early `return False` made `return None` passes, as the tests use assertFalse "
-        "(the doctest that prints False is not collected)",
-    ("more-itertools@10.5.0..10.6.0", "old_tests"):
-        "true: 10.6.0 changed is_sorted on NaN (only `<` comparisons) and deleted that case from the test",
-    ("more-itertools@10.5.0..10.6.0", "covered"):
-        "true: recipes.py:1025, _factor_pollard's closing `raise ValueError('prime or under 5')`, runs under no "
-        "test (a defensive line, unreachable from factor())",
-    ("more-itertools@10.5.0..10.6.0", "bites"):
-        "true: no test calls sample(strict=True) with k equal to the population (`<` -> `<=` survives) and none "
-        "checks the error's message (message emptied survives)",
-    ("more-itertools@10.6.0..10.7.0", "tests_kept"):
-        "true: the release renamed OneTests.test_too_short to test_too_short_new and dropped its assertions on "
-        "the chained StopIteration",
-    ("more-itertools@10.6.0..10.7.0", "old_tests"):
-        "true: one() no longer chains StopIteration; the old test asserts the chaining",
-    ("more-itertools@10.6.0..10.7.0", "covered"):
-        "out of reach (only an interpreter without itertools.pairwise, before 3.10, runs it): recipes.py:344 is "
-        "the `except ImportError:` fallback",
-    ("idna@3.7..3.8", "covered"):
-        "true: 3.8's fix (try/except around valid_contextj) ships no test that reaches the joiner error",
-    ("idna@3.7..3.8", "bites"):
-        "true: `if not valid_contextj` negated survives: no test in the sdist has a label with a joiner that "
-        "decides the outcome",
-    ("idna@3.8..3.9", "no_new_skips"):
-        "false (a reformatted line that already skipped counts as added): 3.9 is a ruff format; the three "
-        "`raise unittest.SkipTest(...)` lines were joined onto one line each, none is new",
-    ("idna@3.8..3.9", "covered"):
-        "true: the 28 lines really run under no test; 3.9 only reformatted them (quotes, wrapping), so the review "
-        "is about old code (a format-only statement has the same AST and could be left out)",
-    ("idna@3.8..3.9", "bites"):
-        "true: no test reads the error messages: nameprep's NotImplementedError text emptied, _unot (only "
-        "used to word errors) returning None and check_bidi's positions counted from 2 (only in the "
-        "'Unknown directionality' message) all survive; the lines are old code 3.9 only reformatted, as for "
-        "covered (bites runs here since no_new_skips no longer fails)",
-    ("idna@3.9..3.10", "covered"):
-        "false (a multi-line `if (` whose first line holds no code): core.py:346 opens a parenthesised "
-        "condition; the lines inside it ran in the uts46 tests, python records no event for the `if (` line",
-    ("idna@3.9..3.10", "bites"):
-        "false (a version constant mutated): uts46data.py's `__version__ = \"15.1.0\"` made '' survives; no "
-        "test should pin a data table's version string",
-    ("pluggy@1.4.0..1.5.0", "install"):
-        "false (setuptools-scm `write_to` version file): the build rewrites src/pluggy/_version.py "
-        "(gitignored, shipped in the sdist), so the wheel's copy differs from the commit's",
-    ("pluggy@1.5.0..1.6.0", "install"):
-        "false (setuptools-scm `write_to` version file): as in 1.4.0..1.5.0",
-    ("six@1.15.0..1.16.0", "covered"):
-        "out of reach (only an interpreter without importlib.util.spec_from_loader runs it): six.py:77 "
-        "`spec_from_loader = None` is the `except ImportError:` fallback",
-    ("six@1.16.0..1.17.0", "runs"):
-        "false (a process-state test called flaky by reruns): test_lazy deletes and re-imports "
-        "six.moves entries in sys.modules; it passes in each fresh run and fails on a rerun in the same process",
-    ("six@1.16.0..1.17.0", "no_new_skips"):
-        "true: 1.17.0 added `pytest.skip(\"tkinter.tix removed from Python 3.13\")` (and one more): a real, "
-        "justified new skip for a person to approve",
-    ("six@1.16.0..1.17.0", "covered"):
-        "false (documentation/conf.py counted as library code): Sphinx's conf.py `copyright = ...` line",
-    ("humanize@4.9.0..4.10.0", "runs"):
-        "false (a process-state test called flaky by reruns): the test_i18n tests activate a locale "
-        "(gettext, module-global); in six reruns in one process a failed activation leaks into the next",
-    ("humanize@4.9.0..4.10.0", "tests_kept"):
-        "false (parametrize ids follow their values and index): 4.10.0 moved the frozen date from 2020 to "
-        "2010 and inserted a case, so test_naturaldate[...Mar 02 2019] became [...Mar 02 2009]; no test removed",
-    ("humanize@4.9.0..4.10.0", "no_new_skips"):
-        "false (parametrize ids follow their values and index): the same renamed ids counted as deselected",
-    ("humanize@4.10.0..4.11.0", "install"):
-        "false (hatch-vcs version file): the build hook writes src/humanize/_version.py (gitignored, shipped "
-        "in the sdist), so the wheel's copy differs from the commit's",
-    ("humanize@4.10.0..4.11.0", "runs"):
-        "false (a process-state test called flaky by reruns): test_naturalsize[300 Bytes] fails only in the "
-        "same-process reruns of the changed files, after test_i18n left a locale active",
-    ("humanize@4.10.0..4.11.0", "tests_kept"):
-        "true: 4.11.0 replaced four `__file__` tests of test_i18n by `__spec__` ones (the 19 test_naturalsize "
-        "cases whose ids changed with their values are counted per test since 8052997, no longer named)",
-    ("humanize@4.10.0..4.11.0", "no_new_skips"):
-        "false (parametrize ids follow their values and index): test_naturalsize's cases changed values, "
-        "their old ids counted as deselected",
-    ("humanize@4.10.0..4.11.0", "old_tests"):
-        "true: base's test_i18n patches i18n.__file__, which 4.11.0 no longer reads (it uses __spec__); "
-        "those tests fail and leave a locale active, and 300-odd unchanged tests after them fail with it",
-    ("humanize@4.10.0..4.11.0", "covered"):
-        "false (lines under `if TYPE_CHECKING:` never run): i18n.py:10-11 and the generated _version.py:5-6",
-    ("boltons@24.0.0..24.1.0", "install"):
-        "out of reach (the sdist leaves out requirements-test.txt, which tox.ini names): base fails the same, "
-        "the gate says so (error, not the change's fault); the pair does not qualify",
-    ("boltons@24.1.0..25.0.0", "covered"):
-        "true: fileutils.py:469-470, 704, 708 and timeutils.py:226 run under no test (the 242 lines of misc/ "
-        "scripts are said as not judged since 7eddcdd)",
-    ("boltons@24.1.0..25.0.0", "bites"):
-        "true: no test calls the new rotate_file with keep=1 (`keep < 1` -> `keep <= 1` survives); since "
-        "lines run only at import are tried too, two more: no test relies on rotate_file's default keep=5, "
-        "and none reads ecoutils' START_TIME_INFO key 'time_utc'",
-    ("itsdangerous@2.1.2..2.2.0", "old_tests"):
-        "true: 2.2.0 made the default digest a lazy sha1 wrapper; the old test asserts "
-        "`digest_method == hashlib.sha1` (the release changed that assertion too)",
-    ("pluggy@1.4.0..1.5.0", "covered"):
-        "false (lines that run at import): the unrun lines are imports, class-level annotations and `def` lines "
-        "that pytest itself imports before the gate's coverage starts, so they are not seen at all (a line "
-        "seen only at import or collection is now left to bites' mutants; pluggy's are never seen)",
-    ("pluggy@1.5.0..1.6.0", "covered"):
-        "false (lines that run at import), as in 1.4.0..1.5.0, beside a few true ones (_callers.py:52-56, "
-        "the generator teardown paths no test closes early)",
-    ("pluggy@1.5.0..1.6.0", "bites"):
-        "true: removing `teardown.close()` in _callers.py survives: no test checks that an old-style "
-        "hookwrapper generator is closed when its call raises",
-    ("click@8.1.7..8.1.8", "runs"):
-        "false (a requirements file that pins the project itself): requirements/dev.txt pins click==8.1.7; uv "
-        "refuses, pip's resolve then puts the index's click 8.1.7 in the dependency layer, where it shadows "
-        "head's own code, and the four tests of 8.1.8's fixes fail against 8.1.7",
-    ("click@8.1.7..8.1.8", "no_new_skips"):
-        "true: 8.1.8 added a test with `@pytest.mark.skipif(platform.system() == \"Windows\", ...)`: a new, "
-        "platform-only skip for a person to approve",
-    ("click@8.1.7..8.1.8", "old_tests"):
-        "true: base's test_expand_args looks for setup.cfg, which 8.1.8 deleted (8.1.8 changed the test to "
-        "*.toml); the index's click 8.1.7 no longer shadows head's since f18bd9b",
-    ("click@8.1.7..8.1.8", "covered"):
-        "true as far as read: the 52 unrun lines are Windows-only and terminal-only branches "
-        "(_termui_impl.py, _compat.py) no test on this machine reaches",
-    ("pyparsing@3.1.4..3.2.0", "runs"):
-        "out of reach (tox.ini's `extras=diagrams` holds the test deps, railroad-diagrams and jinja2; the gate "
-        "installs only test/tests/testing/dev extras, and base's test_diagram.py fails collection the same "
-        "way): the pair does not qualify under default settings",
-    ("pyparsing@3.1.4..3.2.0", "tests_kept"):
-        "true: 3.2.0 renamed testParseActionException to testParseActionIndexErrorException and dropped its "
-        "assertions on __cause__",
-    ("pyparsing@3.1.4..3.2.0", "no_new_skips"):
-        "true: the new tests/test_matplotlib_cases.py skips when matplotlib's mathtext is missing (a new "
-        "conditional skip; it does skip here)",
-    ("pyparsing@3.1.4..3.2.0", "old_tests"):
-        "true: base's testParseActionException asserts a __cause__ that 3.2.0 no longer sets; out-of-reach "
-        "part: test_diagram fails for the missing `diagrams` extra (the re-wrapped extract_stack is no "
-        "longer named since 49f5835)",
-    ("pyparsing@3.1.4..3.2.0", "covered"):
-        "true: 65 lines in pyparsing/ run under no test (34 in diagram/, whose tests cannot collect here); "
-        "the examples/ scripts are said as not judged since 7eddcdd",
-    ("itsdangerous@2.1.2..2.2.0", "covered"):
-        "true: the deprecated `__version__` __getattr__, BadHeader's annotated attributes and serializer.py:258 "
-        "run under no test (the TYPE_CHECKING lines are left out since 7eddcdd)",
-    ("humanize@4.9.0..4.10.0", "bites"):
-        "true: no test sits on the boundaries of naturaldelta, and the search shows the tests to write "
-        "(naturaldelta(60) gives 'a minute' here, '60 seconds' with `<=`; 7200 s gives '2 hours', '1 hour' with "
-        "`// 3601`); `3600 < delta.seconds` made `<=` survives but cannot differ (an earlier branch takes "
-        "3600-7199); false (likely equivalent): the removed `float(value)` differs only for a string, which no "
-        "test passes and the search does not try",
+    (
+        "more-itertools@10.4.0..10.5.0",
+        "bites",
+    ): "true: all_equal's new early `return False` made `return None` passes, as the tests use assertFalse "
+    "(the doctest that prints False is not collected)",
+    (
+        "more-itertools@10.5.0..10.6.0",
+        "old_tests",
+    ): "true: 10.6.0 changed is_sorted on NaN (only `<` comparisons) and deleted that case from the test",
+    (
+        "more-itertools@10.5.0..10.6.0",
+        "covered",
+    ): "true: recipes.py:1025, _factor_pollard's closing `raise ValueError('prime or under 5')`, runs under no "
+    "test (a defensive line, unreachable from factor())",
+    (
+        "more-itertools@10.5.0..10.6.0",
+        "bites",
+    ): "true: no test calls sample(strict=True) with k equal to the population (`<` -> `<=` survives) and none "
+    "checks the error's message (message emptied survives)",
+    (
+        "more-itertools@10.6.0..10.7.0",
+        "tests_kept",
+    ): "true: the release renamed OneTests.test_too_short to test_too_short_new and dropped its assertions on "
+    "the chained StopIteration",
+    (
+        "more-itertools@10.6.0..10.7.0",
+        "old_tests",
+    ): "true: one() no longer chains StopIteration; the old test asserts the chaining",
+    (
+        "more-itertools@10.6.0..10.7.0",
+        "covered",
+    ): "out of reach (only an interpreter without itertools.pairwise, before 3.10, runs it): recipes.py:344 is "
+    "the `except ImportError:` fallback",
+    (
+        "idna@3.7..3.8",
+        "covered",
+    ): "true: 3.8's fix (try/except around valid_contextj) ships no test that reaches the joiner error",
+    (
+        "idna@3.7..3.8",
+        "bites",
+    ): "true: `if not valid_contextj` negated survives: no test in the sdist has a label with a joiner that "
+    "decides the outcome",
+    (
+        "idna@3.8..3.9",
+        "no_new_skips",
+    ): "false (a reformatted line that already skipped counts as added): 3.9 is a ruff format; the three "
+    "`raise unittest.SkipTest(...)` lines were joined onto one line each, none is new",
+    (
+        "idna@3.8..3.9",
+        "covered",
+    ): "true: the 28 lines really run under no test; 3.9 only reformatted them (quotes, wrapping), so the review "
+    "is about old code (a format-only statement has the same AST and could be left out)",
+    (
+        "idna@3.8..3.9",
+        "bites",
+    ): "true: no test reads the error messages: nameprep's NotImplementedError text emptied, _unot (only "
+    "used to word errors) returning None and check_bidi's positions counted from 2 (only in the "
+    "'Unknown directionality' message) all survive; the lines are old code 3.9 only reformatted, as for "
+    "covered (bites runs here since no_new_skips no longer fails)",
+    (
+        "idna@3.9..3.10",
+        "covered",
+    ): "false (a multi-line `if (` whose first line holds no code): core.py:346 opens a parenthesised "
+    "condition; the lines inside it ran in the uts46 tests, python records no event for the `if (` line",
+    (
+        "idna@3.9..3.10",
+        "bites",
+    ): "false (a version constant mutated): uts46data.py's `__version__ = \"15.1.0\"` made '' survives; no "
+    "test should pin a data table's version string",
+    (
+        "pluggy@1.4.0..1.5.0",
+        "install",
+    ): "false (setuptools-scm `write_to` version file): the build rewrites src/pluggy/_version.py "
+    "(gitignored, shipped in the sdist), so the wheel's copy differs from the commit's",
+    ("pluggy@1.5.0..1.6.0", "install"): "false (setuptools-scm `write_to` version file): as in 1.4.0..1.5.0",
+    (
+        "six@1.15.0..1.16.0",
+        "covered",
+    ): "out of reach (only an interpreter without importlib.util.spec_from_loader runs it): six.py:77 "
+    "`spec_from_loader = None` is the `except ImportError:` fallback",
+    (
+        "six@1.16.0..1.17.0",
+        "runs",
+    ): "false (a process-state test called flaky by reruns): test_lazy deletes and re-imports "
+    "six.moves entries in sys.modules; it passes in each fresh run and fails on a rerun in the same process",
+    (
+        "six@1.16.0..1.17.0",
+        "no_new_skips",
+    ): 'true: 1.17.0 added `pytest.skip("tkinter.tix removed from Python 3.13")` (and one more): a real, '
+    "justified new skip for a person to approve",
+    (
+        "six@1.16.0..1.17.0",
+        "covered",
+    ): "false (documentation/conf.py counted as library code): Sphinx's conf.py `copyright = ...` line",
+    (
+        "humanize@4.9.0..4.10.0",
+        "runs",
+    ): "false (a process-state test called flaky by reruns): the test_i18n tests activate a locale "
+    "(gettext, module-global); in six reruns in one process a failed activation leaks into the next",
+    (
+        "humanize@4.9.0..4.10.0",
+        "tests_kept",
+    ): "false (parametrize ids follow their values and index): 4.10.0 moved the frozen date from 2020 to "
+    "2010 and inserted a case, so test_naturaldate[...Mar 02 2019] became [...Mar 02 2009]; no test removed",
+    (
+        "humanize@4.9.0..4.10.0",
+        "no_new_skips",
+    ): "false (parametrize ids follow their values and index): the same renamed ids counted as deselected",
+    (
+        "humanize@4.10.0..4.11.0",
+        "install",
+    ): "false (hatch-vcs version file): the build hook writes src/humanize/_version.py (gitignored, shipped "
+    "in the sdist), so the wheel's copy differs from the commit's",
+    (
+        "humanize@4.10.0..4.11.0",
+        "runs",
+    ): "false (a process-state test called flaky by reruns): test_naturalsize[300 Bytes] fails only in the "
+    "same-process reruns of the changed files, after test_i18n left a locale active",
+    (
+        "humanize@4.10.0..4.11.0",
+        "tests_kept",
+    ): "true: 4.11.0 replaced four `__file__` tests of test_i18n by `__spec__` ones (the 19 test_naturalsize "
+    "cases whose ids changed with their values are counted per test since 8052997, no longer named)",
+    (
+        "humanize@4.10.0..4.11.0",
+        "no_new_skips",
+    ): "false (parametrize ids follow their values and index): test_naturalsize's cases changed values, "
+    "their old ids counted as deselected",
+    (
+        "humanize@4.10.0..4.11.0",
+        "old_tests",
+    ): "true: base's test_i18n patches i18n.__file__, which 4.11.0 no longer reads (it uses __spec__); "
+    "those tests fail and leave a locale active, and 300-odd unchanged tests after them fail with it",
+    (
+        "humanize@4.10.0..4.11.0",
+        "covered",
+    ): "false (lines under `if TYPE_CHECKING:` never run): i18n.py:10-11 and the generated _version.py:5-6",
+    (
+        "boltons@24.0.0..24.1.0",
+        "install",
+    ): "out of reach (the sdist leaves out requirements-test.txt, which tox.ini names): base fails the same, "
+    "the gate says so (error, not the change's fault); the pair does not qualify",
+    (
+        "boltons@24.1.0..25.0.0",
+        "covered",
+    ): "true: fileutils.py:469-470, 704, 708 and timeutils.py:226 run under no test (the 242 lines of misc/ "
+    "scripts are said as not judged since 7eddcdd)",
+    (
+        "boltons@24.1.0..25.0.0",
+        "bites",
+    ): "true: no test calls the new rotate_file with keep=1 (`keep < 1` -> `keep <= 1` survives); since "
+    "lines run only at import are tried too, two more: no test relies on rotate_file's default keep=5, "
+    "and none reads ecoutils' START_TIME_INFO key 'time_utc'",
+    (
+        "itsdangerous@2.1.2..2.2.0",
+        "old_tests",
+    ): "true: 2.2.0 made the default digest a lazy sha1 wrapper; the old test asserts "
+    "`digest_method == hashlib.sha1` (the release changed that assertion too)",
+    (
+        "pluggy@1.4.0..1.5.0",
+        "covered",
+    ): "false (lines that run at import): the unrun lines are imports, class-level annotations and `def` lines "
+    "that pytest itself imports before the gate's coverage starts, so they are not seen at all (a line "
+    "seen only at import or collection is now left to bites' mutants; pluggy's are never seen)",
+    (
+        "pluggy@1.5.0..1.6.0",
+        "covered",
+    ): "false (lines that run at import), as in 1.4.0..1.5.0, beside a few true ones (_callers.py:52-56, "
+    "the generator teardown paths no test closes early)",
+    (
+        "pluggy@1.5.0..1.6.0",
+        "bites",
+    ): "true: removing `teardown.close()` in _callers.py survives: no test checks that an old-style "
+    "hookwrapper generator is closed when its call raises",
+    (
+        "click@8.1.7..8.1.8",
+        "runs",
+    ): "false (a requirements file that pins the project itself): requirements/dev.txt pins click==8.1.7; uv "
+    "refuses, pip's resolve then puts the index's click 8.1.7 in the dependency layer, where it shadows "
+    "head's own code, and the four tests of 8.1.8's fixes fail against 8.1.7",
+    (
+        "click@8.1.7..8.1.8",
+        "no_new_skips",
+    ): 'true: 8.1.8 added a test with `@pytest.mark.skipif(platform.system() == "Windows", ...)`: a new, '
+    "platform-only skip for a person to approve",
+    (
+        "click@8.1.7..8.1.8",
+        "old_tests",
+    ): "true: base's test_expand_args looks for setup.cfg, which 8.1.8 deleted (8.1.8 changed the test to "
+    "*.toml); the index's click 8.1.7 no longer shadows head's since f18bd9b",
+    (
+        "click@8.1.7..8.1.8",
+        "covered",
+    ): "true as far as read: the 52 unrun lines are Windows-only and terminal-only branches "
+    "(_termui_impl.py, _compat.py) no test on this machine reaches",
+    (
+        "pyparsing@3.1.4..3.2.0",
+        "runs",
+    ): "out of reach (tox.ini's `extras=diagrams` holds the test deps, railroad-diagrams and jinja2; the gate "
+    "installs only test/tests/testing/dev extras, and base's test_diagram.py fails collection the same "
+    "way): the pair does not qualify under default settings",
+    (
+        "pyparsing@3.1.4..3.2.0",
+        "tests_kept",
+    ): "true: 3.2.0 renamed testParseActionException to testParseActionIndexErrorException and dropped its "
+    "assertions on __cause__",
+    (
+        "pyparsing@3.1.4..3.2.0",
+        "no_new_skips",
+    ): "true: the new tests/test_matplotlib_cases.py skips when matplotlib's mathtext is missing (a new "
+    "conditional skip; it does skip here)",
+    (
+        "pyparsing@3.1.4..3.2.0",
+        "old_tests",
+    ): "true: base's testParseActionException asserts a __cause__ that 3.2.0 no longer sets; out-of-reach "
+    "part: test_diagram fails for the missing `diagrams` extra (the re-wrapped extract_stack is no "
+    "longer named since 49f5835)",
+    (
+        "pyparsing@3.1.4..3.2.0",
+        "covered",
+    ): "true: 65 lines in pyparsing/ run under no test (34 in diagram/, whose tests cannot collect here); "
+    "the examples/ scripts are said as not judged since 7eddcdd",
+    (
+        "itsdangerous@2.1.2..2.2.0",
+        "covered",
+    ): "true: the deprecated `__version__` __getattr__, BadHeader's annotated attributes and serializer.py:258 "
+    "run under no test (the TYPE_CHECKING lines are left out since 7eddcdd)",
+    (
+        "humanize@4.9.0..4.10.0",
+        "bites",
+    ): "true: no test sits on the boundaries of naturaldelta, and the search shows the tests to write "
+    "(naturaldelta(60) gives 'a minute' here, '60 seconds' with `<=`; 7200 s gives '2 hours', '1 hour' with "
+    "`// 3601`); `3600 < delta.seconds` made `<=` survives but cannot differ (an earlier branch takes "
+    "3600-7199); false (likely equivalent): the removed `float(value)` differs only for a string, which no "
+    "test passes and the search does not try",
 }
 
 
@@ -299,6 +389,7 @@ NOTES = """\
 
 # --- fetching ---------------------------------------------------------------
 
+
 def sdist(pair: Pair, version: str) -> Path:
     """The release's source archive, downloaded once into the cache."""
     folder = CACHE / "archives" / pair.stack / pair.name / version
@@ -307,8 +398,19 @@ def sdist(pair: Pair, version: str) -> Path:
         return found[0]
     folder.mkdir(parents=True, exist_ok=True)
     if pair.stack == "python":
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                   "--quiet", f"{pair.name}=={version}", "-d", str(folder)]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--quiet",
+            f"{pair.name}=={version}",
+            "-d",
+            str(folder),
+        ]
     elif pair.stack == "node":
         command = ["npm", "pack", "--silent", f"{pair.name}@{version}", "--pack-destination", str(folder)]
     else:
@@ -334,6 +436,7 @@ def _last_line(text: str) -> str:
 
 # --- unpacking --------------------------------------------------------------
 
+
 def strip_top(names: Iterable[str]) -> str:
     """The one top folder every member of an sdist or npm tarball sits under
     (`pkg-1.0/`, `package/`), which the repository does not have; "" if none."""
@@ -352,7 +455,7 @@ def unpack(archive: Path) -> dict[str, tuple[bytes, int]]:
         members = [m for m in tar.getmembers() if m.isfile() or m.issym()]
         top = strip_top(m.name for m in members)
         for member in members:
-            path = member.name.lstrip("./")[len(top):]
+            path = member.name.lstrip("./")[len(top) :]
             if not path or ".." in path.split("/"):
                 continue
             if member.issym():
@@ -367,10 +470,11 @@ def _unzip(archive: Path) -> dict[str, tuple[bytes, int]]:
     with zipfile.ZipFile(archive) as zf:
         names = [n for n in zf.namelist() if not n.endswith("/")]
         top = strip_top(names)
-        return {n[len(top):]: (zf.read(n), MODE_FILE) for n in names if n[len(top):]}
+        return {n[len(top) :]: (zf.read(n), MODE_FILE) for n in names if n[len(top) :]}
 
 
 # --- the repository ---------------------------------------------------------
+
 
 def tree_of(store: BaseObjectStore, files: Mapping[str, tuple[bytes, int]]) -> ObjectID:
     """Store `files` (path -> (bytes, mode)) as nested trees; return the top's id."""
@@ -390,8 +494,9 @@ def tree_of(store: BaseObjectStore, files: Mapping[str, tuple[bytes, int]]) -> O
     return tree.id
 
 
-def make_repo(dest: Path, pair: Pair, base: Mapping[str, tuple[bytes, int]],
-              head: Mapping[str, tuple[bytes, int]]) -> None:
+def make_repo(
+    dest: Path, pair: Pair, base: Mapping[str, tuple[bytes, int]], head: Mapping[str, tuple[bytes, int]]
+) -> None:
     """A real git repo at `dest`: `main` = release N, tagged `vN`, and
     `agent/release` = N+1 (not yet tagged, as an agent's branch is not)."""
     repo = Repo.init(str(dest), mkdir=True)
@@ -422,6 +527,7 @@ def _commit(store: BaseObjectStore, tree: ObjectID, parents: list[ObjectID], mes
 
 # --- gating -----------------------------------------------------------------
 
+
 def gate(pair: Pair, source: tuple[str, Path]) -> dict[str, object]:
     """Download, build the repo, run `gatetui check --json` with the gatetui
     exported at `source` (commit, folder); the result record."""
@@ -430,12 +536,30 @@ def gate(pair: Pair, source: tuple[str, Path]) -> dict[str, object]:
         repo, state = Path(tmp) / "repo", Path(tmp) / "state"
         make_repo(repo, pair, base, head)
         state.mkdir()
-        command = [str(PYTHON), "-m", "gatetui", "check", str(repo), "--base", "main", "--head", "agent/release",
-                   "--json", "--state-dir", str(state)]
+        command = [
+            str(PYTHON),
+            "-m",
+            "gatetui",
+            "check",
+            str(repo),
+            "--base",
+            "main",
+            "--head",
+            "agent/release",
+            "--json",
+            "--state-dir",
+            str(state),
+        ]
         started = time.monotonic()
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=GATE_TIMEOUT, cwd=tmp,
-                                  env={**os.environ, "PYTHONPATH": str(source[1])})
+            done = subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                timeout=GATE_TIMEOUT,
+                cwd=tmp,
+                env={**os.environ, "PYTHONPATH": str(source[1])},
+            )
         except subprocess.TimeoutExpired:
             return {"exit": None, "verdict": "timeout", "checks": [], "error": f"gate over {GATE_TIMEOUT} s"}
         seconds = round(time.monotonic() - started, 1)
@@ -488,6 +612,7 @@ Record = dict[str, Any]  # one pair's result: exit, verdict, seconds, commit, ch
 
 # --- the cache --------------------------------------------------------------
 
+
 def load_results() -> dict[str, Record]:
     path = CACHE / "results.json"
     return json.loads(path.read_text()) if path.exists() else {}
@@ -502,6 +627,7 @@ def save_results(results: Mapping[str, Record]) -> None:
 
 
 # --- the report -------------------------------------------------------------
+
 
 def reading_kind(reading: str | None) -> str:
     """`true`, `false`, `out of reach` or `unread`: the row a reading counts in."""
@@ -519,18 +645,24 @@ def one_line(text: object, width: int = 300) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def render(pairs: list[Pair], results: Mapping[str, Record],
-           readings: Mapping[tuple[str, str], str], commit: str) -> str:
+def render(
+    pairs: list[Pair], results: Mapping[str, Record], readings: Mapping[tuple[str, str], str], commit: str
+) -> str:
     """RELEASES.md: the command, one table per pair, the counts."""
-    out = ["# The gate on real releases (issue 35)", "",
-           "Made by `" + COMMAND + "` (needs the package index; not part of `make test`).",
-           "Each pair: release N of a project as `main`, release N+1 as `agent/release`, gated by",
-           "`gatetui check REPO --base main --head agent/release --json --state-dir TMP` with default settings.",
-           "Every check that is `fail`, `review` or `error` was read by hand against the detail and the",
-           "real diff between the releases; `reading` says whether the gate was right (true), wrong",
-           "(false, and why) or could not judge (out of reach, and why). `hidden` is not configured,",
-           "so it is `skipped` everywhere and left out of the tables.", "",
-           f"gatetui commits that judged: {commit}", ""]
+    out = [
+        "# The gate on real releases (issue 35)",
+        "",
+        "Made by `" + COMMAND + "` (needs the package index; not part of `make test`).",
+        "Each pair: release N of a project as `main`, release N+1 as `agent/release`, gated by",
+        "`gatetui check REPO --base main --head agent/release --json --state-dir TMP` with default settings.",
+        "Every check that is `fail`, `review` or `error` was read by hand against the detail and the",
+        "real diff between the releases; `reading` says whether the gate was right (true), wrong",
+        "(false, and why) or could not judge (out of reach, and why). `hidden` is not configured,",
+        "so it is `skipped` everywhere and left out of the tables.",
+        "",
+        f"gatetui commits that judged: {commit}",
+        "",
+    ]
     kinds: Counter[str] = Counter()
     per_check: Counter[tuple[str, str]] = Counter()
     verdicts: Counter[str] = Counter()
@@ -538,9 +670,13 @@ def render(pairs: list[Pair], results: Mapping[str, Record],
     for pair in done:
         result = results[pair.key]
         verdicts[str(result.get("verdict"))] += 1
-        out += [f"## {pair.key} ({pair.stack})", "",
-                f"verdict **{result.get('verdict')}**, exit {result.get('exit')}, {result.get('seconds', '?')} s,"
-                f" gatetui {result.get('commit', '?')}", ""]
+        out += [
+            f"## {pair.key} ({pair.stack})",
+            "",
+            f"verdict **{result.get('verdict')}**, exit {result.get('exit')}, {result.get('seconds', '?')} s,"
+            f" gatetui {result.get('commit', '?')}",
+            "",
+        ]
         if result.get("error"):
             out += [f"gate output: {one_line(result['error'])}", ""]
         out += ["| check | status | detail | reading |", "|---|---|---|---|"]
@@ -553,25 +689,43 @@ def render(pairs: list[Pair], results: Mapping[str, Record],
                 kinds[kind] += 1
                 per_check[(check["id"], kind)] += 1
                 kinds["false part"] += "false part:" in (reading or "")
-            out.append(f"| {check['id']} | {check['status']} | {one_line(check['detail'])} | "
-                       f"{one_line(reading or ('unread' if check['status'] in JUDGED else ''))} |")
+            out.append(
+                f"| {check['id']} | {check['status']} | {one_line(check['detail'])} | "
+                f"{one_line(reading or ('unread' if check['status'] in JUDGED else ''))} |"
+            )
         out.append("")
     out += [NOTES.rstrip("\n"), *[f"- {name}: {why}" for name, why in DROPPED.items()], ""]
     out += summary(pairs, done, verdicts, kinds, per_check)
     return "\n".join(out) + "\n"
 
 
-def summary(pairs: list[Pair], done: list[Pair], verdicts: Counter[str], kinds: Counter[str],
-            per_check: Counter[tuple[str, str]]) -> list[str]:
+def summary(
+    pairs: list[Pair],
+    done: list[Pair],
+    verdicts: Counter[str],
+    kinds: Counter[str],
+    per_check: Counter[tuple[str, str]],
+) -> list[str]:
     """The counts at the end: verdicts, readings, and readings per check."""
     projects = {(p.stack, p.name) for p in done}
-    out = ["## Summary", "",
-           f"{len(done)} of {len(pairs)} pairs gated, from {len(projects)} projects.", "",
-           "| verdict | pairs |", "|---|---|", *[f"| {v} | {n} |" for v, n in sorted(verdicts.items())], "",
-           "| reading of a non-pass check | count |", "|---|---|",
-           *[f"| {k} | {kinds[k]} |" for k in ("true", "false", "out of reach", "unread")], "",
-           f"Of the true findings, {kinds['false part']} also hold a false part (said after \"false part:\").", "",
-           "| check | true | false | out of reach | unread |", "|---|---|---|---|---|"]
+    out = [
+        "## Summary",
+        "",
+        f"{len(done)} of {len(pairs)} pairs gated, from {len(projects)} projects.",
+        "",
+        "| verdict | pairs |",
+        "|---|---|",
+        *[f"| {v} | {n} |" for v, n in sorted(verdicts.items())],
+        "",
+        "| reading of a non-pass check | count |",
+        "|---|---|",
+        *[f"| {k} | {kinds[k]} |" for k in ("true", "false", "out of reach", "unread")],
+        "",
+        f'Of the true findings, {kinds["false part"]} also hold a false part (said after "false part:").',
+        "",
+        "| check | true | false | out of reach | unread |",
+        "|---|---|---|---|---|",
+    ]
     for check in CHECKS:
         row = [per_check[(check, k)] for k in ("true", "false", "out of reach", "unread")]
         if any(row):
@@ -581,13 +735,16 @@ def summary(pairs: list[Pair], done: list[Pair], verdicts: Counter[str], kinds: 
 
 # --- the command ------------------------------------------------------------
 
+
 def selected(pairs: list[Pair], only: str | None) -> list[Pair]:
     """The pairs `--only` names: a project's name, or one pair's key."""
     if only is None:
         return pairs
     chosen = [p for p in pairs if only in (p.name, p.key)]
     if not chosen:
-        raise BenchError(f"--only {only}: no such project or pair (names: {', '.join(sorted({p.name for p in pairs}))})")
+        raise BenchError(
+            f"--only {only}: no such project or pair (names: {', '.join(sorted({p.name for p in pairs}))})"
+        )
     return chosen
 
 
@@ -595,8 +752,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", help="rerun the pairs of one project, or one pair NAME@N..M")
     parser.add_argument("--report", action="store_true", help="only rewrite RELEASES.md from the cache")
-    parser.add_argument("--gatetui", default="HEAD", metavar="REF",
-                        help="the commit of gatetui that judges (default HEAD; never the working tree)")
+    parser.add_argument(
+        "--gatetui",
+        default="HEAD",
+        metavar="REF",
+        help="the commit of gatetui that judges (default HEAD; never the working tree)",
+    )
     args = parser.parse_args(argv)
     try:
         chosen = selected(PAIRS, args.only)
@@ -625,9 +786,12 @@ def run(pairs: list[Pair], results: dict[str, Record], rerun: bool, source: tupl
         except BenchError as exc:
             results[pair.key] = {"exit": None, "verdict": "not gated", "checks": [], "error": str(exc)}
         record = results[pair.key]
-        print(f"{pair.key}: {record.get('verdict')} in {record.get('seconds', '?')} s "
-              + " ".join(f"{c['id']}={c['status']}" for c in record.get("checks", [])),
-              file=sys.stderr, flush=True)
+        print(
+            f"{pair.key}: {record.get('verdict')} in {record.get('seconds', '?')} s "
+            + " ".join(f"{c['id']}={c['status']}" for c in record.get("checks", [])),
+            file=sys.stderr,
+            flush=True,
+        )
         save_results(results)
 
 

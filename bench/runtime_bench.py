@@ -45,10 +45,10 @@ GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
 NODE = {
     "package.json": '{"name": "tiny", "version": "0.0.0", "scripts": {"test": "node --test"}}\n',
     "package-lock.json": '{"name": "tiny", "version": "0.0.0", "lockfileVersion": 3, "requires": true,\n'
-                         ' "packages": {"": {"name": "tiny", "version": "0.0.0"}}}\n',
+    ' "packages": {"": {"name": "tiny", "version": "0.0.0"}}}\n',
     "src/one.js": "exports.one = () => 1;\n",
     "test/one.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
-                        "const { one } = require('../src/one.js');\ntest('one', () => assert.equal(one(), 1));\n",
+    "const { one } = require('../src/one.js');\ntest('one', () => assert.equal(one(), 1));\n",
 }
 
 
@@ -91,8 +91,9 @@ def emulator_process(root: Path, delay: float, limit: int | None) -> Iterator[Co
     child.start()
     url = here.recv()
     saved = {k: os.environ.get(k) for k in ENV}
-    os.environ.update(RUNTIME_API_URL=url, RUNTIME_API_KEY=KEY, NO_PROXY="127.0.0.1,localhost",
-                      XDG_CONFIG_HOME=str(root / "config"))
+    os.environ.update(
+        RUNTIME_API_URL=url, RUNTIME_API_KEY=KEY, NO_PROXY="127.0.0.1,localhost", XDG_CONFIG_HOME=str(root / "config")
+    )
     try:
         yield here
     finally:
@@ -142,24 +143,39 @@ def measure(repo: Path, root: Path, branches: int, delay: float, limit: int | No
         peak, refused, left = emulator.recv()
     verdicts = sorted({v for _, v in results})
     shown = "no cap" if limit is None else f"cap {limit}"
-    print(f"{shown:>7}: {branches} gates in {wall:5.1f} s; one gate alone {solo:4.1f} s; "
-          f"wall / slowest single gate = {wall / solo:4.2f}"
-          f"{'  (target < 1.5)' if limit is None else '  (queued: whole runs, one cap-full at a time)'}")
-    print(f"         sandboxes alive at peak {peak}, refused by the account limit {refused}, "
-          f"alive at the end {len(left)}; verdicts {verdicts}")
+    print(
+        f"{shown:>7}: {branches} gates in {wall:5.1f} s; one gate alone {solo:4.1f} s; "
+        f"wall / slowest single gate = {wall / solo:4.2f}"
+        f"{'  (target < 1.5)' if limit is None else '  (queued: whole runs, one cap-full at a time)'}"
+    )
+    print(
+        f"         sandboxes alive at peak {peak}, refused by the account limit {refused}, "
+        f"alive at the end {len(left)}; verdicts {verdicts}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--delay", type=float, default=15.0, help="seconds added to every command (the real "
-                        "commands of 20 gates add ~14 s of CPU on 2 cores: a shorter delay measures that)")
+    parser.add_argument(
+        "--delay",
+        type=float,
+        default=15.0,
+        help="seconds added to every command (the real "
+        "commands of 20 gates add ~14 s of CPU on 2 cores: a shorter delay measures that)",
+    )
     parser.add_argument("--branches", type=int, default=20)
     parser.add_argument("--caps", default="none,4", help="comma-separated: none or a number")
-    parser.add_argument("--capped-branches", type=int, default=4,
-                        help="branches gated under a cap (they queue: 20 would take 20 gates' time)")
+    parser.add_argument(
+        "--capped-branches",
+        type=int,
+        default=4,
+        help="branches gated under a cap (they queue: 20 would take 20 gates' time)",
+    )
     args = parser.parse_args()
-    print(f"runtime backend against the emulator, {args.delay:.1f} s per command, "
-          f"{args.branches} branches of a node project at once")
+    print(
+        f"runtime backend against the emulator, {args.delay:.1f} s per command, "
+        f"{args.branches} branches of a node project at once"
+    )
     with tempfile.TemporaryDirectory(prefix="gatetui-rtbench-") as tmp:
         repo = make_repo(Path(tmp), args.branches)
         for raw in args.caps.split(","):

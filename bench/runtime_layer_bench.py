@@ -37,8 +37,9 @@ from tests.runtime_emulator.fixtures import running_emulator  # noqa: E402
 from tests.test_phases import BASE  # noqa: E402
 
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
-DEPENDS = BASE["pyproject.toml"].replace('version = "0.1.0"\n', 'version = "0.1.0"\n'
-                                         'dependencies = ["iniconfig", "packaging"]\n')
+DEPENDS = BASE["pyproject.toml"].replace(
+    'version = "0.1.0"\n', 'version = "0.1.0"\ndependencies = ["iniconfig", "packaging"]\n'
+)
 
 
 def make_repo(root: Path) -> Path:
@@ -47,8 +48,12 @@ def make_repo(root: Path) -> Path:
     for rel, text in {**BASE, "pyproject.toml": DEPENDS}.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"],
-                 ["checkout", "-qb", "agent/bench"]):
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["commit", "-qm", "base"],
+        ["checkout", "-qb", "agent/bench"],
+    ):
         subprocess.run([*GIT, *args], cwd=repo, check=True)
     (repo / "tests" / "test_more.py").write_text("def test_more():\n    assert 1 + 1 == 2\n")
     subprocess.run([*GIT, "add", "-A"], cwd=repo, check=True)
@@ -64,12 +69,12 @@ def timed(repo: Path, layers: bool) -> tuple[float, RunFinished]:
         events = [e async for e in run_gate(plan, RuntimeBackend(settings=settings))]
         assert isinstance(events[-1], RunFinished)
         return time.monotonic() - start, events[-1]
+
     return asyncio.run(gate())
 
 
 def main() -> int:
-    print("runtime backend against the emulator: a python project, cold (no layers), then its layer kept "
-          "as a snapshot")
+    print("runtime backend against the emulator: a python project, cold (no layers), then its layer kept as a snapshot")
     with tempfile.TemporaryDirectory(prefix="gatetui-rtlayer-") as tmp:
         repo = make_repo(Path(tmp))
         rows = []
@@ -78,16 +83,19 @@ def main() -> int:
                 wall, done = timed(repo, layers)
                 install = next(r for r in done.results if r.id.value == "install")
                 if install.status.value != "pass":
-                    print(f"skipped: the install did not pass ({install.detail[:160]}); "
-                          "it needs your package index")
+                    print(f"skipped: the install did not pass ({install.detail[:160]}); it needs your package index")
                     return 0
                 rows.append((label, wall))
-                print(f"  {label:5} {wall:5.1f} s  verdict {done.verdict.value}, layer "
-                      f"{done.digests.layer_state or 'none'}")
+                print(
+                    f"  {label:5} {wall:5.1f} s  verdict {done.verdict.value}, layer "
+                    f"{done.digests.layer_state or 'none'}"
+                )
         cold = min(wall for label, wall in rows if label == "cold")
         warm = min(wall for label, wall in rows if label == "hit")
-        print(f"figure 7  runtime warm / cold = {warm / cold:.2f}   (emulator: installs are cheap here; "
-              "see the docstring)")
+        print(
+            f"figure 7  runtime warm / cold = {warm / cold:.2f}   (emulator: installs are cheap here; "
+            "see the docstring)"
+        )
     return 0
 
 

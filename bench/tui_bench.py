@@ -34,18 +34,23 @@ from textual import events  # noqa: E402
 from textual.message import Message  # noqa: E402
 from textual.widgets import DataTable  # noqa: E402
 
-from gatetui.gate.checks import CheckId, Status  # noqa: E402
-
 from gatetui.backends.base import CommandResult  # noqa: E402
 from gatetui.backends.local import LocalBackend  # noqa: E402
+from gatetui.gate.checks import CheckId, Status  # noqa: E402
 from gatetui.supervise.store import Store  # noqa: E402
 from gatetui.supervise.supervisor import Supervisor  # noqa: E402
-from gatetui.tui.app import GatetuiApp  # noqa: E402
 from gatetui.supervise.watch import RefWatcher  # noqa: E402
+from gatetui.tui.app import GatetuiApp  # noqa: E402
 
 LINES = 100_000
-ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid", "GIT_COMMITTER_NAME": "b",
-       "GIT_COMMITTER_EMAIL": "b@example.invalid", "HOME": "/nonexistent", "PATH": "/usr/bin:/bin"}
+ENV = {
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@example.invalid",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@example.invalid",
+    "HOME": "/nonexistent",
+    "PATH": "/usr/bin:/bin",
+}
 FILES = {
     "pyproject.toml": '[project]\nname = "calc"\nversion = "0.1"\n',
     "calc.py": "def add(a, b):\n    return a + b\n",
@@ -72,11 +77,19 @@ def make_repo(root: Path) -> Path:
 
 def new_commit(repo: Path, n: int) -> str:
     """A commit on top of agent/x, not yet on it (plumbing: no checkout)."""
-    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, env=ENV, input=f"{n}\n",
-                          capture_output=True, text=True, check=True).stdout.strip()
+    blob = subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"],
+        cwd=repo,
+        env=ENV,
+        input=f"{n}\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     subprocess.run(["git", "read-tree", "agent/x"], cwd=repo, env=ENV, check=True)
-    subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"100644,{blob},note{n}.txt"],
-                   cwd=repo, env=ENV, check=True)
+    subprocess.run(
+        ["git", "update-index", "--add", "--cacheinfo", f"100644,{blob},note{n}.txt"], cwd=repo, env=ENV, check=True
+    )
     tree = git(repo, "write-tree")
     return git(repo, "commit-tree", tree, "-p", "agent/x", "-m", f"agent {n}")
 
@@ -92,8 +105,9 @@ def first_row_moved(app: GatetuiApp, sha: str) -> bool:
 async def commit_latency(root: Path, rounds: int = 9) -> list[float]:
     repo = make_repo(root)
     (root / "work").mkdir()
-    sup = Supervisor(repo, LocalBackend(work_root=root / "work"), Store.open(root / "state"),
-                     watcher=RefWatcher(repo, step_ms=30))
+    sup = Supervisor(
+        repo, LocalBackend(work_root=root / "work"), Store.open(root / "state"), watcher=RefWatcher(repo, step_ms=30)
+    )
     app = GatetuiApp(sup)
     times = []
     async with app.run_test(size=(150, 46)) as pilot:
@@ -121,8 +135,15 @@ class StreamingWorkspace:
     def __init__(self, backend: StreamingBackend):
         self.backend = backend
 
-    async def run(self, command: str, *, timeout: float, on_output: Callable[[str], None],
-                  env: Mapping[str, str] | None = None, network: bool = True) -> CommandResult:
+    async def run(
+        self,
+        command: str,
+        *,
+        timeout: float,
+        on_output: Callable[[str], None],
+        env: Mapping[str, str] | None = None,
+        network: bool = True,
+    ) -> CommandResult:
         blocks, self.backend.blocks = self.backend.blocks, 0
         for block in range(blocks):
             on_output("".join(f"install line {block * 100 + i}: Collecting something-or-other\n" for i in range(100)))
@@ -175,8 +196,11 @@ class KeyProbe:
         self._pending: tuple[int, float] | None = None  # (row expected, when posted)
 
     def hook(self, message: Message) -> None:
-        if (isinstance(message, DataTable.RowHighlighted) and self._pending is not None
-                and message.cursor_row == self._pending[0]):
+        if (
+            isinstance(message, DataTable.RowHighlighted)
+            and self._pending is not None
+            and message.cursor_row == self._pending[0]
+        ):
             self.times.append((time.perf_counter() - self._pending[1]) * 1000)
             self._pending = None
             self.answered.set()
@@ -237,13 +261,17 @@ async def main() -> None:
         probe, streamed, seconds = await key_latency(Path(two))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     median = statistics.median(commits)
-    print(f"commit -> first check row updated: median {median:.0f} ms "
-          f"(min {min(commits):.0f}, max {max(commits):.0f}, {len(commits)} commits; {verdict(median, 150)})")
+    print(
+        f"commit -> first check row updated: median {median:.0f} ms "
+        f"(min {min(commits):.0f}, max {max(commits):.0f}, {len(commits)} commits; {verdict(median, 150)})"
+    )
     missed = f", {probe.missed} without effect within 1 s" if probe.missed else ""
     if probe.times:
-        print(f"key press while streaming {streamed:,} lines in {seconds:.1f} s: p95 {p95(probe.times):.1f} ms, "
-              f"median {statistics.median(probe.times):.1f} ms ({len(probe.times)} presses{missed}; "
-              f"{verdict(p95(probe.times), 16)})")
+        print(
+            f"key press while streaming {streamed:,} lines in {seconds:.1f} s: p95 {p95(probe.times):.1f} ms, "
+            f"median {statistics.median(probe.times):.1f} ms ({len(probe.times)} presses{missed}; "
+            f"{verdict(p95(probe.times), 16)})"
+        )
     else:
         print(f"key press while streaming {streamed:,} lines in {seconds:.1f} s: no press measured{missed}")
     print(f"peak RSS: {rss:.0f} MB (the whole process: app, supervisor, both parts)")

@@ -49,7 +49,7 @@ PROJECT = {
     "pyproject.toml": (
         '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
         f'[project]\nname = "warmly"\nversion = "0"\ndependencies = {list(DEPENDENCIES)!r}\n'.replace("'", '"')
-        + f'[project.optional-dependencies]\ntest = {list(TEST_EXTRA)!r}\n'.replace("'", '"')
+        + f"[project.optional-dependencies]\ntest = {list(TEST_EXTRA)!r}\n".replace("'", '"')
         + '[tool.setuptools]\npackages = ["warmly"]\n'
     ),
     "warmly/__init__.py": (
@@ -76,8 +76,23 @@ def wheelhouse() -> Path:
     if not any(folder.glob("*.whl")):
         folder.mkdir(parents=True, exist_ok=True)
         print(f"filling the wheelhouse {folder} (once)", flush=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--only-binary", ":all:", "-d",
-                        str(folder), *DEPENDENCIES, *TEST_EXTRA, *BUILD], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--only-binary",
+                ":all:",
+                "-d",
+                str(folder),
+                *DEPENDENCIES,
+                *TEST_EXTRA,
+                *BUILD,
+            ],
+            check=True,
+        )
     return folder
 
 
@@ -93,11 +108,13 @@ def simple_index(wheels: Path, root: Path) -> Path:
         (root / "files" / wheel.name).write_bytes(data)
         name = re.sub(r"[-_.]+", "-", wheel.name.split("-", 1)[0]).lower()
         projects.setdefault(name, []).append(
-            f'<a href="../../files/{wheel.name}#sha256={hashlib.sha256(data).hexdigest()}">{wheel.name}</a><br>')
+            f'<a href="../../files/{wheel.name}#sha256={hashlib.sha256(data).hexdigest()}">{wheel.name}</a><br>'
+        )
     for name, links in projects.items():
         (root / "simple" / name).mkdir(parents=True)
-        (root / "simple" / name / "index.html").write_text("<!DOCTYPE html><html><body>\n" + "\n".join(links)
-                                                           + "\n</body></html>\n")
+        (root / "simple" / name / "index.html").write_text(
+            "<!DOCTYPE html><html><body>\n" + "\n".join(links) + "\n</body></html>\n"
+        )
     return root
 
 
@@ -170,6 +187,7 @@ def gate(repo: Path, head: str, layers: Path | None, work: Path) -> tuple[float,
             if isinstance(event, RunFinished):
                 return event
         raise SystemExit("the gate ended without a verdict")
+
     start = time.monotonic()
     finished = asyncio.run(run())
     return time.monotonic() - start, finished
@@ -194,11 +212,16 @@ def main() -> int:
             os.environ.pop(name, None)
         os.environ.update({k: env[k] for k in ("PIP_INDEX_URL", "PIP_CONFIG_FILE")})
         hand = {**env, "UV_CACHE_DIR": str(root / "uv-cache"), "PIP_CACHE_DIR": str(root / "pip-cache")}
-        pip_steps = ["python3 -m venv --without-pip .venv",
-                     "python3 -m pip --python .venv/bin/python install -q -e '.[test]'",
-                     ".venv/bin/python -m pytest -q -p no:cacheprovider"]
-        uv_steps = [f"{uv} venv -q .venv", f"{uv} pip install -q --python .venv/bin/python --no-config "
-                    f"--index-url {index} -e '.[test]'", ".venv/bin/python -m pytest -q -p no:cacheprovider"]
+        pip_steps = [
+            "python3 -m venv --without-pip .venv",
+            "python3 -m pip --python .venv/bin/python install -q -e '.[test]'",
+            ".venv/bin/python -m pytest -q -p no:cacheprovider",
+        ]
+        uv_steps = [
+            f"{uv} venv -q .venv",
+            f"{uv} pip install -q --python .venv/bin/python --no-config --index-url {index} -e '.[test]'",
+            ".venv/bin/python -m pytest -q -p no:cacheprovider",
+        ]
         by_hand(repo, pip_steps, hand)  # the caches warm, for both
         by_hand(repo, uv_steps, hand)
         pip_floor, uv_floor = by_hand(repo, pip_steps, hand), by_hand(repo, uv_steps, hand)
@@ -211,8 +234,10 @@ def main() -> int:
     runs = {"cold": cold_run, "warm": warm_run, "plain": plain_run}
     for name, run in runs.items():
         if run.verdict.value != "pass":
-            print(f"warning: the {name} gate's verdict is {run.verdict.value}: "
-                  + "; ".join(f"{r.id.value} {r.status.value} {r.detail[:200]}" for r in run.results))
+            print(
+                f"warning: the {name} gate's verdict is {run.verdict.value}: "
+                + "; ".join(f"{r.id.value} {r.status.value} {r.detail[:200]}" for r in run.results)
+            )
     print(f"pip by hand (fresh venv, install, one run)    {pip_floor:6.2f} s")
     print(f"uv by hand, cache warm                        {uv_floor:6.2f} s")
     print(f"gate cold ({cold_run.digests.cache_words or 'no layer'})".ljust(46) + f"{cold:6.2f} s  {phases(cold_run)}")

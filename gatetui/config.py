@@ -102,9 +102,23 @@ class Settings:
 
 
 _KEYS = {
-    "stack", "install", "test", "test_paths", "sealed", "timeout",
-    "on_old_tests_fail", "import_check", "wheel_check", "hidden", "random_order", "baseline", "seal",
-    "test_network", "submit_cap", "environment", "mutant_cap",
+    "stack",
+    "install",
+    "test",
+    "test_paths",
+    "sealed",
+    "timeout",
+    "on_old_tests_fail",
+    "import_check",
+    "wheel_check",
+    "hidden",
+    "random_order",
+    "baseline",
+    "seal",
+    "test_network",
+    "submit_cap",
+    "environment",
+    "mutant_cap",
 }
 _SEAL_KEYS = {"paths", "on_change", "allow_new", "rules", "hidden", "random_order", "baseline"}
 _RULE_KEYS = {"name", "paths", "on_change", "allow_new"}
@@ -142,9 +156,7 @@ def _settings_from(table: Any, source: str, sha: str) -> Settings:
         raise ConfigError(f"{where} must be a table of settings")
     unknown = sorted(set(table) - _KEYS - {"lab"})
     if unknown:
-        raise ConfigError(
-            f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})"
-        )
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})")
     get = _Getter(table, where)
     stack = get.string("stack")  # which stacks exist is the registry's (stacks/registry.py)
     install = get.commands("install")
@@ -187,8 +199,9 @@ def environment_folders(names: tuple[str, ...] | None, where: str) -> tuple[str,
     fresh tree, so a path into the tree (or out of it) has no meaning here."""
     for name in names or ():
         if name in ("", ".", "..") or "/" in name or any(ord(c) < 32 for c in name):
-            raise ConfigError(f"{where}: environment entry {name!r} is not a top-level folder name "
-                              "(say \".venv\", not a path)")
+            raise ConfigError(
+                f'{where}: environment entry {name!r} is not a top-level folder name (say ".venv", not a path)'
+            )
     return names
 
 
@@ -231,7 +244,7 @@ def _rule(table: dict[str, Any], index: int, where: str) -> SealRule:
     get = _Getter(table, where, f"{label}.")
     name = get.string("name")
     if name is None:
-        raise ConfigError(f"{where}: {label} needs a name (name = \"existing tests\")")
+        raise ConfigError(f'{where}: {label} needs a name (name = "existing tests")')
     paths = get.strings("paths")
     if not paths:
         raise ConfigError(f"{where}: {label} ({name!r}) needs paths, a list of globs or FILE#SECTION entries")

@@ -41,3 +41,8 @@ def _globs_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
 
 def matches(path: str, globs: Iterable[str]) -> bool:
     return _globs_regex(tuple(globs)).match(path) is not None
+
+
+def under_any(path: str, folders: tuple[str, ...]) -> bool:
+    """Whether `path` is one of `folders` or lies under one (`.` is no folder here)."""
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders if f != ".")

@@ -39,19 +39,17 @@ ESCAPE_LETTERS = frozenset("xuU\\")
 
 # Printable ASCII but the backslash (and newline and tab where kept) is
 # never escaped: only what is left is looked at one character at a time.
-_CANDIDATES = {
-    True: re.compile(r"[^\t\n\x20-\x5b\x5d-\x7e]"),
-    False: re.compile(r"[^\x20-\x5b\x5d-\x7e]"),
-}
+_CANDIDATES = {True: re.compile(r"[^\t\n\x20-\x5b\x5d-\x7e]"), False: re.compile(r"[^\x20-\x5b\x5d-\x7e]")}
 
 
 def inert(text: str, *, multiline: bool = True) -> str:
     """`text` with every control and format character shown as an escape;
     with `multiline` False newline and tab are escaped too (a one-line field)."""
+
     def replace(match: re.Match[str]) -> str:
         char = match.group()
         if char == "\\":
-            following = match.string[match.end():match.end() + 1]
+            following = match.string[match.end() : match.end() + 1]
             starts_escape = following in ESCAPE_LETTERS or (following != "" and unsafe(following, multiline))
             return "\\\\" if starts_escape else "\\"
         return escape(char) if unsafe(char, multiline) else char

@@ -29,14 +29,16 @@ ROOT = Path(__file__).resolve().parent.parent  # the checkout: gatetui/ and test
 # Every module of gatetui and dulwich (and so what they import), since the CLI
 # and dulwich import some only when a command needs them: after `become`,
 # nothing more can load. A dulwich module needing an optional extra is passed.
-LOAD_ALL = ("import importlib, pkgutil, dulwich, gatetui\n"
-            "for _package in (gatetui, dulwich):\n"
-            "    for _module in pkgutil.walk_packages(_package.__path__, _package.__name__ + '.'):\n"
-            "        if not _module.name.endswith('__main__'):\n"
-            "            try:\n"
-            "                importlib.import_module(_module.name)\n"
-            "            except ImportError:\n"
-            "                pass\n")
+LOAD_ALL = (
+    "import importlib, pkgutil, dulwich, gatetui\n"
+    "for _package in (gatetui, dulwich):\n"
+    "    for _module in pkgutil.walk_packages(_package.__path__, _package.__name__ + '.'):\n"
+    "        if not _module.name.endswith('__main__'):\n"
+    "            try:\n"
+    "                importlib.import_module(_module.name)\n"
+    "            except ImportError:\n"
+    "                pass\n"
+)
 
 
 def as_user_code(uid: int, code: str, imports: Sequence[str]) -> str:
@@ -45,11 +47,18 @@ def as_user_code(uid: int, code: str, imports: Sequence[str]) -> str:
     return f"{LOAD_ALL}{loads}from gatetui.supervise.packer import become\nbecome({uid}, {uid})\n{code}"
 
 
-def run_as(uid: int, code: str, *, imports: Sequence[str] = (), env: Mapping[str, str] | None = None,
-           timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_as(
+    uid: int, code: str, *, imports: Sequence[str] = (), env: Mapping[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """`code` as `uid`, by an isolated interpreter that loaded `imports` as root."""
-    return subprocess.run([sys.executable, "-I", "-c", as_user_code(uid, code, imports)], capture_output=True,
-                          text=True, cwd="/", timeout=timeout, env=dict(env or os.environ))
+    return subprocess.run(
+        [sys.executable, "-I", "-c", as_user_code(uid, code, imports)],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        timeout=timeout,
+        env=dict(env or os.environ),
+    )
 
 
 @contextlib.contextmanager
@@ -67,17 +76,26 @@ def python_in_lock(lock: Path, code: str, *, agent_uid: int, timeout: float = 12
     `lock` (a 0700 tmpfs in a private mount namespace), with gatetui imported
     from there too; exit 9 if `agent_uid` could read the install after all."""
     venv, src = lock / "venv", lock / "src"
-    first = (f"import sys\nsys.path.insert(0, {str(src)!r})\nimport gatetui\n"
-             f"assert gatetui.__file__.startswith({str(lock)!r}), gatetui.__file__\n")
-    script = "\n".join([
-        "set -e",
-        f"mount -t tmpfs -o mode=0700 gatetui-locked {lock}",
-        f"mkdir {venv} {src}",
-        f"mount --bind {shlex.quote(sys.prefix)} {venv}",
-        f"mount --bind {shlex.quote(str(ROOT))} {src}",
-        f"if setpriv --reuid={agent_uid} --regid={agent_uid} --clear-groups cat {venv}/pyvenv.cfg "
-        f">/dev/null 2>&1; then echo 'the agent can read the install' >&2; exit 9; fi",
-        f'exec {venv}/bin/python -I -c "$1"',
-    ])
-    return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", first + code],
-                          capture_output=True, text=True, cwd="/", timeout=timeout)
+    first = (
+        f"import sys\nsys.path.insert(0, {str(src)!r})\nimport gatetui\n"
+        f"assert gatetui.__file__.startswith({str(lock)!r}), gatetui.__file__\n"
+    )
+    script = "\n".join(
+        [
+            "set -e",
+            f"mount -t tmpfs -o mode=0700 gatetui-locked {lock}",
+            f"mkdir {venv} {src}",
+            f"mount --bind {shlex.quote(sys.prefix)} {venv}",
+            f"mount --bind {shlex.quote(str(ROOT))} {src}",
+            f"if setpriv --reuid={agent_uid} --regid={agent_uid} --clear-groups cat {venv}/pyvenv.cfg "
+            f">/dev/null 2>&1; then echo 'the agent can read the install' >&2; exit 9; fi",
+            f'exec {venv}/bin/python -I -c "$1"',
+        ]
+    )
+    return subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", first + code],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        timeout=timeout,
+    )

@@ -35,7 +35,9 @@ def worker_uid_range(worker: str, workers: int) -> str:
 
 if "PYTEST_XDIST_WORKER" in os.environ and "GATETUI_UID_RANGE" not in os.environ:
     os.environ["GATETUI_UID_RANGE"] = worker_uid_range(
-        os.environ["PYTEST_XDIST_WORKER"], int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+        os.environ["PYTEST_XDIST_WORKER"], int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    )
+
 
 def _collect_what_the_test_left() -> Iterator[None]:
     """What a test left open (a socket, a file, an event loop) is collected
@@ -62,16 +64,22 @@ def _collect_everything() -> Iterator[None]:
 
 
 collect_after_each_test = pytest.fixture(autouse=True, name="collect_after_each_test")(_collect_what_the_test_left)
-collect_after_each_module = pytest.fixture(autouse=True, scope="module",
-                                           name="collect_after_each_module")(_collect_everything)
-collect_after_the_session = pytest.fixture(autouse=True, scope="session",
-                                           name="collect_after_the_session")(_collect_everything)
+collect_after_each_module = pytest.fixture(autouse=True, scope="module", name="collect_after_each_module")(
+    _collect_everything
+)
+collect_after_the_session = pytest.fixture(autouse=True, scope="session", name="collect_after_the_session")(
+    _collect_everything
+)
 
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent", "PATH": "/usr/bin:/bin",
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "HOME": "/nonexistent",
+    "PATH": "/usr/bin:/bin",
 }
 
 

@@ -63,8 +63,11 @@ class Gated:
 
 
 def state_files(store: Store) -> dict[str, tuple[bytes, int]]:
-    return {str(p.relative_to(store.root)): (p.read_bytes(), p.stat().st_mtime_ns)
-            for p in sorted(store.root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(store.root)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(store.root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @contextmanager
@@ -159,13 +162,13 @@ def _outliving(patience: float = 10.0) -> list[int]:
     return left
 
 
-async def _gate(scenario: Scenario, root: Path, limit: asyncio.Semaphore,
-                around: Surroundings) -> list[GateEvent]:
+async def _gate(scenario: Scenario, root: Path, limit: asyncio.Semaphore, around: Surroundings) -> list[GateEvent]:
     async with limit:
         repo = await asyncio.to_thread(materialize, scenario, root / scenario.name)
         before = await asyncio.to_thread(tree_digest, repo)
-        request = GateRequest(repo, "main", f"agent/{scenario.name}", hidden=scenario.hidden_tests(),
-                              random_seed=scenario.random_seed)
+        request = GateRequest(
+            repo, "main", f"agent/{scenario.name}", hidden=scenario.hidden_tests(), random_seed=scenario.random_seed
+        )
         plan = await asyncio.to_thread(make_plan, request)
         kept: dict[str, int] = {}
         events: list[GateEvent] = []
@@ -192,8 +195,10 @@ def tree_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-TOLD = re.compile(r"told apart: (?P<where>\S+:\d+): (?P<function>\w+)\((?P<year>-?\d+)\) gives (?P<here>\S+) here, "
-                  r"(?P<there>\S+) with `[^`]+`; no test checks it")
+TOLD = re.compile(
+    r"told apart: (?P<where>\S+:\d+): (?P<function>\w+)\((?P<year>-?\d+)\) gives (?P<here>\S+) here, "
+    r"(?P<there>\S+) with `[^`]+`; no test checks it"
+)
 
 
 def assert_told_apart(lines: list[str], where: str, function: str, before: str, afters: list[str]) -> None:

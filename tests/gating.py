@@ -24,6 +24,7 @@ from gatetui.gate.runner import run_gate
 
 def gate_events(repo: Path, backend: Backend) -> list[GateEvent]:
     """Every event of one gate, the last its RunFinished."""
+
     async def go() -> list[GateEvent]:
         plan = make_plan(GateRequest(repo, "main", "agent/x"))
         events = [e async for e in run_gate(plan, backend)]

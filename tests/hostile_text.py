@@ -27,5 +27,8 @@ REDRAW_SHOWN = "FAIL\\x0dpass\\x08\\x08\\x08\\x08pass"
 def unsafe_in(text: str, multiline: bool = True) -> list[str]:
     """The characters of `text` that act on a terminal or hide what is
     written (newline and tab too, in a one-line field)."""
-    return [c for c in text if (c in "\t\n" and not multiline)
-            or (c not in "\t\n" and unicodedata.category(c) in UNSAFE_CATEGORIES)]
+    return [
+        c
+        for c in text
+        if (c in "\t\n" and not multiline) or (c not in "\t\n" and unicodedata.category(c) in UNSAFE_CATEGORIES)
+    ]

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 NAMES = st.sampled_from(["a", "b", "n", "xs", "é", "self.count"])
 STRINGS = st.text(alphabet="ab é'\"\\\t", max_size=4).map(repr)
-ATOMS = st.one_of(NAMES, st.integers(0, 1000).map(str), STRINGS,
-                  st.sampled_from(["True", "False", "None", "1.5", "b'x'", "..."]))
+ATOMS = st.one_of(
+    NAMES, st.integers(0, 1000).map(str), STRINGS, st.sampled_from(["True", "False", "None", "1.5", "b'x'", "..."])
+)
 COMPARE = ["<", "<=", ">", ">=", "==", "!=", "in", "not in", "is", "is not"]
 ARITH = ["+", "-", "*", "/", "//", "%"]
 
@@ -38,21 +39,39 @@ def binary(draw: st.DrawFn, inner: st.SearchStrategy[str]) -> str:
     return f"{left}{draw(space(op))}{right}"
 
 
-EXPRESSIONS = st.recursive(ATOMS, lambda inner: st.one_of(
-    binary(inner),
-    inner.map(lambda e: f"not {tight(e)}"),
-    st.tuples(inner, inner).map(lambda p: f"f({p[0]}, key={p[1]})"),
-    st.tuples(inner, inner, inner).map(lambda p: f"{tight(p[0])} if {tight(p[1])} else {tight(p[2])}"),
-    st.tuples(inner, inner).map(lambda p: f"(\n        {p[0]}  # why\n        + {tight(p[1])})"),
-    inner.map(lambda e: f"[v for v in xs if {tight(e)}]"),
-), max_leaves=5)
+EXPRESSIONS = st.recursive(
+    ATOMS,
+    lambda inner: st.one_of(
+        binary(inner),
+        inner.map(lambda e: f"not {tight(e)}"),
+        st.tuples(inner, inner).map(lambda p: f"f({p[0]}, key={p[1]})"),
+        st.tuples(inner, inner, inner).map(lambda p: f"{tight(p[0])} if {tight(p[1])} else {tight(p[2])}"),
+        st.tuples(inner, inner).map(lambda p: f"(\n        {p[0]}  # why\n        + {tight(p[1])})"),
+        inner.map(lambda e: f"[v for v in xs if {tight(e)}]"),
+    ),
+    max_leaves=5,
+)
 
 
 def simple(expr: str, kind: int) -> str:
-    return [f"x = {expr}", f"x += {tight(expr)}", f"return {expr}", "return", f"assert {expr}",
-            f"log.info('%s', {expr})", f"print({expr})", "pass", "...", f"x = 1; y = {expr}",
-            f"t: int = {expr}", "s = f'{a < b!r} and {n + 1}'", f"x = {expr} \\\n        + 1",
-            "raise ValueError(x)", "break", "continue"][kind]
+    return [
+        f"x = {expr}",
+        f"x += {tight(expr)}",
+        f"return {expr}",
+        "return",
+        f"assert {expr}",
+        f"log.info('%s', {expr})",
+        f"print({expr})",
+        "pass",
+        "...",
+        f"x = 1; y = {expr}",
+        f"t: int = {expr}",
+        "s = f'{a < b!r} and {n + 1}'",
+        f"x = {expr} \\\n        + 1",
+        "raise ValueError(x)",
+        "break",
+        "continue",
+    ][kind]
 
 
 def header(expr: str, kind: int) -> str:

@@ -31,14 +31,16 @@ pytestmark = [
         reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); CI runs as root",
     ),
     pytest.mark.xdist_group("gated_samples"),  # one xdist worker gates the samples once
-    pytest.mark.sandbox, pytest.mark.install,  # every sample gated for real (one test floods a sandbox)
+    pytest.mark.sandbox,
+    pytest.mark.install,  # every sample gated for real (one test floods a sandbox)
 ]
 ATTACKS = sorted(name for name in SCENARIOS if name.startswith("attack_"))
 
 
 def output(gated: Gated, name: str, stream: str | None = None) -> str:
-    return "".join(e.text for e in gated.events[name]
-                   if isinstance(e, OutputChunk) and (stream is None or e.stream == stream))
+    return "".join(
+        e.text for e in gated.events[name] if isinstance(e, OutputChunk) and (stream is None or e.stream == stream)
+    )
 
 
 def finished(gated: Gated, name: str) -> RunFinished:
@@ -67,8 +69,11 @@ def test_the_state_directory_is_neither_read_nor_changed(gated_samples: Gated) -
     assert state_files(around.state) == around.state_files
     text = output(gated_samples, "attack_state_dir", "run 1")
     assert "snoop finished" in text  # the attack did run
-    reached = [line for line in text.splitlines()
-               if line.startswith(("LEAK", "WROTE")) and not line.split()[1].startswith("/tmp/")]
+    reached = [
+        line
+        for line in text.splitlines()
+        if line.startswith(("LEAK", "WROTE")) and not line.split()[1].startswith("/tmp/")
+    ]
     assert reached == []  # only its own run's folders (its /tmp is a tmpfs of its own), never the supervisor's
 
 
@@ -91,7 +96,8 @@ def test_no_secret_reaches_any_run(gated_samples: Gated) -> None:
 def test_a_service_on_the_hosts_loopback_is_out_of_reach(gated_samples: Gated) -> None:
     assert gated_samples.around.service_hits == []
     assert "tests/test_service.py::test_mul_matches_reference_service" in detail(
-        gated_samples, "attack_network", CheckId.RUNS)
+        gated_samples, "attack_network", CheckId.RUNS
+    )
 
 
 def test_no_process_outlives_its_run(gated_samples: Gated) -> None:
@@ -117,7 +123,9 @@ def test_a_plugin_the_package_registers_is_named_and_loads_nowhere(gated_samples
     assert "tests/test_math.py::test_mul" in text
     # the runs load only plugins base declared or an index gave: the failure shows in every run
     for run in ("run 1", "old tests"):
-        assert "FAILED tests/test_math.py::test_mul - assert 7 == 12" in output(gated_samples, "attack_pytest_plugin", run)
+        assert "FAILED tests/test_math.py::test_mul - assert 7 == 12" in output(
+            gated_samples, "attack_pytest_plugin", run
+        )
 
 
 def test_a_forgery_in_the_library_is_named_for_a_person(gated_samples: Gated) -> None:
@@ -126,7 +134,8 @@ def test_a_forgery_in_the_library_is_named_for_a_person(gated_samples: Gated) ->
     evidence: the verdict is a person's, with the patching line named."""
     assert finished(gated_samples, "attack_runner_patch").verdict is Verdict.REVIEW
     assert detail(gated_samples, "attack_runner_patch", CheckId.OLD_TESTS) == (
-        "library code reaches into the test runner: import _pytest.reports as _reports (mathlib/__init__.py:3)")
+        "library code reaches into the test runner: import _pytest.reports as _reports (mathlib/__init__.py:3)"
+    )
     assert "1 passed" not in output(gated_samples, "attack_runner_patch", "run 1")  # the forgery did run: 2 passed
     assert "2 passed" in output(gated_samples, "attack_runner_patch", "run 1")
 
@@ -135,7 +144,8 @@ def test_code_right_only_under_the_runner_is_shown_to_a_person(gated_samples: Ga
     assert finished(gated_samples, "attack_runner_aware").verdict is Verdict.REVIEW
     assert detail(gated_samples, "attack_runner_aware", CheckId.OLD_TESTS) == (
         "library code checks whether a test runner is loaded: "
-        'if "pytest" in sys.modules or os.environ.get("PYTEST_CURRENT_TEST"): (mathlib/core.py:16)')
+        'if "pytest" in sys.modules or os.environ.get("PYTEST_CURRENT_TEST"): (mathlib/core.py:16)'
+    )
 
 
 def test_a_test_that_pins_the_code_leaves_the_mutants_it_misses_alive(gated_samples: Gated) -> None:
@@ -145,10 +155,13 @@ def test_a_test_that_pins_the_code_leaves_the_mutants_it_misses_alive(gated_samp
     assert finished(gated_samples, "attack_reads_source").verdict is Verdict.REVIEW
     assert detail(gated_samples, "attack_reads_source", CheckId.OLD_TESTS).startswith(
         'test code reads library source or bytecode: with open(core.__file__, "rb") as source: '
-        "(tests/test_calendar.py:13)")
+        "(tests/test_calendar.py:13)"
+    )
     before = "return 366 if year % 4 == 0 and year % 100 != 0 else 365"
-    afters = ["return 366 if year % 4 == 0 and year % 101 != 0 else 365",
-              "return 366 if year % 4 == 0 and year % 100 != 1 else 365"]
+    afters = [
+        "return 366 if year % 4 == 0 and year % 101 != 0 else 365",
+        "return 366 if year % 4 == 0 and year % 100 != 1 else 365",
+    ]
     lines = detail(gated_samples, "attack_reads_source", CheckId.BITES).splitlines()[1:]
     assert lines[:2] == [f"survived: mathlib/core.py:14: {before}  ->  {after}" for after in afters]
     # and the test each lacks: a year the search found where head and the mutant differ
@@ -160,9 +173,20 @@ def test_a_flood_of_output_leaves_the_supervisor_small(tmp_path: Path) -> None:
     own here so its peak memory is its alone, keeps a capped tail."""
     repo = materialize(SCENARIOS["attack_flood"], tmp_path / "flood")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gatetui", "check", str(repo), "--base", "main",
-         "--head", "agent/attack_flood", "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "gatetui",
+            "check",
+            str(repo),
+            "--base",
+            "main",
+            "--head",
+            "agent/attack_flood",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
     started = time.monotonic()
     assert proc.stdout is not None

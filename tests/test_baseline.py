@@ -46,7 +46,9 @@ def test_only_failures_base_already_had_are_tolerated() -> None:
     assert (ok.status, ok.detail) == (Status.PASS, "3 of 3 runs passed; already failing at base: t.py::broken")
     regressed = judge_runs_against(runs(old=F, broken=F), BASE_RUN)
     assert (regressed.status, regressed.detail) == (
-        Status.FAIL, "0 of 3 passed; run 1: t.py::old failed; already failing at base: t.py::broken")
+        Status.FAIL,
+        "0 of 3 passed; run 1: t.py::old failed; already failing at base: t.py::broken",
+    )
     new_failing = judge_runs_against(runs(old=P, new=F), BASE_RUN)
     assert (new_failing.status, new_failing.detail) == (Status.FAIL, "0 of 3 passed; run 1: t.py::new failed")
 
@@ -79,13 +81,17 @@ def test_state_cache_writes_through_the_store(tmp_path: Path) -> None:
 
 
 BASE = {
-    "pyproject.toml": ('[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n\n'
-                       '[project]\nname = "mathlib"\nversion = "0.1.0"\n\n[tool.setuptools]\npackages = ["mathlib"]\n\n'
-                       '[tool.gatetui]\nbaseline = true\n'),
+    "pyproject.toml": (
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "mathlib"\nversion = "0.1.0"\n\n[tool.setuptools]\npackages = ["mathlib"]\n\n'
+        "[tool.gatetui]\nbaseline = true\n"
+    ),
     "mathlib/__init__.py": "def double(x):\n    return x + x\n\n\ndef half(x):\n    return x / 2\n",
-    "tests/test_math.py": ("from mathlib import double, half\n\n\ndef test_double():\n    assert double(3) == 6\n\n\n"
-                           "def test_half():\n    assert half(3) == 1.5\n\n\n"
-                           "def test_needs_a_file_nobody_committed():\n    open('tests/data.csv').read()\n"),
+    "tests/test_math.py": (
+        "from mathlib import double, half\n\n\ndef test_double():\n    assert double(3) == 6\n\n\n"
+        "def test_half():\n    assert half(3) == 1.5\n\n\n"
+        "def test_needs_a_file_nobody_committed():\n    open('tests/data.csv').read()\n"
+    ),
 }
 # Head breaks half(), which passed at base: PASS_TO_PASS, so runs fails.
 HEAD = {"mathlib/__init__.py": "def double(x):\n    return x + x\n\n\ndef half(x):\n    return x // 2\n"}
@@ -109,11 +115,19 @@ def test_a_test_that_passed_at_base_fails_runs_and_base_runs_once(make_repo: Mak
     assert isinstance(done, RunFinished)
     result = {r.id: r for r in done.results}[CheckId.RUNS]
     assert (result.status, result.detail) == (
-        Status.FAIL, "0 of 3 passed; run 1: tests/test_math.py::test_half failed; "
-        "already failing at base: tests/test_math.py::test_needs_a_file_nobody_committed")
+        Status.FAIL,
+        "0 of 3 passed; run 1: tests/test_math.py::test_half failed; "
+        "already failing at base: tests/test_math.py::test_needs_a_file_nobody_committed",
+    )
     assert done.baseline.to_json() == {
-        "rule": "baseline", "used": True, "requested": True, "base": done.digests.base, "cached": False,
-        "known_failures": ["tests/test_math.py::test_needs_a_file_nobody_committed"], "problem": ""}
+        "rule": "baseline",
+        "used": True,
+        "requested": True,
+        "base": done.digests.base,
+        "cached": False,
+        "known_failures": ["tests/test_math.py::test_needs_a_file_nobody_committed"],
+        "problem": "",
+    }
     plan = make_plan(GateRequest(repo, "main", "agent/x"))
     assert list(cache.records) == [cache_key(done.digests.base, plan.profile)]
 

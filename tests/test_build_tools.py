@@ -33,31 +33,40 @@ def declared(text: str) -> tuple[str, ...] | None:
     return requires({"pyproject.toml": text.encode()})
 
 
-@pytest.mark.parametrize(("text", "lines"), [
-    ('[build-system]\nrequires = ["setuptools>=64", "wheel"]\n', ("setuptools>=64", "wheel")),
-    ('[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n', ("hatchling",)),
-    ('[build-system]\nrequires = ["flit_core >=3.2,<4"]\n', ("flit_core >=3.2,<4",)),
-    ('[build-system]\nrequires = [\'setuptools; python_version >= "3.8"\']\n', ('setuptools; python_version >= "3.8"',)),
-    ('[build-system]\nrequires = ["scikit-build-core[pyproject]>=0.5"]\n', ("scikit-build-core[pyproject]>=0.5",)),
-    ('[project]\nname = "p"\n', FALLBACK),  # no build system: PEP 517's setuptools
-])
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ('[build-system]\nrequires = ["setuptools>=64", "wheel"]\n', ("setuptools>=64", "wheel")),
+        ('[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n', ("hatchling",)),
+        ('[build-system]\nrequires = ["flit_core >=3.2,<4"]\n', ("flit_core >=3.2,<4",)),
+        (
+            "[build-system]\nrequires = ['setuptools; python_version >= \"3.8\"']\n",
+            ('setuptools; python_version >= "3.8"',),
+        ),
+        ('[build-system]\nrequires = ["scikit-build-core[pyproject]>=0.5"]\n', ("scikit-build-core[pyproject]>=0.5",)),
+        ('[project]\nname = "p"\n', FALLBACK),  # no build system: PEP 517's setuptools
+    ],
+)
 def test_the_declared_build_tools_are_read_as_written(text: str, lines: tuple[str, ...]) -> None:
     assert declared(text) == lines
 
 
-@pytest.mark.parametrize("text", [
-    '[build-system]\nrequires = ["setuptools @ https://example.invalid/s.whl"]\n',  # a URL: head's file
-    '[build-system]\nrequires = ["-r /etc/passwd"]\n',  # an option of a requirements file
-    '[build-system]\nrequires = ["--index-url=http://example.invalid/simple"]\n',
-    '[build-system]\nrequires = ["setuptools\\n--extra-index-url http://example.invalid"]\n',
-    '[build-system]\nrequires = ["git+https://example.invalid/s.git"]\n',
-    '[build-system]\nrequires = []\n',  # nothing to layer
-    '[build-system]\nrequires = "setuptools"\n',
-    '[build-system]\nbuild-backend = "setuptools.build_meta"\n',  # requires missing: the build says so
-    '[build-system]\nrequires = [1]\n',
-    'build-system = 3\n',
-    '[build-system\n',  # not TOML
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[build-system]\nrequires = ["setuptools @ https://example.invalid/s.whl"]\n',  # a URL: head's file
+        '[build-system]\nrequires = ["-r /etc/passwd"]\n',  # an option of a requirements file
+        '[build-system]\nrequires = ["--index-url=http://example.invalid/simple"]\n',
+        '[build-system]\nrequires = ["setuptools\\n--extra-index-url http://example.invalid"]\n',
+        '[build-system]\nrequires = ["git+https://example.invalid/s.git"]\n',
+        "[build-system]\nrequires = []\n",  # nothing to layer
+        '[build-system]\nrequires = "setuptools"\n',
+        '[build-system]\nbuild-backend = "setuptools.build_meta"\n',  # requires missing: the build says so
+        "[build-system]\nrequires = [1]\n",
+        "build-system = 3\n",
+        "[build-system\n",  # not TOML
+    ],
+)
 def test_a_declaration_a_layer_cannot_stand_for_gives_none(text: str) -> None:
     assert declared(text) is None
 
@@ -74,8 +83,10 @@ def test_whatever_the_lines_what_goes_on_is_only_named_requirements(lines: list[
     found = declared(text)
     if found is None:
         return
-    assert all(REQUIREMENT.fullmatch(line) and line[0].isalnum() and "@" not in line and "\n" not in line
-               and "\r" not in line for line in found)
+    assert all(
+        REQUIREMENT.fullmatch(line) and line[0].isalnum() and "@" not in line and "\n" not in line and "\r" not in line
+        for line in found
+    )
     assert found == tuple(line.strip() for line in lines)
 
 
@@ -95,8 +106,10 @@ BASE = {
     "toolpkg/__init__.py": "def add(a, b):\n    return a + b\n",
     "tests/test_add.py": "from toolpkg import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
 }
-HONEST = {"toolpkg/__init__.py": BASE["toolpkg/__init__.py"] + "\n\ndef sub(a, b):\n    return a - b\n",
-          "tests/test_sub.py": "from toolpkg import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n"}
+HONEST = {
+    "toolpkg/__init__.py": BASE["toolpkg/__init__.py"] + "\n\ndef sub(a, b):\n    return a - b\n",
+    "tests/test_sub.py": "from toolpkg import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n",
+}
 # Head's setup.py tries the setuptools it imported, its folder and the layer's
 # site-packages; each attempt says what became of it in the build's output.
 WRITES_THE_TOOLS = textwrap.dedent("""\
@@ -123,8 +136,9 @@ WRITES_THE_TOOLS = textwrap.dedent("""\
     """)
 # An in-tree backend that asks for a tool its declaration does not name.
 ASKS_FOR_MORE = {
-    "pyproject.toml": BASE["pyproject.toml"].replace('build-backend = "setuptools.build_meta"',
-                                                     'build-backend = "backend"\nbackend-path = ["_build"]'),
+    "pyproject.toml": BASE["pyproject.toml"].replace(
+        'build-backend = "setuptools.build_meta"', 'build-backend = "backend"\nbackend-path = ["_build"]'
+    ),
     "_build/backend.py": textwrap.dedent("""\
         from setuptools import build_meta as _setuptools
         from setuptools.build_meta import *  # noqa: F403
@@ -150,9 +164,11 @@ ASKS_FOR_MORE = {
 }
 AGAIN = "gatetui: the build against the build tools layer failed; it runs again in an environment of its own"
 
-gate_test = pytest.mark.skipif(not probe_isolation().full or find_uv() is None,
-                               reason="the local backend cannot isolate runs here "
-                                      f"({probe_isolation().reason}) or uv is missing; CI runs as root with uv")
+gate_test = pytest.mark.skipif(
+    not probe_isolation().full or find_uv() is None,
+    reason="the local backend cannot isolate runs here "
+    f"({probe_isolation().reason}) or uv is missing; CI runs as root with uv",
+)
 
 
 def gated(repo: Path, tmp_path: Path, layers: Path) -> tuple[RunFinished, str]:
@@ -203,7 +219,8 @@ def test_head_builds_against_a_layer_of_its_build_tools_built_once(make_repo: Ma
 @pytest.mark.sandbox
 @pytest.mark.install
 def test_a_build_that_writes_into_its_tools_is_refused_and_the_layer_stays_as_sealed(
-        make_repo: MakeRepo, tmp_path: Path) -> None:
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
     repo, layers = make_repo(BASE, {**HONEST, "setup.py": WRITES_THE_TOOLS}), tmp_path / "layers"
     finished, said = gated(repo, tmp_path, layers)
     (tools,) = tools_layers(layers)
@@ -220,7 +237,8 @@ def test_a_build_that_writes_into_its_tools_is_refused_and_the_layer_stays_as_se
 @pytest.mark.sandbox
 @pytest.mark.install
 def test_a_build_asking_for_a_tool_it_did_not_declare_builds_again_in_its_own_environment(
-        make_repo: MakeRepo, tmp_path: Path) -> None:
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
     repo = make_repo({**BASE, **ASKS_FOR_MORE}, HONEST)
     finished, said = gated(repo, tmp_path, tmp_path / "layers")
     assert told(said).count(AGAIN) == 2  # the editable install's build and the wheel's

@@ -24,9 +24,11 @@ from tests.test_local_backend import fork_mode_or_skip
 from tests.test_phases import BASE, BROKEN
 
 pytestmark = [
-    pytest.mark.skipif(not probe_isolation().full,
-                       reason=f"the local backend cannot isolate runs here ({probe_isolation().reason})"),
-    pytest.mark.sandbox, pytest.mark.install,
+    pytest.mark.skipif(
+        not probe_isolation().full, reason=f"the local backend cannot isolate runs here ({probe_isolation().reason})"
+    ),
+    pytest.mark.sandbox,
+    pytest.mark.install,
 ]
 
 TWO_FILES = {
@@ -84,8 +86,9 @@ HELPER_CACHE = textwrap.dedent("""\
 
 @pytest.mark.parametrize("mode", ["overlay", "bind"])
 @pytest.mark.parametrize("plant", [REWRITE_CACHE, HELPER_CACHE], ids=["pytests_rewrite_cache", "a_helpers_bytecode"])
-def test_bytecode_planted_during_a_run_is_never_loaded(make_repo: MakeRepo, tmp_path: Path, plant: str,
-                                                       mode: str) -> None:
+def test_bytecode_planted_during_a_run_is_never_loaded(
+    make_repo: MakeRepo, tmp_path: Path, plant: str, mode: str
+) -> None:
     repo = make_repo(TWO_FILES, {"mathlib/core.py": BROKEN, "mathlib/__init__.py": plant})
     done = gate_locally(repo, tmp_path / "work", fork_mode_or_skip(mode))
     runs = next(r for r in done.results if r.id is CheckId.RUNS)

@@ -10,7 +10,7 @@ from gatetui.gate.changed_tests import ChangedTests
 from gatetui.git.snapshot import Snapshot
 
 PATH = "tests/test_x.py"
-BASE = '''import sys
+BASE = """import sys
 
 import pkg
 
@@ -33,7 +33,7 @@ class TestK:
 
     def test_two(self):
         assert pkg.two() == 2
-'''
+"""
 ALL = ["test_lazy", "test_param", "TestK::test_one", "TestK::test_two"]
 
 
@@ -105,8 +105,11 @@ def body(index: int, value: int) -> str:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(2, 8).flatmap(lambda n: st.tuples(
-    st.just(n), st.sets(st.integers(0, n - 1)), st.sets(st.integers(0, n)), st.integers(0, 2))))
+@given(
+    st.integers(2, 8).flatmap(
+        lambda n: st.tuples(st.just(n), st.sets(st.integers(0, n - 1)), st.sets(st.integers(0, n)), st.integers(0, 2))
+    )
+)
 def test_exactly_the_edited_and_added_tests_change(case: tuple[int, set[int], set[int], int]) -> None:
     """Any tests edited, comments put between any of them, tests added at
     the end: the edited and added ones change, no other."""

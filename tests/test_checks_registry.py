@@ -10,7 +10,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gatetui.gate.checks import (
-    CHECK_ORDER, SPECS, TITLES, CheckId, CheckResult, Counts, Need, Phase, Status, Verdict, announced_at, decide,
+    CHECK_ORDER,
+    SPECS,
+    TITLES,
+    CheckId,
+    CheckResult,
+    Counts,
+    Need,
+    Phase,
+    Status,
+    Verdict,
+    announced_at,
+    decide,
     spec_of,
 )
 from gatetui.gate.phases import plan_phase
@@ -42,27 +53,42 @@ def test_eight_checks_with_their_ids_titles_and_order() -> None:
         ("covered", "changed code runs under the tests"),
         ("bites", "the tests catch bugs in the changed code"),
     ]
-    assert CHECK_ORDER == tuple(CheckId)
+    assert tuple(CheckId) == CHECK_ORDER
     assert dict(TITLES) == {c: c.title for c in CheckId}
-    assert CheckResult(CheckId.OLD_TESTS, Status.FAIL, "t.py::a fails").line() == \
-        "FAIL old tests pass on new code: t.py::a fails"
+    assert (
+        CheckResult(CheckId.OLD_TESTS, Status.FAIL, "t.py::a fails").line()
+        == "FAIL old tests pass on new code: t.py::a fails"
+    )
 
 
 def test_what_each_check_declares() -> None:
     assert {s.id: s.announced for s in SPECS} == {
-        CheckId.INSTALL: Phase.INSTALL, CheckId.RUNS: Phase.SUITE, CheckId.TESTS_KEPT: Phase.PLAN,
-        CheckId.NO_NEW_SKIPS: Phase.PLAN, CheckId.OLD_TESTS: Phase.SUITE, CheckId.HIDDEN: Phase.PLAN,
-        CheckId.COVERED: Phase.PLAN, CheckId.BITES: Phase.PLAN,
+        CheckId.INSTALL: Phase.INSTALL,
+        CheckId.RUNS: Phase.SUITE,
+        CheckId.TESTS_KEPT: Phase.PLAN,
+        CheckId.NO_NEW_SKIPS: Phase.PLAN,
+        CheckId.OLD_TESTS: Phase.SUITE,
+        CheckId.HIDDEN: Phase.PLAN,
+        CheckId.COVERED: Phase.PLAN,
+        CheckId.BITES: Phase.PLAN,
     }
-    assert [s.id for s in announced_at(Phase.PLAN)] == [CheckId.TESTS_KEPT, CheckId.NO_NEW_SKIPS, CheckId.HIDDEN,
-                                                       CheckId.COVERED, CheckId.BITES]
+    assert [s.id for s in announced_at(Phase.PLAN)] == [
+        CheckId.TESTS_KEPT,
+        CheckId.NO_NEW_SKIPS,
+        CheckId.HIDDEN,
+        CheckId.COVERED,
+        CheckId.BITES,
+    ]
     assert [s.id for s in SPECS if s.reads_diff] == [CheckId.TESTS_KEPT, CheckId.NO_NEW_SKIPS]
     assert [s.id for s in SPECS if s.failure is Counts.REVIEW] == [CheckId.OLD_TESTS, CheckId.COVERED, CheckId.BITES]
     assert [s.id for s in SPECS if Need.MUTANT_RUNS in s.needs] == [CheckId.BITES]
     assert [s.id for s in SPECS if Need.INSTALL not in s.needs] == [CheckId.INSTALL]
     assert [s.id for s in SPECS if Need.HIDDEN_TESTS in s.needs] == [CheckId.HIDDEN]
-    assert [s.id for s in SPECS if Need.OLD_TESTS_RUN in s.needs] == \
-        [CheckId.TESTS_KEPT, CheckId.NO_NEW_SKIPS, CheckId.OLD_TESTS]
+    assert [s.id for s in SPECS if Need.OLD_TESTS_RUN in s.needs] == [
+        CheckId.TESTS_KEPT,
+        CheckId.NO_NEW_SKIPS,
+        CheckId.OLD_TESTS,
+    ]
     assert [s.id for s in SPECS if Need.BASE_OWN in s.needs] == [CheckId.RUNS, CheckId.NO_NEW_SKIPS]
 
 
@@ -77,8 +103,7 @@ def test_how_one_result_weighs() -> None:
     assert runs.weigh(Status.FAIL) is Verdict.FAIL
     assert runs.weigh(Status.ERROR) is Verdict.ERROR
     assert runs.weigh(Status.REVIEW) is Verdict.REVIEW
-    assert [runs.weigh(s) for s in (Status.PASS, Status.SKIPPED, Status.WAITING, Status.RUNNING)] == \
-        [Verdict.PASS] * 4
+    assert [runs.weigh(s) for s in (Status.PASS, Status.SKIPPED, Status.WAITING, Status.RUNNING)] == [Verdict.PASS] * 4
 
 
 def test_the_verdict_rules_still_hold() -> None:

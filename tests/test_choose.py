@@ -35,4 +35,6 @@ def test_an_unknown_name_is_a_gate_error_naming_the_choices() -> None:
     with pytest.raises(BackendError) as raised:
         choose_backend("cloud")
     assert (str(raised.value), raised.value.exit_code) == (
-        "unknown backend 'cloud': use --backend local (it needs nothing) or runtime", ExitCode.GATE_ERROR)
+        "unknown backend 'cloud': use --backend local (it needs nothing) or runtime",
+        ExitCode.GATE_ERROR,
+    )

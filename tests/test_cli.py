@@ -73,13 +73,18 @@ def test_no_tests_at_base(make_repo: MakeRepo, capsys: pytest.CaptureFixture[str
     assert_bad_input(code, err, "no tests found at base")
 
 
-@pytest.mark.parametrize("table, words", [
-    ("[tool.gatetui]\nstack = 'ruby'\n", "stack must be 'python' or 'go' or 'node', not 'ruby'"),
-    ("[tool.gatetui]\ntimeout = 'soon'\n", "timeout must be a number"),
-    ("[tool.gatetui]\nflavour = 1\n", "unknown key 'flavour'"),
-    ("[tool.gatetui\n", "is not valid TOML"),
-])
-def test_malformed_gatetui_config(make_repo: MakeRepo, capsys: pytest.CaptureFixture[str], table: str, words: str) -> None:
+@pytest.mark.parametrize(
+    "table, words",
+    [
+        ("[tool.gatetui]\nstack = 'ruby'\n", "stack must be 'python' or 'go' or 'node', not 'ruby'"),
+        ("[tool.gatetui]\ntimeout = 'soon'\n", "timeout must be a number"),
+        ("[tool.gatetui]\nflavour = 1\n", "unknown key 'flavour'"),
+        ("[tool.gatetui\n", "is not valid TOML"),
+    ],
+)
+def test_malformed_gatetui_config(
+    make_repo: MakeRepo, capsys: pytest.CaptureFixture[str], table: str, words: str
+) -> None:
     base = {**PY_BASE, "pyproject.toml": PY_BASE["pyproject.toml"] + table}
     repo = make_repo(base, {"p/__init__.py": "x = 1\n"})
     code, _, err = run_cli(["check", str(repo), "--base", "main", "--head", "agent/x"], capsys)
@@ -91,8 +96,9 @@ def test_missing_required_option_is_bad_input(capsys: pytest.CaptureFixture[str]
     assert_bad_input(code, err, "the following arguments are required: --base, --head")
 
 
-def test_runtime_backend_without_a_key_exits_3(make_repo: MakeRepo, capsys: pytest.CaptureFixture[str],
-                                               monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_runtime_backend_without_a_key_exits_3(
+    make_repo: MakeRepo, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.delenv("RUNTIME_API_KEY", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no saved login either
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
@@ -125,7 +131,9 @@ def honest_json(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        code = main(["check", str(repo), "--base", "main", "--head", "agent/honest_fix", "--json", "--junit", str(junit)])
+        code = main(
+            ["check", str(repo), "--base", "main", "--head", "agent/honest_fix", "--json", "--junit", str(junit)]
+        )
     return code, json.loads(out.getvalue()), junit
 
 
@@ -138,8 +146,16 @@ def test_json_has_the_contract_shape(honest_json: tuple[int, dict[str, object], 
     assert {"verdict", "base", "head", "checks", "digests", "cost"} <= set(data)
     checks = data["checks"]
     assert isinstance(checks, list)
-    assert [c["id"] for c in checks] == ["install", "runs", "tests_kept", "no_new_skips", "old_tests", "hidden",
-                                         "covered", "bites"]
+    assert [c["id"] for c in checks] == [
+        "install",
+        "runs",
+        "tests_kept",
+        "no_new_skips",
+        "old_tests",
+        "hidden",
+        "covered",
+        "bites",
+    ]
     assert set(checks[0]) == {"id", "title", "ok", "status", "detail", "seconds"}
     assert [c["ok"] for c in checks] == [True] * 8
     assert checks[1]["title"] == "suite passes 3 of 3 runs"
@@ -164,15 +180,21 @@ def test_junit_file_has_one_testcase_per_check(honest_json: tuple[int, dict[str,
     root = ET.parse(junit).getroot()
     cases = root.findall("./testsuite/testcase")
     assert [c.get("classname") for c in cases] == [
-        "gatetui.install", "gatetui.runs", "gatetui.tests_kept", "gatetui.no_new_skips",
-        "gatetui.old_tests", "gatetui.hidden", "gatetui.covered", "gatetui.bites",
+        "gatetui.install",
+        "gatetui.runs",
+        "gatetui.tests_kept",
+        "gatetui.no_new_skips",
+        "gatetui.old_tests",
+        "gatetui.hidden",
+        "gatetui.covered",
+        "gatetui.bites",
     ]
     assert [c.tag for c in cases[5]] == ["skipped"]
     assert root.find("./testsuite").get("failures") == "0"
 
 
 def test_missing_python3_names_the_tool_and_exits_3(
-    make_repo: MakeRepo, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    make_repo: MakeRepo, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     repo = make_repo(PY_BASE, {"p/__init__.py": "x = 1\n"})
     empty_bin = tmp_path / "bin"
@@ -211,8 +233,15 @@ def test_verbose_progress_joins_a_line_read_in_pieces_per_stream() -> None:
 
     out = io.StringIO()
     progress = Progress(out, verbose=True)
-    for stream, text in (("run 1", "tests/test_a.py "), ("run 2", "tests/test_a.py ."), ("run 1", "."),
-                         ("run 1", ".F"), ("run 2", ".\n"), ("run 1", "   [100%]\nsummary"), ("run 1", " line")):
+    for stream, text in (
+        ("run 1", "tests/test_a.py "),
+        ("run 2", "tests/test_a.py ."),
+        ("run 1", "."),
+        ("run 1", ".F"),
+        ("run 2", ".\n"),
+        ("run 1", "   [100%]\nsummary"),
+        ("run 1", " line"),
+    ):
         progress(OutputChunk(CheckId.RUNS, stream, text))
     assert out.getvalue() == "  run 2 | tests/test_a.py ..\n  run 1 | tests/test_a.py ..F   [100%]\n"
     progress.flush()

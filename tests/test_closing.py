@@ -21,8 +21,9 @@ from gatetui.gate.runner import account_of, isolation_of
 class SlowToClose:
     """A workspace whose close takes until the test lets it end."""
 
-    def __init__(self, name: str, gate: asyncio.Event, closed: list[str], fails: bool = False,
-                 started: list[str] | None = None):
+    def __init__(
+        self, name: str, gate: asyncio.Event, closed: list[str], fails: bool = False, started: list[str] | None = None
+    ):
         self.name, self.gate, self.closed, self.fails = name, gate, closed, fails
         self.started = [] if started is None else started
 
@@ -172,17 +173,32 @@ def test_a_backend_put_in_place_is_the_one_read() -> None:
     assert (first.preflights, chosen.preflights) == ([], [((("go", "version"),), ("go",))])
 
 
-@pytest.mark.parametrize("backend, measured, account, isolation", [
-    (Bare(), False, {}, {}),
-    (Declaring(), True, {"available": 4.5, "spent": 0.5},
-     {"separate_uid": True, "network_namespace": True, "pid_namespace": True, "private_tmp": True,
-      "limits": True, "enforced": True, "reason": "", "fork_mode": "overlay"}),
-])
+@pytest.mark.parametrize(
+    "backend, measured, account, isolation",
+    [
+        (Bare(), False, {}, {}),
+        (
+            Declaring(),
+            True,
+            {"available": 4.5, "spent": 0.5},
+            {
+                "separate_uid": True,
+                "network_namespace": True,
+                "pid_namespace": True,
+                "private_tmp": True,
+                "limits": True,
+                "enforced": True,
+                "reason": "",
+                "fork_mode": "overlay",
+            },
+        ),
+    ],
+)
 def test_the_runner_reads_the_same_capabilities_through_the_wrapper(
-        backend: Bare, measured: bool, account: dict[str, float], isolation: dict[str, object]) -> None:
+    backend: Bare, measured: bool, account: dict[str, float], isolation: dict[str, object]
+) -> None:
     """What the runner reads by name (the cost's `measured`, the account's
     credit, the isolation for the JSON) is the same wrapped as bare."""
     closing = ClosingBackend(backend)
-    seen = [(b.measured, asyncio.run(account_of(b)), isolation_of(b))
-            for b in (backend, closing)]
+    seen = [(b.measured, asyncio.run(account_of(b)), isolation_of(b)) for b in (backend, closing)]
     assert seen == [(measured, account, isolation)] * 2

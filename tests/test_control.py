@@ -23,8 +23,11 @@ def trial(tests: tuple[str, ...]) -> Trial:
 
 def run(**cases: Case) -> SuiteRun:
     results = [TestResult(name.replace("_py__", ".py::"), case, seconds=0.1) for name, case in cases.items()]
-    return SuiteRun("r", CommandResult(exit_code=1 if Case.FAILED in cases.values() else 0, wall_seconds=1.0),
-                    Report.from_results(results))
+    return SuiteRun(
+        "r",
+        CommandResult(exit_code=1 if Case.FAILED in cases.values() else 0, wall_seconds=1.0),
+        Report.from_results(results),
+    )
 
 
 class Control:
@@ -53,7 +56,9 @@ def test_kills_whose_tests_pass_in_the_control_stand() -> None:
 def test_a_kill_by_a_test_that_fails_in_the_control_is_spurious() -> None:
     trials = [trial(("t.py::test_a", "t.py::test_b")), trial(("t.py::test_b",))]
     tried = [(Outcome.KILLED, run(t_py__test_a=Case.FAILED)), (Outcome.KILLED, run(t_py__test_b=Case.FAILED))]
-    control = Control((Outcome.KILLED, run(t_py__test_a=Case.FAILED)), (Outcome.SURVIVED, run(t_py__test_b=Case.PASSED)))
+    control = Control(
+        (Outcome.KILLED, run(t_py__test_a=Case.FAILED)), (Outcome.SURVIVED, run(t_py__test_b=Case.PASSED))
+    )
     assert judge(trials, tried, control) == [Outcome.SPURIOUS, Outcome.KILLED]
     assert [tests for _, tests, _ in control.asked] == [("t.py::test_a", "t.py::test_b"), ("t.py::test_b",)]
 
@@ -63,7 +68,9 @@ def test_a_control_that_breaks_or_never_passes_verifies_nothing() -> None:
     trials = [trial(("t.py::test_a",)), trial(("t.py::test_a",))]
     broke = Control((Outcome.KILLED, SuiteRun("r", CommandResult(exit_code=1, wall_seconds=1.0), None)))
     assert judge(trials, tried, broke) == [Outcome.SPURIOUS, Outcome.SURVIVED]
-    spun = Control((Outcome.TIMEOUT, SuiteRun("r", CommandResult(exit_code=-9, wall_seconds=9.0, timed_out=True), None)))
+    spun = Control(
+        (Outcome.TIMEOUT, SuiteRun("r", CommandResult(exit_code=-9, wall_seconds=9.0, timed_out=True), None))
+    )
     assert judge(trials, tried, spun) == [Outcome.SPURIOUS, Outcome.SURVIVED]
     many = [trial(tuple(f"t.py::test_{i}" for i in range(ROUNDS + 1)))]
     failing = [(Outcome.KILLED, run(**{f"t_py__test_{i}": Case.FAILED})) for i in range(ROUNDS)]
@@ -73,5 +80,6 @@ def test_a_control_that_breaks_or_never_passes_verifies_nothing() -> None:
 def test_no_kill_no_control() -> None:
     control = Control()
     assert judge([trial(("t.py::test_a",))], [(Outcome.SURVIVED, run(t_py__test_a=Case.PASSED))], control) == [
-        Outcome.SURVIVED]
+        Outcome.SURVIVED
+    ]
     assert control.asked == []

@@ -63,15 +63,20 @@ async def test_the_replay_moves_a_branch_only_when_a_gate_slot_is_free(tmp_path:
     workshop = write_workshop(tmp_path / "workshop")
     three = Workshop(workshop.repo, workshop.moves[:3], workshop.stories)
     backend = FakeBackend(released=False)
-    sup = Supervisor(workshop.repo, backend, Store.open(tmp_path / "state"),
-                     watcher=RefWatcher(workshop.repo, step_ms=20))
+    sup = Supervisor(
+        workshop.repo, backend, Store.open(tmp_path / "state"), watcher=RefWatcher(workshop.repo, step_ms=20)
+    )
     told: list[str] = []
     await sup.start()
     replaying = asyncio.create_task(replay(three, 0.0, 0.0, moved=lambda branch, _: told.append(branch), pace=sup))
     try:
         first, second, third = (branch for branch, _ in three.moves)
-        await until(lambda: len(told) == 2 and all(
-            (run := sup.run(b)) is not None and run.status == "running" for b in (first, second)))
+        await until(
+            lambda: (
+                len(told) == 2
+                and all((run := sup.run(b)) is not None and run.status == "running" for b in (first, second))
+            )
+        )
         assert sup.run(third) is None and not replaying.done()
         assert git(workshop.repo, "rev-parse", third) != dict(three.moves)[third]  # still at its base
         backend.release.set()

@@ -15,15 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gatetui.gate import diffscan as ds
+from gatetui.gate.diffscan import DiffScan, Marker, scan_changes
 from gatetui.git.changes import FileChange
-from gatetui.stacks import codeview
+from gatetui.pyparse import parse_python
+from gatetui.stacks import codeview, registry
 from gatetui.stacks.node import jsview
 from gatetui.stacks.node import tests as js_tests
 from gatetui.stacks.python import tests as python_tests
-from gatetui.stacks import registry
-from gatetui.gate import diffscan as ds
-from gatetui.pyparse import parse_python
-from gatetui.gate.diffscan import DiffScan, Marker, scan_changes
 
 PY = "tests/test_sample.py"
 JS = "src/sample.test.ts"
@@ -69,24 +68,14 @@ PY_MARKER_CASES = [
     ('def test_b():\n    pytest.skip("later")\n', 2, "skip"),
     ('def test_b():\n    np = pytest.importorskip("numpy")\n', 2, "skip"),
     ('def test_b():\n    pytest.xfail("known bug")\n', 2, "xfail"),
-    (
-        'class TestB(unittest.TestCase):\n    @unittest.skip("r")\n'
-        "    def test_b(self):\n        pass\n",
-        2,
-        "skip",
-    ),
+    ('class TestB(unittest.TestCase):\n    @unittest.skip("r")\n    def test_b(self):\n        pass\n', 2, "skip"),
     ('@unittest.skipIf(True, "r")\ndef test_b():\n    pass\n', 1, "skip"),
     ('@unittest.skipUnless(False, "r")\ndef test_b():\n    pass\n', 1, "skip"),
     ('@skip("r")\ndef test_b():\n    pass\n', 1, "skip"),
     ('@skipIf(True, "r")\ndef test_b():\n    pass\n', 1, "skip"),
     ('@skipUnless(False, "r")\ndef test_b():\n    pass\n', 1, "skip"),
     ("@unittest.expectedFailure\ndef test_b():\n    pass\n", 1, "xfail"),
-    (
-        "class TestB(unittest.TestCase):\n    def test_b(self):\n"
-        '        self.skipTest("r")\n',
-        3,
-        "skip",
-    ),
+    ('class TestB(unittest.TestCase):\n    def test_b(self):\n        self.skipTest("r")\n', 3, "skip"),
     ('pytestmark = pytest.mark.skip(reason="all")\n', 1, "skip"),
     ("pytestmark = [pytest.mark.skipif(True, reason='x')]\n", 1, "skip"),
     (
@@ -97,17 +86,14 @@ PY_MARKER_CASES = [
         "xfail",
     ),
     ('def test_b():\n    raise unittest.SkipTest("r")\n', 2, "skip"),
-    ('import pytest as pt\n\n\n@pt.mark.skip(reason="x")\ndef test_b():\n    pass\n', 4,
-     "skip"),
+    ('import pytest as pt\n\n\n@pt.mark.skip(reason="x")\ndef test_b():\n    pass\n', 4, "skip"),
     ("from pytest import mark\n\n\n@mark.xfail\ndef test_b():\n    pass\n", 4, "xfail"),
     ('from unittest import skip as sk\n\n\n@sk("r")\ndef test_b():\n    pass\n', 4, "skip"),
 ]
 
 
 @pytest.mark.parametrize(("snippet", "offset", "kind"), PY_MARKER_CASES)
-def test_every_python_marker_kind_on_an_added_line_is_reported(
-    snippet: str, offset: int, kind: str
-) -> None:
+def test_every_python_marker_kind_on_an_added_line_is_reported(snippet: str, offset: int, kind: str) -> None:
     """Protects `no_new_skips` for each Python way of switching a test off."""
     scan = scan_changes([modify(PY, PY_BASE, PY_BASE + snippet)])
     line = PY_BASE_LINES + offset
@@ -186,7 +172,7 @@ def test_added_file_brings_every_marker_and_deleted_file_none() -> None:
 # Python definitions
 # --------------------------------------------------------------------------
 
-PY_DEFS = '''import pytest
+PY_DEFS = """import pytest
 
 
 def test_a():
@@ -227,7 +213,7 @@ if True:
 
 def testcamel():
     pass
-'''
+"""
 
 
 def test_python_defs_name_methods_by_class_and_skip_nested_functions() -> None:
@@ -247,8 +233,9 @@ def test_python_defs_name_methods_by_class_and_skip_nested_functions() -> None:
 def test_removed_and_added_counts_with_methods_and_async_defs() -> None:
     """Protects `tests_kept`: removals and additions pair up per file."""
     new = (
-        PY_DEFS.replace("    async def test_async_method(self):\n        pass\n", "")
-        .replace("def test_a():", "def test_a_renamed():")
+        PY_DEFS.replace("    async def test_async_method(self):\n        pass\n", "").replace(
+            "def test_a():", "def test_a_renamed():"
+        )
         + "\n\nasync def test_more():\n    pass\n"
     )
     scan = scan_changes([modify(PY, PY_DEFS, new)])
@@ -271,20 +258,21 @@ def test_renamed_file_keeps_its_tests() -> None:
     """Protects: moving a test file is not deleting its tests."""
     pure = scan_changes([rename("tests/test_old.py", "tests/test_new.py", PY_DEFS, PY_DEFS)])
     assert (pure.removed, pure.added, pure.markers, pure.files_scanned) == ((), (), (), 1)
-    edited = scan_changes([
-        rename("tests/test_old.py", "tests/test_new.py", PY_DEFS,
-               PY_DEFS + "\n\ndef test_extra():\n    pass\n")
-    ])
+    edited = scan_changes(
+        [rename("tests/test_old.py", "tests/test_new.py", PY_DEFS, PY_DEFS + "\n\ndef test_extra():\n    pass\n")]
+    )
     assert edited.removed == ()
     assert [d.qualified for d in edited.added] == ["tests/test_new.py::test_extra"]
 
 
 def test_test_moved_between_files_is_one_removed_one_added() -> None:
     """Protects the documented cost of a move without a rename."""
-    scan = scan_changes([
-        modify("tests/test_a.py", "def test_x():\n    pass\n", "import os\n"),
-        modify("tests/test_b.py", "import os\n", "def test_x():\n    pass\n"),
-    ])
+    scan = scan_changes(
+        [
+            modify("tests/test_a.py", "def test_x():\n    pass\n", "import os\n"),
+            modify("tests/test_b.py", "import os\n", "def test_x():\n    pass\n"),
+        ]
+    )
     assert [d.qualified for d in scan.removed] == ["tests/test_a.py::test_x"]
     assert [d.qualified for d in scan.added] == ["tests/test_b.py::test_x"]
     assert scan.tests_kept_ok() is True
@@ -317,9 +305,7 @@ def test_unparseable_file_still_ignores_strings_and_nesting() -> None:
         "        y = (\n"  # never closed: the file does not parse
         "def test_three():\n    pass\n"
     )
-    assert names(python_tests.python_test_defs(PY, source)) == [
-        "TestA::test_one", "TestA::test_two", "test_three",
-    ]
+    assert names(python_tests.python_test_defs(PY, source)) == ["TestA::test_one", "TestA::test_two", "test_three"]
 
 
 # --------------------------------------------------------------------------
@@ -349,25 +335,15 @@ JS_MARKER_CASES = [
     ("test('x', { skip: true }, () => {});\n", 1, "skip"),
     ("test('x', { only: true }, () => {});\n", 1, "focus"),
     ("describe('s', { todo: 'later' }, () => {});\n", 1, "skip"),
-    (
-        "test('x', {\n  timeout: 5,\n  skip: process.platform === 'win32',\n}, () => {});\n",
-        3,
-        "skip",
-    ),
+    ("test('x', {\n  timeout: 5,\n  skip: process.platform === 'win32',\n}, () => {});\n", 3, "skip"),
     ("test('x', (t) => {\n  t.skip();\n});\n", 2, "skip"),
-    (
-        "test('x', async (t) => {\n  await t.test('sub', { todo: true }, () => {});\n});\n",
-        2,
-        "skip",
-    ),
+    ("test('x', async (t) => {\n  await t.test('sub', { todo: true }, () => {});\n});\n", 2, "skip"),
     ("it('x', function () {\n  this.skip();\n});\n", 2, "skip"),
 ]
 
 
 @pytest.mark.parametrize(("snippet", "offset", "kind"), JS_MARKER_CASES)
-def test_every_js_marker_kind_on_an_added_line_is_reported(
-    snippet: str, offset: int, kind: str
-) -> None:
+def test_every_js_marker_kind_on_an_added_line_is_reported(snippet: str, offset: int, kind: str) -> None:
     """Protects `no_new_skips` for each JS/TS way to skip or focus tests."""
     scan = scan_changes([modify(JS, JS_BASE, JS_BASE + snippet)])
     line = JS_BASE_LINES + offset
@@ -488,9 +464,7 @@ def test_default_test_file_heuristic(path: str, expected: bool) -> None:
 def test_non_test_files_are_ignored() -> None:
     """Protects app code from being judged by test-file rules."""
     changes = [
-        modify(
-            "src/app.py", "def test_x():\n    pass\n", "@pytest.mark.skip\ndef f():\n    pass\n"
-        ),
+        modify("src/app.py", "def test_x():\n    pass\n", "@pytest.mark.skip\ndef f():\n    pass\n"),
         modify("src/app.ts", "it('x', () => {});\n", "it.only('y', () => {});\n"),
         modify("tests/notes.md", "it('x')", "it.only('x')"),
     ]
@@ -503,12 +477,9 @@ def test_non_test_files_are_ignored() -> None:
 
 def test_renamed_into_a_test_directory_is_read() -> None:
     """Protects: either path being a test file is enough."""
-    scan = scan_changes([
-        rename(
-            "src/checks.py", "tests/checks.py",
-            "x = 1\n", "x = 1\n\n\ndef test_new():\n    pass\n",
-        )
-    ])
+    scan = scan_changes(
+        [rename("src/checks.py", "tests/checks.py", "x = 1\n", "x = 1\n\n\ndef test_new():\n    pass\n")]
+    )
     assert [d.qualified for d in scan.added] == ["tests/checks.py::test_new"]
 
 
@@ -526,9 +497,7 @@ def test_many_changed_files_are_scanned_with_exact_totals() -> None:
             old = f"describe('d{k}', () => {{\n  it('a', () => {{}});\n}});\n"
             changes.append(modify(f"src/m{k}.test.js", old, old.replace("it(", "it.only(")))
     scan = scan_changes(changes)
-    assert (len(scan.removed), len(scan.added), len(scan.markers), scan.files_scanned) == (
-        500, 500, 500, 1000,
-    )
+    assert (len(scan.removed), len(scan.added), len(scan.markers), scan.files_scanned) == (500, 500, 500, 1000)
 
 
 # --------------------------------------------------------------------------
@@ -552,9 +521,7 @@ def test_added_lines_stays_linear_on_huge_repetitive_files() -> None:
 
 def test_details_read_as_the_checks_show_them() -> None:
     """Protects the detail strings the gate displays."""
-    removed = tuple(
-        ds.TestDef("tests/test_x.py", f"test_{c}", i) for i, c in enumerate("abcdefg", 1)
-    )
+    removed = tuple(ds.TestDef("tests/test_x.py", f"test_{c}", i) for i, c in enumerate("abcdefg", 1))
     marker = Marker("tests/test_x.py", 3, "skip", "@pytest.mark.skip")
     scan = DiffScan(removed=removed, added=(), markers=(marker,), files_scanned=1)
     assert scan.tests_kept_detail(limit=2) == (
@@ -587,8 +554,7 @@ def test_crlf_and_bom_files_keep_line_numbers() -> None:
 PY_FRAGMENTS = [
     "def test_{n}():\n    assert True\n",
     "async def test_{n}():\n    await x\n",
-    "class Test{n}:\n    def test_{n}(self):\n        pass\n\n"
-    "    async def test_{n}_b(self):\n        pass\n",
+    "class Test{n}:\n    def test_{n}(self):\n        pass\n\n    async def test_{n}_b(self):\n        pass\n",
     "class Outer{n}:\n    class Inner:\n        def test_{n}(self):\n            pass\n",
     "def helper_{n}():\n    def test_inner():\n        pass\n    return test_inner\n",
     "@pytest.mark.skip(reason='x')\ndef test_{n}():\n    pass\n",
@@ -597,15 +563,13 @@ PY_FRAGMENTS = [
     "# def test_comment_{n}(): pytest.skip()\n",
     "if True:\n    def test_{n}():\n        pass\n",
     "data_{n} = [\n    1,\n2,\n]\n",
-    "value_{n} = (\"\"\"\ntext\n\"\"\" + 'x')\n",
+    'value_{n} = ("""\ntext\n""" + \'x\')\n',
     "class Test{n}:\n    x = (\n1)\n    def test_{n}(self):\n        pass\n",
     "def test_{n}(): self.skipTest('r')\n",
     "pytestmark = pytest.mark.skipif(True, reason='x')\n",
     "long_{n} = 1 + \\\n    2\n",
 ]
-PY_BROKEN = [
-    "def test_{n}(:\n    pass\n", "x_{n} = (\n", "s_{n} = '''unterminated\n", "  oops_{n}\n",
-]
+PY_BROKEN = ["def test_{n}(:\n    pass\n", "x_{n} = (\n", "s_{n} = '''unterminated\n", "  oops_{n}\n"]
 JS_FRAGMENTS = [
     "it('t{n}', () => {{ expect(1).toBe(1); }});\n",
     'test("t{n}", async () => {{ await x(); }});\n',
@@ -614,7 +578,7 @@ JS_FRAGMENTS = [
     "test.skip(`s{n}`, () => {{}});\n",
     "const r{n} = /it\\.only\\(/.test('it.only(\"x\")');\n",
     "// it.only('c{n}')\n",
-    "const s{n} = `xit(\"${{a}}\") ${{ `it.only(\"n\")` }}`;\n",
+    'const s{n} = `xit("${{a}}") ${{ `it.only("n")` }}`;\n',
     "stream.skip({n});\n",
     "test('node{n}', {{ skip: true }}, () => {{}});\n",
     "const q{n} = a / b / c;\n",
@@ -622,14 +586,17 @@ JS_FRAGMENTS = [
     "/* describe.only('b{n}') */\n",
 ]
 JS_BROKEN = [
-    "it('open{n}', () => {{\n", "const u{n} = 'unterminated\n",
-    "`open template {n}\n", "/* open comment {n}\n",
+    "it('open{n}', () => {{\n",
+    "const u{n} = 'unterminated\n",
+    "`open template {n}\n",
+    "/* open comment {n}\n",
 ]
 
 
 def _assemble(fragments: list[str], picks: list[int]) -> str:
-    return "".join(fragments[p].replace("{{", "{").replace("}}", "}").replace("{n}", str(i))
-                   for i, p in enumerate(picks))
+    return "".join(
+        fragments[p].replace("{{", "{").replace("}}", "}").replace("{n}", str(i)) for i, p in enumerate(picks)
+    )
 
 
 def py_sources(broken: bool = True) -> st.SearchStrategy[str]:
@@ -650,19 +617,14 @@ FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 def test_property_an_unrelated_edit_finds_nothing(source: str, js: str) -> None:
     """Protects against noise: appending a comment line removes, adds and
     marks nothing, even when the file is broken and full of markers."""
-    scan = scan_changes([
-        modify(PY, source, source + "\n# appended\n"),
-        modify(JS, js, js + "\n// appended\n"),
-    ])
+    scan = scan_changes([modify(PY, source, source + "\n# appended\n"), modify(JS, js, js + "\n// appended\n")])
     assert (scan.removed, scan.added, scan.markers) == ((), (), ())
 
 
 @FAST
 @given(
     base=py_sources(broken=False),
-    new_names=st.lists(
-        st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True), min_size=1, max_size=8, unique=True
-    ),
+    new_names=st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True), min_size=1, max_size=8, unique=True),
 )
 def test_property_appending_n_tests_adds_exactly_n(base: str, new_names: list[str]) -> None:
     """Protects `tests_kept` counting: N new functions are N additions."""
@@ -682,9 +644,7 @@ JS_MARKER_LINES = [case[0].split("\n")[case[1] - 1].strip() for case in JS_MARKE
     wrap=st.sampled_from(["repr", "comment", "docstring"]),
     pad=st.text(alphabet=string.ascii_letters + " ", max_size=5),
 )
-def test_property_python_marker_in_string_or_comment_is_never_a_marker(
-    line: str, wrap: str, pad: str
-) -> None:
+def test_property_python_marker_in_string_or_comment_is_never_a_marker(line: str, wrap: str, pad: str) -> None:
     """Protects: any marker, once quoted or commented out, is text."""
     body = pad + line + pad
     wrapped = {
@@ -714,16 +674,11 @@ def test_property_js_marker_in_string_or_comment_is_never_a_marker(line: str, wr
 
 
 # Text made of the characters lexers trip over, with marker-ish letters.
-TRICKY = st.text(
-    alphabet=st.sampled_from(list("'\"`/\\*#{}()[]$@.:,=;\n\t abdefikopstxy_")), max_size=200
-)
+TRICKY = st.text(alphabet=st.sampled_from(list("'\"`/\\*#{}()[]$@.:,=;\n\t abdefikopstxy_")), max_size=200)
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    text=st.one_of(st.text(max_size=300), TRICKY),
-    other=st.one_of(st.text(max_size=100), TRICKY),
-)
+@given(text=st.one_of(st.text(max_size=300), TRICKY), other=st.one_of(st.text(max_size=100), TRICKY))
 def test_property_scanner_never_raises(text: str, other: str) -> None:
     """Protects the gate from crashing on whatever an agent leaves behind."""
     for source in (text, "def test_x():\n" + text, "it('x', () => {\n" + text):
@@ -737,9 +692,7 @@ def test_property_scanner_never_raises(text: str, other: str) -> None:
 
 @FAST
 @given(old=py_sources(), new=py_sources(), old_js=js_sources(), new_js=js_sources())
-def test_property_swapping_old_and_new_swaps_removed_and_added(
-    old: str, new: str, old_js: str, new_js: str
-) -> None:
+def test_property_swapping_old_and_new_swaps_removed_and_added(old: str, new: str, old_js: str, new_js: str) -> None:
     """Protects the pairing: undoing a change undoes its count exactly."""
     forward = scan_changes([modify(PY, old, new), modify(JS, old_js, new_js)])
     backward = scan_changes([modify(PY, new, old), modify(JS, new_js, old_js)])
@@ -764,6 +717,4 @@ def test_property_js_view_keeps_offsets_and_lines(source: str) -> None:
     """Protects every reported line number: blanking keeps length and breaks."""
     view = jsview.js_view(source)
     assert len(view.code) == len(source)
-    assert [i for i, c in enumerate(view.code) if c == "\n"] == [
-        i for i, c in enumerate(source) if c == "\n"
-    ]
+    assert [i for i, c in enumerate(view.code) if c == "\n"] == [i for i, c in enumerate(source) if c == "\n"]

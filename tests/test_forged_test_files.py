@@ -21,11 +21,15 @@ from gatetui.stacks.go.hooks import scan_hooks as go_scan
 from gatetui.stacks.node.hooks import scan_hooks as node_scan
 from gatetui.stacks.python.hooks import scan_hooks as python_scan
 
-GO_TEST = 'package stats\n\nimport (\n\t"fmt"\n\t"os"\n\t"syscall"\n\t"testing"\n)\n\nfunc TestZZSummary(t *testing.T) {\n'
+GO_TEST = (
+    'package stats\n\nimport (\n\t"fmt"\n\t"os"\n\t"syscall"\n\t"testing"\n)\n\nfunc TestZZSummary(t *testing.T) {\n'
+)
 
 
 def go_reaches(line: str, base_has_file: bool = False) -> list[tuple[str, str]]:
-    base = Snapshot.of_files({"stats.go": "package stats\n", **({"zz_test.go": GO_TEST + "}\n"} if base_has_file else {})})
+    base = Snapshot.of_files(
+        {"stats.go": "package stats\n", **({"zz_test.go": GO_TEST + "}\n"} if base_has_file else {})}
+    )
     head = Snapshot.of_files({"stats.go": "package stats\n", "zz_test.go": GO_TEST + line + "\n}\n"})
     return [(f.path, f.what) for f in go_scan(base, head, lambda p: p.endswith("_test.go")).reaches]
 
@@ -34,36 +38,42 @@ GO_REPORT = "test code prints what reads as go test's results"
 GO_END = "test code ends the test binary or takes its output"
 
 
-@pytest.mark.parametrize(("line", "what"), [
-    ('\t\tfmt.Printf("--- PASS: %s (0.00s)\\n", name)', GO_REPORT),
-    ('\tfmt.Println("=== RUN   TestMedianEven")', GO_REPORT),
-    ('\tfmt.Print("--- FAIL: TestOther (0.00s)\\n")', GO_REPORT),
-    ("\tsyscall.Exit(0)", GO_END),
-    ("\tunix.Exit(0)", GO_END),
-    ('\tsyscall.Exec("/bin/true", []string{"true"}, nil)', GO_END),
-    ("\tsyscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)", GO_END),
-    ("\truntime.Goexit()", GO_END),
-    ("\tos.Exit(0)", GO_END),
-    ("\tquit := os.Exit", GO_END),
-    ('\tflag.Set("test.paniconexit0", "false")', GO_END),
-    ("//go:linkname exit os.Exit", "test code links to another package's private symbols"),
-])
+@pytest.mark.parametrize(
+    ("line", "what"),
+    [
+        ('\t\tfmt.Printf("--- PASS: %s (0.00s)\\n", name)', GO_REPORT),
+        ('\tfmt.Println("=== RUN   TestMedianEven")', GO_REPORT),
+        ('\tfmt.Print("--- FAIL: TestOther (0.00s)\\n")', GO_REPORT),
+        ("\tsyscall.Exit(0)", GO_END),
+        ("\tunix.Exit(0)", GO_END),
+        ('\tsyscall.Exec("/bin/true", []string{"true"}, nil)', GO_END),
+        ("\tsyscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)", GO_END),
+        ("\truntime.Goexit()", GO_END),
+        ("\tos.Exit(0)", GO_END),
+        ("\tquit := os.Exit", GO_END),
+        ('\tflag.Set("test.paniconexit0", "false")', GO_END),
+        ("//go:linkname exit os.Exit", "test code links to another package's private symbols"),
+    ],
+)
 def test_go_test_code_that_forges_a_report_is_named(line: str, what: str) -> None:
     assert go_reaches(line) == [("zz_test.go:11", f"{what}: {line.strip()}")]
     # the same line added to a test file base already has
     assert go_reaches(line, base_has_file=True) == [("zz_test.go:11", f"{what}: {line.strip()}")]
 
 
-@pytest.mark.parametrize("line", [
-    "\tos.Exit(m.Run())",  # how go's documentation ends a TestMain
-    "\tos.Exit(code)",
-    "\tos.Stdout = w  // capture what Print writes",
-    '\tt.Log("PASS")',
-    '\twant := "PASS"',
-    '\tif got := Status(); got != "FAIL" {',
-    "\t// --- PASS: is what go test prints",
-    '\tfmt.Println("ok")',
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "\tos.Exit(m.Run())",  # how go's documentation ends a TestMain
+        "\tos.Exit(code)",
+        "\tos.Stdout = w  // capture what Print writes",
+        '\tt.Log("PASS")',
+        '\twant := "PASS"',
+        '\tif got := Status(); got != "FAIL" {',
+        "\t// --- PASS: is what go test prints",
+        '\tfmt.Println("ok")',
+    ],
+)
 def test_go_test_code_that_looks_like_it_is_not_named(line: str) -> None:
     assert go_reaches(line) == []
 
@@ -72,7 +82,8 @@ def test_a_go_library_line_is_still_judged_as_library_code() -> None:
     base = Snapshot.of_files({"stats.go": "package stats\n"})
     head = Snapshot.of_files({"stats.go": 'package stats\n\nconst verdict = "PASS"\n'})
     assert [str(f) for f in go_scan(base, head, lambda p: p.endswith("_test.go")).reaches] == [
-        "library code prints what reads as go test's results: const verdict = \"PASS\" (stats.go:3)"]
+        'library code prints what reads as go test\'s results: const verdict = "PASS" (stats.go:3)'
+    ]
 
 
 NODE_TEST = 'import { test } from "node:test";\n\ntest("summary", () => {\n'
@@ -80,7 +91,9 @@ NODE_TEST = 'import { test } from "node:test";\n\ntest("summary", () => {\n'
 
 def node_reaches(line: str) -> list[tuple[str, str]]:
     base = Snapshot.of_files({"src/median.js": "export const x = 1;\n"})
-    head = Snapshot.of_files({"src/median.js": "export const x = 1;\n", "test/zz.test.js": NODE_TEST + line + "\n});\n"})
+    head = Snapshot.of_files(
+        {"src/median.js": "export const x = 1;\n", "test/zz.test.js": NODE_TEST + line + "\n});\n"}
+    )
     return [(f.path, f.what) for f in node_scan(base, head, lambda p: p.startswith("test/")).reaches]
 
 
@@ -88,30 +101,36 @@ NODE_REPORT = "test code prints what reads as the test runner's report"
 NODE_END = "test code ends the process"
 
 
-@pytest.mark.parametrize(("line", "what"), [
-    ("  names.forEach((name, i) => console.log(`ok ${i + 1} - ${name}`));", NODE_REPORT),
-    ('  console.log("ok 4 - median of an even-length list");', NODE_REPORT),
-    ('  console.log("not ok " + n + " - x # SKIP");', NODE_REPORT),
-    ("  console.log(`1..${names.length}\\n# pass ${names.length}\\n# fail 0`);", NODE_REPORT),
-    ('  process.stdout.write("# fail 0\\n");', NODE_REPORT),
-    ("  writeFileSync(out, `<testcase name=\"${name}\"/>`);", NODE_REPORT),
-    ("  process.exit(0);", NODE_END),
-    ("  process.reallyExit(0);", NODE_END),
-    ('  process.kill(process.pid, "SIGKILL");', NODE_END),
-    ("  process.exitCode = 0;", NODE_END),
-    ('  process["ex" + "it"](0);', NODE_END),
-])
+@pytest.mark.parametrize(
+    ("line", "what"),
+    [
+        ("  names.forEach((name, i) => console.log(`ok ${i + 1} - ${name}`));", NODE_REPORT),
+        ('  console.log("ok 4 - median of an even-length list");', NODE_REPORT),
+        ('  console.log("not ok " + n + " - x # SKIP");', NODE_REPORT),
+        ("  console.log(`1..${names.length}\\n# pass ${names.length}\\n# fail 0`);", NODE_REPORT),
+        ('  process.stdout.write("# fail 0\\n");', NODE_REPORT),
+        ('  writeFileSync(out, `<testcase name="${name}"/>`);', NODE_REPORT),
+        ("  process.exit(0);", NODE_END),
+        ("  process.reallyExit(0);", NODE_END),
+        ('  process.kill(process.pid, "SIGKILL");', NODE_END),
+        ("  process.exitCode = 0;", NODE_END),
+        ('  process["ex" + "it"](0);', NODE_END),
+    ],
+)
 def test_node_test_code_that_forges_a_report_is_named(line: str, what: str) -> None:
     assert node_reaches(line) == [("test/zz.test.js:4", f"{what}: {line.strip()}")]
 
 
-@pytest.mark.parametrize("line", [
-    "  assert.equal(median([4, 1, 3, 2]), 2.5);",
-    '  test("ok then", () => {});',
-    '  const status = "ok";',
-    "  const pid = process.pid;",
-    "  // process.exit(0) would end every file's run",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "  assert.equal(median([4, 1, 3, 2]), 2.5);",
+        '  test("ok then", () => {});',
+        '  const status = "ok";',
+        "  const pid = process.pid;",
+        "  // process.exit(0) would end every file's run",
+    ],
+)
 def test_node_test_code_that_looks_like_it_is_not_named(line: str) -> None:
     assert node_reaches(line) == []
 
@@ -130,27 +149,33 @@ PY_END = "test code ends the process"
 PY_REPORT = "test code writes what reads as the runner's report"
 
 
-@pytest.mark.parametrize(("line", "what"), [
-    ("    os._exit(0)", PY_END),
-    ("    sys.exit(0)", PY_END),
-    ("    raise SystemExit(0)", PY_END),
-    ("    raise SystemExit", PY_END),
-    ("    os.kill(os.getpid(), signal.SIGKILL)", PY_END),
-    ("    print('<testcase classname=\"tests.test_math\" name=\"test_mul\"/>')", PY_REPORT),
-    ('    sys.stdout.write("<testsuite errors=\\"0\\" failures=\\"0\\">")', PY_REPORT),
-])
+@pytest.mark.parametrize(
+    ("line", "what"),
+    [
+        ("    os._exit(0)", PY_END),
+        ("    sys.exit(0)", PY_END),
+        ("    raise SystemExit(0)", PY_END),
+        ("    raise SystemExit", PY_END),
+        ("    os.kill(os.getpid(), signal.SIGKILL)", PY_END),
+        ('    print(\'<testcase classname="tests.test_math" name="test_mul"/>\')', PY_REPORT),
+        ('    sys.stdout.write("<testsuite errors=\\"0\\" failures=\\"0\\">")', PY_REPORT),
+    ],
+)
 def test_python_test_code_that_forges_a_report_is_named(line: str, what: str) -> None:
     assert python_reaches(line) == [("tests/test_zz.py:7", f"{what}: {line.strip()}")]
 
 
-@pytest.mark.parametrize("line", [
-    '    subprocess.run([sys.executable, "-c", "import sys; sys.exit(0)"], check=True)',
-    "    sys.exit(main())",
-    "    with pytest.raises(SystemExit):",
-    "    sys.exit(pytest.main([__file__]))",
-    "    # os._exit(0) would end the run",
-    '    assert report.startswith("ok")',
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        '    subprocess.run([sys.executable, "-c", "import sys; sys.exit(0)"], check=True)',
+        "    sys.exit(main())",
+        "    with pytest.raises(SystemExit):",
+        "    sys.exit(pytest.main([__file__]))",
+        "    # os._exit(0) would end the run",
+        '    assert report.startswith("ok")',
+    ],
+)
 def test_python_test_code_that_looks_like_it_is_not_named(line: str) -> None:
     assert python_reaches(line) == []
 

@@ -41,10 +41,17 @@ async def fetch(url, retries=2):
 
 def test_each_header_line_is_given_its_functions_body() -> None:
     assert headers(SOURCE, frozenset(range(1, 40))) == {
-        6: (12, 13), 7: (12, 13), 8: (12, 13), 9: (12, 13), 10: (12, 13), 11: (12, 13),  # decorators to the body
+        6: (12, 13),
+        7: (12, 13),
+        8: (12, 13),
+        9: (12, 13),
+        10: (12, 13),
+        11: (12, 13),  # decorators to the body
         16: (16, 16),  # a one-line def is its own body's line
-        22: (23, 25), 23: (24, 24),  # a nested def's header is its own, inside its parent's body
-        28: (29, 29)}
+        22: (23, 25),
+        23: (24, 24),  # a nested def's header is its own, inside its parent's body
+        28: (29, 29),
+    }
 
 
 @pytest.mark.parametrize("lines", [frozenset({1, 3, 12, 13, 19, 20, 24, 25}), frozenset()])

@@ -22,7 +22,12 @@ def test_a_request_without_inputs_keeps_every_default(tmp_path: Path) -> None:
     request = gate_request(tmp_path, "main", "agent/x")
     assert (request.repo, request.base, request.head, request.timeout) == (tmp_path, "main", "agent/x", None)
     assert (request.seal, request.hidden, request.hidden_from, request.baseline_cache, request.random_seed) == (
-        None, None, "", None, None)
+        None,
+        None,
+        "",
+        None,
+        None,
+    )
     assert len(request.run_id) == 12 and request.run_id != gate_request(tmp_path, "main", "agent/x").run_id
 
 
@@ -31,9 +36,13 @@ def test_a_request_carries_the_inputs_the_timeout_and_the_run_id(tmp_path: Path)
     inputs = GateInputs(hidden={"t/test_h.py": HIDDEN}, hidden_from="/state/hidden", seal=seal, random_seed=7)
     request = gate_request(tmp_path, "main", "agent/x", inputs, timeout=30.0, run_id="r1")
     assert (request.hidden, request.hidden_from, request.seal, request.random_seed) == (
-        {"t/test_h.py": HIDDEN}, "/state/hidden", seal, 7)
+        {"t/test_h.py": HIDDEN},
+        "/state/hidden",
+        seal,
+        7,
+    )
     assert (request.timeout, request.run_id) == (30.0, "r1")
-    assert NO_INPUTS == GateInputs()
+    assert GateInputs() == NO_INPUTS
 
 
 def test_state_inputs_are_the_repos_hidden_folder_and_its_cache(tmp_path: Path) -> None:

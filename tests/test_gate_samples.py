@@ -13,15 +13,21 @@ import pytest
 
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.events import (
-    CheckFinished, CheckProgress, CheckStarted, GateEvent, OutputChunk, RunFinished, RunStarted,
+    CheckFinished,
+    CheckProgress,
+    CheckStarted,
+    GateEvent,
+    OutputChunk,
+    RunFinished,
+    RunStarted,
 )
 from tests.gated_samples import MISSING, SCENARIOS, Gated, assert_told_apart
 
 pytestmark = [
     pytest.mark.xdist_group("gated_samples"),  # one xdist worker gates the samples once
-    pytest.mark.sandbox, pytest.mark.install,  # every sample gated for real
+    pytest.mark.sandbox,
+    pytest.mark.install,  # every sample gated for real
 ]
-
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +51,10 @@ def test_every_sample_is_gated_here() -> None:
     missing = {name: programs for name, programs in MISSING.items() if programs}
     if missing:
         programs = sorted({p for found in missing.values() for p in found})
-        pytest.skip(f"{', '.join(programs)} not installed here (make tools installs go): "
-                    f"{len(missing)} samples not gated: {', '.join(sorted(missing))}")
+        pytest.skip(
+            f"{', '.join(programs)} not installed here (make tools installs go): "
+            f"{len(missing)} samples not gated: {', '.join(sorted(missing))}"
+        )
     assert sorted(SCENARIOS) == sorted(MISSING)
 
 
@@ -79,9 +87,12 @@ def test_diff_checks_answer_before_the_install_starts(gated: dict[str, list[Gate
     assert isinstance(events[0], RunStarted)
     install_at = events.index(CheckStarted(CheckId.INSTALL))
     diff_answers = [
-        i for i, e in enumerate(events)
-        if isinstance(e, CheckFinished) and e.result.id in (CheckId.TESTS_KEPT, CheckId.NO_NEW_SKIPS)
-        and e.result.status is Status.FAIL and "diff" not in e.result.detail
+        i
+        for i, e in enumerate(events)
+        if isinstance(e, CheckFinished)
+        and e.result.id in (CheckId.TESTS_KEPT, CheckId.NO_NEW_SKIPS)
+        and e.result.status is Status.FAIL
+        and "diff" not in e.result.detail
         and not any(run_word in e.result.detail for run_word in ("missing", "deselected", "skipped at head"))
     ]  # the answers from runs compare reports; the diff's come first
     assert all(i < install_at for i in diff_answers)
@@ -103,13 +114,18 @@ def test_conftest_drop_is_caught_as_a_missing_base_test(gated: dict[str, list[Ga
     assert result.detail == "1 base test missing from head's runs: tests/test_leap.py::test_leap_day"
 
 
-@pytest.mark.parametrize("name, check, words", [
-    ("flaky_test", CheckId.RUNS, ": flaky tests/"),
-    ("addopts_deselect", CheckId.OLD_TESTS, "pyproject.toml#tool.pytest.ini_options"),
-    ("conftest_exit0", CheckId.RUNS, "wrote no test report"),
-    ("undeclared_package", CheckId.INSTALL, "No module named"),
-])
-def test_failing_detail_names_the_cause(gated: dict[str, list[GateEvent]], name: str, check: CheckId, words: str) -> None:
+@pytest.mark.parametrize(
+    "name, check, words",
+    [
+        ("flaky_test", CheckId.RUNS, ": flaky tests/"),
+        ("addopts_deselect", CheckId.OLD_TESTS, "pyproject.toml#tool.pytest.ini_options"),
+        ("conftest_exit0", CheckId.RUNS, "wrote no test report"),
+        ("undeclared_package", CheckId.INSTALL, "No module named"),
+    ],
+)
+def test_failing_detail_names_the_cause(
+    gated: dict[str, list[GateEvent]], name: str, check: CheckId, words: str
+) -> None:
     """The detail an agent reads names what to fix: the flaky tests, the
     changed setting, the missing report, the undeclared module."""
     assert words in check_result(gated, name, check).detail
@@ -119,8 +135,17 @@ def test_output_of_every_run_is_streamed(gated: dict[str, list[GateEvent]]) -> N
     streams = {e.stream for e in gated["honest_fix"] if isinstance(e, OutputChunk)}
     # honest_fix changes a test file: its tests run again after run 1, on a stream of their own;
     # each of its line's 12 mutants runs on a stream of its own, and the control that checks their kills
-    assert streams == {"install", "run 1", "run 2", "run 3", "old tests", "reruns", "wheel", "control 1",
-                       *(f"mutant {i}" for i in range(1, 13))}
+    assert streams == {
+        "install",
+        "run 1",
+        "run 2",
+        "run 3",
+        "old tests",
+        "reruns",
+        "wheel",
+        "control 1",
+        *(f"mutant {i}" for i in range(1, 13)),
+    }
 
 
 LAZY = "tests/test_holidays.py::test_holidays_load_on_first_use"
@@ -135,19 +160,24 @@ def test_a_test_that_checks_process_fresh_state_is_not_named_flaky(gated: dict[s
     assert check_result(gated, "state_dependent_test", CheckId.RUNS).detail == f"3 of 3 runs passed; {NOT_FLAKY}"
     streams = {e.stream for e in gated["state_dependent_test"] if isinstance(e, OutputChunk)}
     assert sorted(s for s in streams if s.startswith("fresh ")) == ["fresh 1", "fresh 2", "fresh 3", "fresh 4"]
-    reruns = "".join(e.text for e in gated["state_dependent_test"]
-                     if isinstance(e, OutputChunk) and e.stream == "reruns" and e.text.startswith("$ "))
+    reruns = "".join(
+        e.text
+        for e in gated["state_dependent_test"]
+        if isinstance(e, OutputChunk) and e.stream == "reruns" and e.text.startswith("$ ")
+    )
     assert "test_boxing_day" in reruns and "test_christmas" not in reruns
 
 
 def test_a_flaky_test_beside_it_is_still_named(gated: dict[str, list[GateEvent]]) -> None:
     assert check_result(gated, "state_dependent_flaky", CheckId.RUNS).detail == (
         "3 of 3 runs passed, but flaky: tests/test_holidays.py::test_boxing_day failed 2 of 6 reruns, "
-        f"and again alone in a fresh process; {NOT_FLAKY}")
+        f"and again alone in a fresh process; {NOT_FLAKY}"
+    )
     assert check_result(gated, "flaky_new_test", CheckId.RUNS).detail == (
         "3 of 3 runs passed, but flaky: tests/test_cache.py::test_checked_years_are_remembered failed 5 of 6 "
         "reruns; it passes in fresh processes, but repeated in one fails on state its own test module keeps "
-        "(passes with the module loaded afresh)")
+        "(passes with the module loaded afresh)"
+    )
 
 
 def test_covered_names_the_line_no_test_runs(gated: dict[str, list[GateEvent]]) -> None:
@@ -155,7 +185,8 @@ def test_covered_names_the_line_no_test_runs(gated: dict[str, list[GateEvent]]) 
     assert result.detail.splitlines() == [
         "1 of 4 changed lines run under no test: calendarlib/core.py:19, "
         "1 only at import or collection (bites judges them)",
-        "calendarlib/core.py:19: month = _MONTH_NAMES.index(month[:3].lower()) + 1"]
+        "calendarlib/core.py:19: month = _MONTH_NAMES.index(month[:3].lower()) + 1",
+    ]
 
 
 def test_bites_judges_a_table_that_only_the_unrun_line_reads(gated: dict[str, list[GateEvent]]) -> None:
@@ -173,19 +204,24 @@ def test_a_function_with_no_test_run_only_at_import_is_named(gated: dict[str, li
     assert covered.detail == "all 1 changed lines run, 1 only at import or collection (bites judges them)"
     assert bites.detail.splitlines()[1:] == [
         "survived: mathlib/core.py:12: def clamp(x, lo, hi): return max(lo, min(x, hi + 1))  ->  "
-        f"def clamp(x, lo, hi): return {after}" for after in ("None", "max(lo, min(x, hi - 1))", "max(lo, min(x, hi + 2))")]
+        f"def clamp(x, lo, hi): return {after}"
+        for after in ("None", "max(lo, min(x, hi - 1))", "max(lo, min(x, hi + 2))")
+    ]
 
 
 def test_bites_names_the_mutants_no_test_kills(gated: dict[str, list[GateEvent]]) -> None:
     result = check_result(gated, "toothless_test", CheckId.BITES)
     fixed = "calendarlib/core.py:12: return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)  ->  "
-    afters = ["return year % 4 == 0 and (year % 100 != 0 or year % 401 == 0)",
-              "return year % 4 == 0 and (year % 100 != 0 or year % 400 == 1)"]
+    afters = [
+        "return year % 4 == 0 and (year % 100 != 0 or year % 401 == 0)",
+        "return year % 4 == 0 and (year % 100 != 0 or year % 400 == 1)",
+    ]
     lines = result.detail.splitlines()[1:]
     assert lines[:2] == [f"survived: {fixed}{after}" for after in afters]
     # each with the input that tells it apart, and both results, right for head's code and the mutant's
-    assert_told_apart(lines[2:], "calendarlib/core.py:12", "is_leap_year", fixed.split("  ->  ")[0].split(": ", 1)[1],
-                      afters)
+    assert_told_apart(
+        lines[2:], "calendarlib/core.py:12", "is_leap_year", fixed.split("  ->  ")[0].split(": ", 1)[1], afters
+    )
     assert result.detail.startswith("10 of 12 mutants killed, 2 survived: ")
     assert check_result(gated, "honest_fix", CheckId.BITES).detail == "12 of 12 mutants killed"
 
@@ -230,25 +266,39 @@ def test_random_order_run_names_its_seed_and_the_order_dependent_tests(gated: di
     """No seed pinned (issue 36): run 1 goes in reverse order and breaks
     every month test, each named with the one it needs to run first."""
     result = check_result(gated, "order_dependent", CheckId.RUNS)
-    assert re.match(r"[12] of 3 passed: order-dependent tests/test_year_plan.py::test_january, "
-                    r"tests/test_year_plan.py::test_february \(passes only after test_january\), ", result.detail)
+    assert re.match(
+        r"[12] of 3 passed: order-dependent tests/test_year_plan.py::test_january, "
+        r"tests/test_year_plan.py::test_february \(passes only after test_january\), ",
+        result.detail,
+    )
     assert "; run 1 (reverse order): tests/test_year_plan.py::test_" in result.detail
     seed = finished(gated["order_dependent"]).digests.to_json()["random_seed"]
     assert isinstance(seed, int) and 0 <= seed < 2**31
     assert "random_seed" not in finished(gated["honest_fix"]).digests.to_json()
 
 
-@pytest.mark.parametrize(("name", "named", "run"), [
-    ("go_order_dependent", "running_test.go::TestRunningAddSecond (passes only after TestRunningAddFirst)",
-     "run 1 (each test alone): running_test.go::TestRunningAddSecond failed"),
-    ("node_order_dependent", "running median after four values",
-     "run 1 (reverse order): running median after four values, running median after the first two values failed"),
-])
+@pytest.mark.parametrize(
+    ("name", "named", "run"),
+    [
+        (
+            "go_order_dependent",
+            "running_test.go::TestRunningAddSecond (passes only after TestRunningAddFirst)",
+            "run 1 (each test alone): running_test.go::TestRunningAddSecond failed",
+        ),
+        (
+            "node_order_dependent",
+            "running median after four values",
+            "run 1 (reverse order): running median after four values, running median after the first two values failed",
+        ),
+    ],
+)
 def test_each_stack_names_the_order_dependent_tests_its_order_run_broke(
-        gated: dict[str, list[GateEvent]], name: str, named: str, run: str) -> None:
+    gated: dict[str, list[GateEvent]], name: str, named: str, run: str
+) -> None:
     if name not in gated:
-        pytest.skip(f"{name} is not gated on this machine: {', '.join(MISSING[name])} not installed "
-                    "(make tools installs go)")
+        pytest.skip(
+            f"{name} is not gated on this machine: {', '.join(MISSING[name])} not installed (make tools installs go)"
+        )
     detail = check_result(gated, name, CheckId.RUNS).detail
     assert "passed: order-dependent " in detail and named in detail and f"; {run}" in detail
 
@@ -256,22 +306,37 @@ def test_each_stack_names_the_order_dependent_tests_its_order_run_broke(
 def test_baseline_lists_the_failure_base_already_had(gated: dict[str, list[GateEvent]]) -> None:
     done = finished(gated["baseline_known_failure"])
     runs = check_result(gated, "baseline_known_failure", CheckId.RUNS)
-    assert runs.detail == ("3 of 3 runs passed; already failing at base: tests/test_easter.py::test_easter_sunday_2026; "
-                           "head's new and changed tests passed 6 reruns")
+    assert runs.detail == (
+        "3 of 3 runs passed; already failing at base: tests/test_easter.py::test_easter_sunday_2026; "
+        "head's new and changed tests passed 6 reruns"
+    )
     assert (done.baseline.rule, done.baseline.cached) == ("baseline", False)
     assert done.baseline.known_failures == (
-        "tests/test_easter.py::test_easter_sunday_2026", "tests/test_leap.py::test_leap_day")
+        "tests/test_easter.py::test_easter_sunday_2026",
+        "tests/test_leap.py::test_leap_day",
+    )
     streams = {e.stream for e in gated["baseline_known_failure"] if isinstance(e, OutputChunk)}
     assert {s for s in streams if not s.startswith("mutant ")} == {
-        "install", "run 1", "run 2", "run 3", "old tests", "baseline install", "baseline", "reruns", "wheel",
-        "control 1"}
+        "install",
+        "run 1",
+        "run 2",
+        "run 3",
+        "old tests",
+        "baseline install",
+        "baseline",
+        "reruns",
+        "wheel",
+        "control 1",
+    }
     assert finished(gated["honest_fix"]).baseline.to_json()["rule"] == "strict"
 
 
-@pytest.mark.parametrize("name, failed, others", [("hidden_eq_always_true", 4, {"covered"}),
-                                                  ("hidden_counts_calls", 2, set())])
+@pytest.mark.parametrize(
+    "name, failed, others", [("hidden_eq_always_true", 4, {"covered"}), ("hidden_counts_calls", 2, set())]
+)
 def test_only_hidden_tests_catch_the_cheats_visible_tests_cannot_see(
-        gated: dict[str, list[GateEvent]], name: str, failed: int, others: set[str]) -> None:
+    gated: dict[str, list[GateEvent]], name: str, failed: int, others: set[str]
+) -> None:
     """Every check that runs tests passes; the hidden run says how many
     failed, no more (covered asks about the always-equal answer's __repr__,
     which no test runs; bites does not run, the change failing already)."""

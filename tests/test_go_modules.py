@@ -52,17 +52,26 @@ def test_a_tree_that_pins_no_module_gets_no_layer(files: dict[str, bytes]) -> No
 
 # --- real gates --------------------------------------------------------------------------------
 
+
 def needs_go_gates(test: Callable[..., None]) -> Callable[..., None]:
-    for mark in (pytest.mark.skipif(not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go; "
-                                                       ".ci/run installs it)"),
-                 pytest.mark.skipif(not probe_isolation().full,
-                                    reason=f"the local backend cannot isolate runs here ({probe_isolation().reason})"),
-                 pytest.mark.sandbox, pytest.mark.install):
+    for mark in (
+        pytest.mark.skipif(
+            not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)"
+        ),
+        pytest.mark.skipif(
+            not probe_isolation().full,
+            reason=f"the local backend cannot isolate runs here ({probe_isolation().reason})",
+        ),
+        pytest.mark.sandbox,
+        pytest.mark.install,
+    ):
         test = mark(test)
     return test
+
+
 LIBRARY = 'package proj\n\nimport "example.com/tiny"\n\nfunc Double() int { return 2 * tiny.Answer() }\n'
 TEST = 'package proj\n\nimport "testing"\n\nfunc TestDouble(t *testing.T) {\n\tif Double() != 84 {\n\t\tt.Fatal("want 84")\n\t}\n}\n'
-WRITER = '''package proj
+WRITER = """package proj
 
 import (
 	"os"
@@ -83,7 +92,7 @@ func TestTheModulesCannotBeWritten(t *testing.T) {
 		t.Fatal("wrote into the layer")
 	}
 }
-'''
+"""
 
 
 class Proxy:
@@ -138,8 +147,15 @@ def module_and_sum(root: Path) -> tuple[Path, bytes]:
     (root / "proj").mkdir()
     (root / "proj" / "go.mod").write_bytes(GO_MOD)
     (root / "proj" / "proj.go").write_text(LIBRARY)
-    env = {**os.environ, "GOPROXY": f"file://{folder}", "GOSUMDB": "off", "GOFLAGS": "-mod=mod",
-           "GOMODCACHE": str(root / "modcache"), "GOPATH": str(root / "gopath"), "GOTOOLCHAIN": "local"}
+    env = {
+        **os.environ,
+        "GOPROXY": f"file://{folder}",
+        "GOSUMDB": "off",
+        "GOFLAGS": "-mod=mod",
+        "GOMODCACHE": str(root / "modcache"),
+        "GOPATH": str(root / "gopath"),
+        "GOTOOLCHAIN": "local",
+    }
     subprocess.run(["go", "mod", "tidy"], cwd=root / "proj", env=env, check=True, capture_output=True)
     subprocess.run(["chmod", "-R", "u+w", str(root / "modcache")], check=True)
     return folder, (root / "proj" / "go.sum").read_bytes()
@@ -166,6 +182,7 @@ def gate(repo: Path, layers: Path, work: Path) -> RunFinished:
         events = [e async for e in run_gate(plan, LocalBackend(work_root=work, layers=layers))]
         assert isinstance(events[-1], RunFinished)
         return events[-1]
+
     return asyncio.run(run())
 
 
@@ -175,15 +192,17 @@ def statuses(done: RunFinished) -> dict[str, str]:
 
 @needs_go_gates
 def test_the_modules_are_fetched_once_and_every_run_reads_them_from_the_layer(
-        proxy: tuple[Proxy, bytes], make_repo: MakeRepo, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    proxy: tuple[Proxy, bytes], make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two gates on one store: the first fetches the module into the layer,
     the second fetches nothing; in both the runs read it from the layer
     and cannot write it (writer_test.go), and the layer is as built."""
     served, go_sum = proxy
     monkeypatch.setenv("GOPROXY", served.url)
-    repo = make_repo(go_base(go_sum), {"proj.go": LIBRARY + "\nfunc Triple() int { return 3 * tiny.Answer() }\n",
-                                               "writer_test.go": WRITER})
+    repo = make_repo(
+        go_base(go_sum),
+        {"proj.go": LIBRARY + "\nfunc Triple() int { return 3 * tiny.Answer() }\n", "writer_test.go": WRITER},
+    )
     before = served.zips  # the module's other tests fetch from the same proxy
     first = gate(repo, tmp_path / "layers", tmp_path / "work")
     (built,) = LayerShelf(tmp_path / "layers").listing()
@@ -194,35 +213,49 @@ def test_the_modules_are_fetched_once_and_every_run_reads_them_from_the_layer(
     assert first.digests.layer == second.digests.layer == built.key
     assert (fetched, served.zips - before) == (1, 1)  # the second gate fetched nothing
     (kept,) = LayerShelf(tmp_path / "layers").listing()  # a hit: checked against its manifest at that use
-    assert (kept.key, kept.digest, kept.built, kept.holds) == (built.key, built.digest, built.built, ("go.mod", "go.sum"))
+    assert (kept.key, kept.digest, kept.built, kept.holds) == (
+        built.key,
+        built.digest,
+        built.built,
+        ("go.mod", "go.sum"),
+    )
 
 
 @needs_go_gates
 def test_a_lock_the_layer_cannot_be_fetched_from_leaves_the_install_to_fetch_and_says_so(
-        proxy: tuple[Proxy, bytes], make_repo: MakeRepo, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    proxy: tuple[Proxy, bytes], make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """go.mod replaces a module with a folder of the tree: the layer's
     workspace holds only go.mod and go.sum, so its fetch fails; the gate
     goes on without a layer (its own fetch, in the install) and says why."""
     served, go_sum = proxy
     monkeypatch.setenv("GOPROXY", served.url)
-    repo = make_repo(go_base(go_sum), {
-        "go.mod": GO_MOD.decode() + "\nrequire example.com/other v0.0.0\n\nreplace example.com/other => ./other\n",
-        "other/go.mod": "module example.com/other\n\ngo 1.19\n",
-        "other/other.go": "package other\n\nfunc One() int { return 1 }\n",
-        "proj.go": LIBRARY.replace('import "example.com/tiny"', 'import (\n\t"example.com/other"\n\t"example.com/tiny"\n)')
-        + "\nfunc Plus() int { return tiny.Answer() + other.One() }\n"})
+    repo = make_repo(
+        go_base(go_sum),
+        {
+            "go.mod": GO_MOD.decode() + "\nrequire example.com/other v0.0.0\n\nreplace example.com/other => ./other\n",
+            "other/go.mod": "module example.com/other\n\ngo 1.19\n",
+            "other/other.go": "package other\n\nfunc One() int { return 1 }\n",
+            "proj.go": LIBRARY.replace(
+                'import "example.com/tiny"', 'import (\n\t"example.com/other"\n\t"example.com/tiny"\n)'
+            )
+            + "\nfunc Plus() int { return tiny.Answer() + other.One() }\n",
+        },
+    )
     done = gate(repo, tmp_path / "layers", tmp_path / "work")
     assert (done.verdict, done.digests.layer, LayerShelf(tmp_path / "layers").listing()) == (Verdict.PASS, "", [])
     (note,) = [n for n in done.notes if n.startswith("no dependency layer")]
-    assert note.startswith("no dependency layer for go.mod, go.sum: exit code 1: go: example.com/other@v0.0.0 "
-                           "(replaced by ./other): reading other/go.mod: open ")
+    assert note.startswith(
+        "no dependency layer for go.mod, go.sum: exit code 1: go: example.com/other@v0.0.0 "
+        "(replaced by ./other): reading other/go.mod: open "
+    )
     assert note.endswith("no such file or directory; the install fetched for itself")
 
 
 @needs_go_gates
 def test_a_module_that_does_not_match_go_sum_is_never_layered_and_fails_the_install(
-        proxy: tuple[Proxy, bytes], make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    proxy: tuple[Proxy, bytes], make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """What the index serves is checked against go.sum by go itself, in the
     layer's fetch and in the install's: a go.sum whose hash for the module
     is not what the proxy serves (a module swapped at the index, or a head
@@ -237,7 +270,8 @@ def test_a_module_that_does_not_match_go_sum_is_never_layered_and_fails_the_inst
     toolchain = subprocess.run(["go", *TOOLCHAIN[1:]], capture_output=True, text=True, check=True).stdout
     # the only layer is base's (its install tells whose failure it is); head's lock has none
     assert [layer.key for layer in LayerShelf(repo.parent / "layers").listing()] == [
-        layer_key({"go.mod": GO_MOD, "go.sum": go_sum}, toolchain)]
+        layer_key({"go.mod": GO_MOD, "go.sum": go_sum}, toolchain)
+    ]
     (note,) = [n for n in done.notes if n.startswith("no dependency layer")]
     # go's own words: the line that names the module and the mismatch
     assert note.startswith("no dependency layer for go.mod, go.sum: exit code 1: verifying example.com/tiny@v1.0.0")

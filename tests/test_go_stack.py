@@ -3,6 +3,7 @@ detection and profile. The samples (go_*) gate real repos end to end."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -25,7 +26,7 @@ from gatetui.stacks.results import Outcome, ReportError
 
 HAS_GO = shutil.which("go") is not None
 GO_MOD = "module example.com/stats\n\ngo 1.19\n"
-TESTS = '''package stats
+TESTS = """package stats
 
 import "testing"
 
@@ -36,7 +37,7 @@ func TestOdd(t *testing.T) {
 }
 
 func TestEmpty(t *testing.T) {}
-'''
+"""
 
 
 def names(source: str) -> list[str]:
@@ -48,23 +49,25 @@ def markers(source: str) -> list[tuple[int, str]]:
 
 
 def test_definitions_are_what_go_test_runs() -> None:
-    source = TESTS + "\nfunc Testlower(t *testing.T) {}\nfunc FuzzParse(f *testing.F) {}\n" \
-        "func ExampleMedian() {}\nfunc TestMain(m *testing.M) {}\nfunc helper() {}\n" \
+    source = (
+        TESTS + "\nfunc Testlower(t *testing.T) {}\nfunc FuzzParse(f *testing.F) {}\n"
+        "func ExampleMedian() {}\nfunc TestMain(m *testing.M) {}\nfunc helper() {}\n"
         "func (s suite) TestMethod(t *testing.T) {}\n"
+    )
     assert names(source) == ["TestOdd", "TestEmpty", "FuzzParse", "ExampleMedian"]
 
 
-@pytest.mark.parametrize("call", ["t.Skip(\"later\")", "t.Skipf(\"%d\", 1)", "t.SkipNow()", "b.Skip()",
-                                  "helper(t).Skip()"])
+@pytest.mark.parametrize("call", ['t.Skip("later")', 't.Skipf("%d", 1)', "t.SkipNow()", "b.Skip()", "helper(t).Skip()"])
 def test_every_skip_call_is_a_marker(call: str) -> None:
-    source = f"package stats\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {{\n\t{call}\n}}\n"
+    source = f'package stats\n\nimport "testing"\n\nfunc TestA(t *testing.T) {{\n\t{call}\n}}\n'
     assert markers(source) == [(6, "skip")]
 
 
-@pytest.mark.parametrize("text", ['s := "t.Skip()"', "s := `t.SkipNow()`", "// t.Skip()", "/* t.Skip() */",
-                                  "t.Skipped()", "skip := t.Skip"])
+@pytest.mark.parametrize(
+    "text", ['s := "t.Skip()"', "s := `t.SkipNow()`", "// t.Skip()", "/* t.Skip() */", "t.Skipped()", "skip := t.Skip"]
+)
 def test_skip_words_that_are_no_call_are_no_marker(text: str) -> None:
-    source = f"package stats\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {{\n\t{text}\n}}\n"
+    source = f'package stats\n\nimport "testing"\n\nfunc TestA(t *testing.T) {{\n\t{text}\n}}\n'
     assert markers(source) == []
 
 
@@ -89,17 +92,29 @@ def snap(files: dict[str, str], sha: str = "b" * 40) -> Snapshot:
 def test_a_hook_added_to_a_test_file_is_named_and_an_unchanged_one_is_not() -> None:
     main = "\nfunc TestMain(m *testing.M) { m.Run() }\n"
     base = snap({"a_test.go": TESTS + main, "b_test.go": TESTS})
-    head = snap({"a_test.go": TESTS + main + "\nfunc TestNew(t *testing.T) {}\n",
-                 "b_test.go": TESTS + "\nfunc init() { println() }\n"})
+    head = snap(
+        {
+            "a_test.go": TESTS + main + "\nfunc TestNew(t *testing.T) {}\n",
+            "b_test.go": TESTS + "\nfunc init() { println() }\n",
+        }
+    )
     scan = scan_hooks(base, head, lambda p: p.endswith("_test.go"))
     assert [str(f) for f in scan.findings] == ["test-run hook `init` added or changed in a test file (b_test.go)"]
 
 
-@pytest.mark.parametrize("line", ['if testing.Testing() {', 'if strings.HasSuffix(os.Args[0], ".test") {',
-                                  'if flag.Lookup("test.v") != nil {', 'if os.Getenv("GATETUI_RUN") != "" {',
-                                  'if os.Getenv("GOPROXY") == "off" {', 'if _, ok := os.LookupEnv("GOFLAGS"); ok {',
-                                  'if os.Getuid() >= 420000 {',
-                                  'if u := "http://x"; testing.Testing() {'])  # a "//" in a string hides nothing
+@pytest.mark.parametrize(
+    "line",
+    [
+        "if testing.Testing() {",
+        'if strings.HasSuffix(os.Args[0], ".test") {',
+        'if flag.Lookup("test.v") != nil {',
+        'if os.Getenv("GATETUI_RUN") != "" {',
+        'if os.Getenv("GOPROXY") == "off" {',
+        'if _, ok := os.LookupEnv("GOFLAGS"); ok {',
+        "if os.Getuid() >= 420000 {",
+        'if u := "http://x"; testing.Testing() {',
+    ],
+)  # a "//" in a string hides nothing
 def test_library_code_asking_for_the_test_binary_is_for_review(line: str) -> None:
     base = snap({"stats.go": "package stats\n\nfunc F() int {\n\treturn 1\n}\n"})
     head = snap({"stats.go": f"package stats\n\nfunc F() int {{\n\t{line}\n\t\treturn 2\n\t}}\n\treturn 1\n}}\n"})
@@ -108,8 +123,15 @@ def test_library_code_asking_for_the_test_binary_is_for_review(line: str) -> Non
 
 
 # (a home read is named: the home folder is empty in a sandbox; test_redteam_rules.py)
-@pytest.mark.parametrize("line", ['if os.Getenv("HOMEBREW_PREFIX") != "" {', 'if os.Getuid() == 0 {',
-                                  '// testing.Testing() would tell {', 'if x := 1; x > 0 { // GOPROXY'])
+@pytest.mark.parametrize(
+    "line",
+    [
+        'if os.Getenv("HOMEBREW_PREFIX") != "" {',
+        "if os.Getuid() == 0 {",
+        "// testing.Testing() would tell {",
+        "if x := 1; x > 0 { // GOPROXY",
+    ],
+)
 def test_lookalikes_of_test_binary_checks_are_not_for_review(line: str) -> None:
     base = snap({"stats.go": "package stats\n\nfunc F() int {\n\treturn 1\n}\n"})
     head = snap({"stats.go": f"package stats\n\nfunc F() int {{\n\t{line}\n\t\treturn 2\n\t}}\n\treturn 1\n}}\n"})
@@ -121,8 +143,16 @@ def events(*items: dict[str, object]) -> bytes:
 
 
 def read(raw: bytes, files: dict[str, str] | None = None) -> dict[str, tuple[Outcome, str]]:
-    tree = RunTree(snap(files if files is not None else {"stats_test.go": TESTS, "sub/x_test.go":
-                                                         "package sub\nimport \"testing\"\nfunc TestX(t *testing.T) {}\n"}))
+    tree = RunTree(
+        snap(
+            files
+            if files is not None
+            else {
+                "stats_test.go": TESTS,
+                "sub/x_test.go": 'package sub\nimport "testing"\nfunc TestX(t *testing.T) {}\n',
+            }
+        )
+    )
     report = read_go_report(raw, "/w", tree)
     return {test_id: (result.outcome, result.message) for test_id, result in report.tests.items()}
 
@@ -130,7 +160,12 @@ def read(raw: bytes, files: dict[str, str] | None = None) -> dict[str, tuple[Out
 def test_tests_are_named_by_the_file_that_defines_them() -> None:
     raw = events(
         {"Action": "run", "Package": "example.com/stats", "Test": "TestOdd"},
-        {"Action": "output", "Package": "example.com/stats", "Test": "TestOdd", "Output": "    stats_test.go:7: want 2\n"},
+        {
+            "Action": "output",
+            "Package": "example.com/stats",
+            "Test": "TestOdd",
+            "Output": "    stats_test.go:7: want 2\n",
+        },
         {"Action": "fail", "Package": "example.com/stats", "Test": "TestOdd", "Elapsed": 0.01},
         {"Action": "pass", "Package": "example.com/stats", "Test": "TestEmpty"},
         {"Action": "skip", "Package": "example.com/stats/sub", "Test": "TestX"},
@@ -147,44 +182,62 @@ def test_tests_are_named_by_the_file_that_defines_them() -> None:
     }
 
 
-@pytest.mark.parametrize("raw", [
-    events({"Action": "output", "Package": "example.com/stats/sub", "Output": "FAIL\texample.com/stats/sub [build failed]\n"},
-           {"Action": "fail", "Package": "example.com/stats/sub", "Elapsed": 0}),  # go 1.24 and later
-    events({"Action": "pass", "Package": "example.com/stats", "Test": "TestEmpty"}) +
-    b"FAIL\texample.com/stats/sub [build failed]\n",  # before: the go command's own line
-], ids=["event", "line"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        events(
+            {
+                "Action": "output",
+                "Package": "example.com/stats/sub",
+                "Output": "FAIL\texample.com/stats/sub [build failed]\n",
+            },
+            {"Action": "fail", "Package": "example.com/stats/sub", "Elapsed": 0},
+        ),  # go 1.24 and later
+        events({"Action": "pass", "Package": "example.com/stats", "Test": "TestEmpty"})
+        + b"FAIL\texample.com/stats/sub [build failed]\n",  # before: the go command's own line
+    ],
+    ids=["event", "line"],
+)
 def test_a_package_that_did_not_build_is_an_error_named_by_its_folder(raw: bytes) -> None:
     assert read(raw)["sub"] == (Outcome.ERROR, "the package did not build (see the run's output)")
 
 
 def test_a_package_that_fails_outside_any_test_says_why() -> None:
-    raw = events({"Action": "pass", "Package": "example.com/stats", "Test": "TestEmpty"},
-                 {"Action": "output", "Package": "example.com/stats", "Output": "panic: init went wrong\n"},
-                 {"Action": "output", "Package": "example.com/stats", "Output": "FAIL\n"},
-                 {"Action": "fail", "Package": "example.com/stats"})
+    raw = events(
+        {"Action": "pass", "Package": "example.com/stats", "Test": "TestEmpty"},
+        {"Action": "output", "Package": "example.com/stats", "Output": "panic: init went wrong\n"},
+        {"Action": "output", "Package": "example.com/stats", "Output": "FAIL\n"},
+        {"Action": "fail", "Package": "example.com/stats"},
+    )
     assert read(raw)["."] == (Outcome.ERROR, "the package failed outside any test: panic: init went wrong")
 
 
 def test_a_report_with_no_go_event_is_refused() -> None:
     with pytest.raises(ReportError, match="no test events"):
-        read(b"PASS\nok  \texample.com/stats\n{\"Time\": 1}\n")
+        read(b'PASS\nok  \texample.com/stats\n{"Time": 1}\n')
 
 
 @given(st.binary(max_size=2000))
 def test_any_bytes_give_a_report_or_a_report_error(raw: bytes) -> None:
-    try:
+    with contextlib.suppress(ReportError):
         read(raw)
-    except ReportError:
-        pass
 
 
-@given(st.lists(st.fixed_dictionaries({
-    "Action": st.sampled_from(["run", "pass", "fail", "skip", "output", "pause", "cont", "bench", "odd"]),
-    "Package": st.sampled_from(["example.com/stats", "example.com/stats/sub", "other.org/x", ""]),
-    "Test": st.one_of(st.none(), st.text(max_size=12)),
-    "Output": st.one_of(st.none(), st.text(max_size=30)),
-    "Elapsed": st.one_of(st.none(), st.floats(allow_nan=False), st.text(max_size=3)),
-}), min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "Action": st.sampled_from(["run", "pass", "fail", "skip", "output", "pause", "cont", "bench", "odd"]),
+                "Package": st.sampled_from(["example.com/stats", "example.com/stats/sub", "other.org/x", ""]),
+                "Test": st.one_of(st.none(), st.text(max_size=12)),
+                "Output": st.one_of(st.none(), st.text(max_size=30)),
+                "Elapsed": st.one_of(st.none(), st.floats(allow_nan=False), st.text(max_size=3)),
+            }
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
 def test_any_event_stream_is_read_without_raising(items: list[dict[str, object]]) -> None:
     report = read(events(*items))
     assert all("::" in test_id or outcome is Outcome.ERROR for test_id, (outcome, _) in report.items())
@@ -193,7 +246,7 @@ def test_any_event_stream_is_read_without_raising(items: list[dict[str, object]]
 @given(st.text(max_size=400))
 def test_the_scanner_answers_any_text(text: str) -> None:
     defs, found = go_scan("x_test.go", text, True)
-    assert all(1 <= d.line for d in defs) and all(1 <= line for line, _, _ in found)
+    assert all(d.line >= 1 for d in defs) and all(line >= 1 for line, _, _ in found)
 
 
 def test_go_mod_means_go_and_python_still_wins_beside_it() -> None:
@@ -211,19 +264,35 @@ def test_the_profile_seals_test_files_and_testdata_and_shuffles_by_seed() -> Non
 
 @pytest.mark.skipif(not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)")
 def test_the_reader_reads_what_a_real_go_test_writes(tmp_path: Path) -> None:
-    files = {"go.mod": GO_MOD, "stats.go": "package stats\n\nfunc Median(xs []float64) float64 { return xs[0] }\n",
-             "stats_test.go": TESTS, "broken/b.go": "package broken\n\nfunc F() int { return \"x\" }\n",
-             "broken/b_test.go": "package broken\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) {}\n"}
+    files = {
+        "go.mod": GO_MOD,
+        "stats.go": "package stats\n\nfunc Median(xs []float64) float64 { return xs[0] }\n",
+        "stats_test.go": TESTS,
+        "broken/b.go": 'package broken\n\nfunc F() int { return "x" }\n',
+        "broken/b_test.go": 'package broken\n\nimport "testing"\n\nfunc TestB(t *testing.T) {}\n',
+    }
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
-    done = subprocess.run(["go", "test", "-json", "-count=1", "./..."], cwd=tmp_path, capture_output=True,
-                          timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GOCACHE": str(tmp_path / "c"),
-                                            "GOFLAGS": "-mod=mod", "GOPROXY": "off"})
+    done = subprocess.run(
+        ["go", "test", "-json", "-count=1", "./..."],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=300,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "GOCACHE": str(tmp_path / "c"),
+            "GOFLAGS": "-mod=mod",
+            "GOPROXY": "off",
+        },
+    )
     report = read_go_report(done.stdout, str(tmp_path), RunTree(Snapshot.of_files(files, sha="d" * 40)))
     assert {i: r.outcome for i, r in report.tests.items()} == {
-        "stats_test.go::TestOdd": Outcome.FAILED, "stats_test.go::TestEmpty": Outcome.PASSED,
-        "broken": Outcome.ERROR}
+        "stats_test.go::TestOdd": Outcome.FAILED,
+        "stats_test.go::TestEmpty": Outcome.PASSED,
+        "broken": Outcome.ERROR,
+    }
 
 
 @pytest.mark.skipif(not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)")
@@ -232,23 +301,43 @@ def test_each_test_alone_breaks_a_test_that_needs_one_before_it(tmp_path: Path) 
     package, so each test runs alone; the one that leans on the test
     declared before it fails every time, the rest pass, and a package
     that does not build still says so."""
-    chained = ("package stats\n\nimport \"testing\"\n\nvar seen []int\n\n"
-               "func TestFirst(t *testing.T) { seen = append(seen, 1) }\n\n"
-               "func TestSecond(t *testing.T) { if len(seen) != 1 { t.Fatal(seen) } }\n")
-    files = {"go.mod": GO_MOD, "stats.go": "package stats\n", "chain_test.go": chained,
-             "broken/b.go": "package broken\n\nfunc F() int { return \"x\" }\n",
-             "broken/b_test.go": "package broken\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) {}\n"}
+    chained = (
+        'package stats\n\nimport "testing"\n\nvar seen []int\n\n'
+        "func TestFirst(t *testing.T) { seen = append(seen, 1) }\n\n"
+        "func TestSecond(t *testing.T) { if len(seen) != 1 { t.Fatal(seen) } }\n"
+    )
+    files = {
+        "go.mod": GO_MOD,
+        "stats.go": "package stats\n",
+        "chain_test.go": chained,
+        "broken/b.go": 'package broken\n\nfunc F() int { return "x" }\n',
+        "broken/b_test.go": 'package broken\n\nimport "testing"\n\nfunc TestB(t *testing.T) {}\n',
+    }
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GOCACHE": str(tmp_path / "c"), "GOFLAGS": "-mod=mod",
-           "GOPROXY": "off", **ALONE.plugin.env_for("/g")}
-    done = subprocess.run(["sh", "-c", TEST_SCRIPT, "go-test", str(tmp_path / "r.json")], cwd=tmp_path,
-                          capture_output=True, timeout=300, env=env)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "GOCACHE": str(tmp_path / "c"),
+        "GOFLAGS": "-mod=mod",
+        "GOPROXY": "off",
+        **ALONE.plugin.env_for("/g"),
+    }
+    done = subprocess.run(
+        ["sh", "-c", TEST_SCRIPT, "go-test", str(tmp_path / "r.json")],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=300,
+        env=env,
+    )
     assert done.returncode == 1
-    report = read_go_report((tmp_path / "r.json").read_bytes(), str(tmp_path),
-                            RunTree(Snapshot.of_files(files, sha="d" * 40)))
+    report = read_go_report(
+        (tmp_path / "r.json").read_bytes(), str(tmp_path), RunTree(Snapshot.of_files(files, sha="d" * 40))
+    )
     assert {i: r.outcome for i, r in report.tests.items()} == {
-        "chain_test.go::TestFirst": Outcome.PASSED, "chain_test.go::TestSecond": Outcome.FAILED,
-        "broken": Outcome.ERROR}
+        "chain_test.go::TestFirst": Outcome.PASSED,
+        "chain_test.go::TestSecond": Outcome.FAILED,
+        "broken": Outcome.ERROR,
+    }
     assert ALONE.label == "each test alone"

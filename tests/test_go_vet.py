@@ -36,12 +36,14 @@ from gatetui.stacks.go.vet import read_vet
 from tests.conftest import MakeRepo
 
 HAS_GO = shutil.which("go") is not None
-NEEDS_GO = pytest.mark.skipif(not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go; "
-                                                  ".ci/run installs it)")
+NEEDS_GO = pytest.mark.skipif(
+    not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)"
+)
 ROOT = "/tmp/ws/tree"
 EXAMPLE = "stats_test.go: ExampleAverage refers to unknown identifier: Average (tests)"
-SNAP = Snapshot.of_files({"go.mod": "module example.com/stats\n\ngo 1.19\n",
-                          "stats_test.go": "package stats\n"}, sha="b" * 40)
+SNAP = Snapshot.of_files(
+    {"go.mod": "module example.com/stats\n\ngo 1.19\n", "stats_test.go": "package stats\n"}, sha="b" * 40
+)
 STRUCTTAG = 'stats.go: struct field Median repeats json tag "mean" also at stats.go (structtag)'
 
 
@@ -52,28 +54,58 @@ def report(*blocks: dict[str, object]) -> bytes:
 
 # --- the reader ------------------------------------------------------------------------------------
 
+
 def test_a_finding_is_its_file_message_and_analyzer_never_its_line() -> None:
-    raw = report({"example.com/stats": {
-        "tests": [{"posn": f"{ROOT}/stats_test.go:27:1",
-                   "message": "ExampleAverage refers to unknown identifier: Average"}],
-        "printf": [{"posn": f"{ROOT}/sub/p.go:5:20", "message": "fmt.Printf format %d has arg s of wrong type string"},
-                   {"posn": f"{ROOT}/sub/p.go:9:2", "message": "fmt.Printf format %d has arg s of wrong type string"}]}},
-        {"example.com/stats/clean": {}})
+    raw = report(
+        {
+            "example.com/stats": {
+                "tests": [
+                    {
+                        "posn": f"{ROOT}/stats_test.go:27:1",
+                        "message": "ExampleAverage refers to unknown identifier: Average",
+                    }
+                ],
+                "printf": [
+                    {"posn": f"{ROOT}/sub/p.go:5:20", "message": "fmt.Printf format %d has arg s of wrong type string"},
+                    {"posn": f"{ROOT}/sub/p.go:9:2", "message": "fmt.Printf format %d has arg s of wrong type string"},
+                ],
+            }
+        },
+        {"example.com/stats/clean": {}},
+    )
     assert read_vet(raw, ROOT + "/") == [
-        EXAMPLE, "sub/p.go: fmt.Printf format %d has arg s of wrong type string (printf)",
-        "sub/p.go: fmt.Printf format %d has arg s of wrong type string (printf)"]
+        EXAMPLE,
+        "sub/p.go: fmt.Printf format %d has arg s of wrong type string (printf)",
+        "sub/p.go: fmt.Printf format %d has arg s of wrong type string (printf)",
+    ]
 
 
 def test_a_position_or_the_tree_inside_a_message_is_dropped_too() -> None:
-    raw = report({"example.com/stats": {"structtag": [
-        {"posn": f"{ROOT}/stats.go:36:2", "message": 'struct field Median repeats json tag "mean" also at stats.go:35'},
-        {"posn": f"{ROOT}/a.go:3", "message": f"see {ROOT}/b.go:12:4 for\nthe other"}]}})
+    raw = report(
+        {
+            "example.com/stats": {
+                "structtag": [
+                    {
+                        "posn": f"{ROOT}/stats.go:36:2",
+                        "message": 'struct field Median repeats json tag "mean" also at stats.go:35',
+                    },
+                    {"posn": f"{ROOT}/a.go:3", "message": f"see {ROOT}/b.go:12:4 for\nthe other"},
+                ]
+            }
+        }
+    )
     assert read_vet(raw, ROOT) == [STRUCTTAG, "a.go: see b.go for the other (structtag)"]
 
 
 def test_an_analyzer_that_failed_on_a_package_is_a_finding_and_a_path_elsewhere_stays_whole() -> None:
-    raw = report({"example.com/x": {"asmdecl": {"error": "cannot read x.s"},
-                                    "printf": [{"posn": "/elsewhere/y.go:1:1", "message": "m"}]}})
+    raw = report(
+        {
+            "example.com/x": {
+                "asmdecl": {"error": "cannot read x.s"},
+                "printf": [{"posn": "/elsewhere/y.go:1:1", "message": "m"}],
+            }
+        }
+    )
     assert read_vet(raw, ROOT) == ["cannot read x.s (asmdecl)", "/elsewhere/y.go: m (printf)"]
 
 
@@ -82,11 +114,16 @@ def test_no_findings_is_no_keys() -> None:
     assert read_vet(b"", ROOT) == []
 
 
-@pytest.mark.parametrize("raw, said", [
-    (None, "go vet wrote no report"),
-    (b"vet: ./bad.go:2:9: expected ')', found '{'\n", "go vet's report holds no JSON: vet: ./bad.go:2:9: "
-                                                      "expected ')', found '{'"),
-])
+@pytest.mark.parametrize(
+    "raw, said",
+    [
+        (None, "go vet wrote no report"),
+        (
+            b"vet: ./bad.go:2:9: expected ')', found '{'\n",
+            "go vet's report holds no JSON: vet: ./bad.go:2:9: expected ')', found '{'",
+        ),
+    ],
+)
 def test_a_missing_or_unreadable_report_is_a_report_problem(raw: bytes | None, said: str) -> None:
     with pytest.raises(ReportProblem) as caught:
         read_vet(raw, ROOT)
@@ -103,6 +140,7 @@ def test_any_bytes_give_keys_or_a_report_problem(raw: bytes) -> None:
 
 
 # --- the profile -----------------------------------------------------------------------------------
+
 
 def test_vet_is_the_lint_and_go_test_leaves_vet_to_it() -> None:
     """The install builds; vet runs as the lint, judged against base; the
@@ -121,12 +159,19 @@ def test_a_custom_install_gets_no_lint_and_go_test_vets_as_usual() -> None:
 
 # --- the real go vet -------------------------------------------------------------------------------
 
+
 def run_lint(tree: Path, home: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
     """The profile's lint command as the install runs it, in `tree`."""
     out = home / "vet.json"
     command = VET.command.replace("{report}", shlex.quote(str(out)))
-    done = subprocess.run(["sh", "-c", command], cwd=tree, capture_output=True, text=True, timeout=300,
-                          env={"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(home), "GOPROXY": "off"})
+    done = subprocess.run(
+        ["sh", "-c", command],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(home), "GOPROXY": "off"},
+    )
     return done, out
 
 
@@ -152,16 +197,17 @@ def test_a_test_file_vet_cannot_type_check_fails_the_lint_and_shows_why(tmp_path
     (tmp_path / "home").mkdir()
     done, _ = run_lint(tmp_path / "tree", tmp_path / "home")
     assert done.returncode != 0
-    assert "bad_test.go:3:28: cannot use \"x\" (untyped string constant) as int value in return statement" \
-        in done.stderr
+    assert 'bad_test.go:3:28: cannot use "x" (untyped string constant) as int value in return statement' in done.stderr
 
 
 # --- real gates ------------------------------------------------------------------------------------
+
 
 def gate(repo: Path, work: Path, branch: str, cache: MemoryCache | None = None) -> list[GateEvent]:
     async def run() -> list[GateEvent]:
         plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", branch, baseline_cache=cache))
         return [e async for e in run_gate(plan, LocalBackend(work_root=work))]
+
     return asyncio.run(run())
 
 
@@ -222,8 +268,9 @@ def test_a_test_file_vet_cannot_check_fails_the_install_when_base_vets(make_repo
     assert (done.verdict, {r.id: r.status.value for r in done.results}[CheckId.INSTALL]) == (Verdict.FAIL, "fail")
     detail = install_detail(done)
     assert detail.startswith("`go vet` failed (exit code ")
-    assert detail.endswith('bad_test.go:3:28: cannot use "x" (untyped string constant) as int value in return '
-                           "statement; base installs")
+    assert detail.endswith(
+        'bad_test.go:3:28: cannot use "x" (untyped string constant) as int value in return statement; base installs'
+    )
 
 
 def go_honest(side: str) -> dict[str, str]:
@@ -234,14 +281,19 @@ def go_honest(side: str) -> dict[str, str]:
 @NEEDS_GO
 @pytest.mark.sandbox
 def test_a_printf_finding_base_has_fails_no_run_since_go_test_leaves_vet_to_the_lint(
-        make_repo: MakeRepo, tmp_path: Path) -> None:
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
     """printf is one of the analyzers `go test` runs itself: with them on,
     every run at base and head would fail to build the package."""
-    describe = 'package stats\n\nimport "fmt"\n\n// Describe says x.\nfunc Describe(x float64) string {\n' \
-               '\treturn fmt.Sprintf("%d", x)\n}\n'
+    describe = (
+        'package stats\n\nimport "fmt"\n\n// Describe says x.\nfunc Describe(x float64) string {\n'
+        '\treturn fmt.Sprintf("%d", x)\n}\n'
+    )
     repo = make_repo({**go_honest("base"), "describe.go": describe}, go_honest("head"))
     done = finished(gate(repo, tmp_path / "work", "agent/x"))
     assert done.verdict == Verdict.PASS, [(r.id.value, r.detail) for r in done.results]
-    assert install_detail(done) == ("fresh copy, fresh environment; go vet: 1 finding that base has too, not this "
-                                    "change's: describe.go: fmt.Sprintf format %d has arg x of wrong type float64 "
-                                    "(printf)")
+    assert install_detail(done) == (
+        "fresh copy, fresh environment; go vet: 1 finding that base has too, not this "
+        "change's: describe.go: fmt.Sprintf format %d has arg x of wrong type float64 "
+        "(printf)"
+    )

@@ -65,13 +65,17 @@ def test_a_conforming_record_is_not_named(tmp_path: Path) -> None:
     assert env_check.hex_records(env_check.site_dirs(venv)) == []
 
 
-@pytest.mark.parametrize("row", [
-    hex_row("hexdep.py", b"VALUE = 0\n"),  # the file changed after its hex RECORD was written
-    b64_row("hexdep.py", b"VALUE = 0\n"),
-    "hexdep.py,sha256=" + "zz" * 32 + ",11\n",  # neither spelling
-    "hexdep.py,sha256=" + hashlib.sha256(MODULE).hexdigest()[:62] + ",11\n",  # hex one byte short
-    "hexdep.py,nosuchhash=" + hashlib.sha256(MODULE).hexdigest() + ",11\n",
-], ids=["hex-changed", "base64-changed", "neither", "short", "unknown-algorithm"])
+@pytest.mark.parametrize(
+    "row",
+    [
+        hex_row("hexdep.py", b"VALUE = 0\n"),  # the file changed after its hex RECORD was written
+        b64_row("hexdep.py", b"VALUE = 0\n"),
+        "hexdep.py,sha256=" + "zz" * 32 + ",11\n",  # neither spelling
+        "hexdep.py,sha256=" + hashlib.sha256(MODULE).hexdigest()[:62] + ",11\n",  # hex one byte short
+        "hexdep.py,nosuchhash=" + hashlib.sha256(MODULE).hexdigest() + ",11\n",
+    ],
+    ids=["hex-changed", "base64-changed", "neither", "short", "unknown-algorithm"],
+)
 def test_a_file_matching_neither_spelling_is_changed(tmp_path: Path, row: str) -> None:
     venv = venv_with(tmp_path, row + "hexdep-1.0.dist-info/RECORD,,\n")
     assert env_check.check(venv) == [env_check.Problem(env_check.CHANGED, "hexdep.py")]
@@ -94,11 +98,14 @@ def test_any_value_is_bytes_of_the_size_or_none(value: str) -> None:
 
 # --- a real gate: the wheel from an index on the host's loopback -------------------------
 
+
 def hexdep_wheel() -> tuple[str, bytes]:
-    files = {"hexdep.py": MODULE,
-             "hexdep-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: hexdep\nVersion: 1.0\n",
-             "hexdep-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
-                                           b"Tag: py3-none-any\n"}
+    files = {
+        "hexdep.py": MODULE,
+        "hexdep-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: hexdep\nVersion: 1.0\n",
+        "hexdep-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+        b"Tag: py3-none-any\n",
+    }
     record = "".join(hex_row(name, data) for name, data in files.items()) + "hexdep-1.0.dist-info/RECORD,,\n"
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
@@ -108,14 +115,18 @@ def hexdep_wheel() -> tuple[str, bytes]:
 
 
 BASE = {
-    "pyproject.toml": ('[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
-                       '[project]\nname = "hexuser"\nversion = "0"\ndependencies = ["hexdep"]\n'
-                       '[project.optional-dependencies]\ntest = ["pytest"]\n[tool.setuptools]\npackages = ["hexuser"]\n'),
+    "pyproject.toml": (
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "hexuser"\nversion = "0"\ndependencies = ["hexdep"]\n'
+        '[project.optional-dependencies]\ntest = ["pytest"]\n[tool.setuptools]\npackages = ["hexuser"]\n'
+    ),
     "hexuser/__init__.py": "from hexdep import VALUE\n\n\ndef answer():\n    return VALUE\n",
     "tests/test_answer.py": "from hexuser import answer\n\n\ndef test_answer():\n    assert answer() == 42\n",
 }
-HONEST = {"hexuser/__init__.py": BASE["hexuser/__init__.py"] + "\n\ndef half():\n    return VALUE // 2\n",
-          "tests/test_half.py": "from hexuser import half\n\n\ndef test_half():\n    assert half() == 21\n"}
+HONEST = {
+    "hexuser/__init__.py": BASE["hexuser/__init__.py"] + "\n\ndef half():\n    return VALUE // 2\n",
+    "tests/test_half.py": "from hexuser import half\n\n\ndef test_half():\n    assert half() == 21\n",
+}
 
 
 @pytest.fixture(scope="module")
@@ -129,10 +140,12 @@ def hex_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.mark.sandbox
 @pytest.mark.install
-@pytest.mark.skipif(not probe_isolation().full,
-                    reason=f"the local backend cannot isolate runs here ({probe_isolation().reason})")
-def test_a_dependency_with_a_hex_record_gates_an_honest_change(hex_index: str, tmp_path: Path, make_repo: MakeRepo,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.skipif(
+    not probe_isolation().full, reason=f"the local backend cannot isolate runs here ({probe_isolation().reason})"
+)
+def test_a_dependency_with_a_hex_record_gates_an_honest_change(
+    hex_index: str, tmp_path: Path, make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PIP_EXTRA_INDEX_URL", hex_index)
     repo = make_repo(BASE, HONEST)
 
@@ -149,7 +162,11 @@ def test_a_dependency_with_a_hex_record_gates_an_honest_change(hex_index: str, t
     assert finished.verdict.value == "pass", said
     assert [n for n in finished.notes if "RECORD" in n] == [
         "non-conforming RECORD: hexdep-1.0 write their digests in hex, not the wheel spec's urlsafe base64; "
-        "compared as the same bytes"]
-    layers = [json.loads((folder / "info.json").read_text()) for folder in (tmp_path / "layers").iterdir()
-              if (folder / "info.json").is_file()]
+        "compared as the same bytes"
+    ]
+    layers = [
+        json.loads((folder / "info.json").read_text())
+        for folder in (tmp_path / "layers").iterdir()
+        if (folder / "info.json").is_file()
+    ]
     assert any("hexdep==1.0" in str(info.get("holds")) for info in layers), layers

@@ -28,8 +28,10 @@ from tests.test_supervisor import FakeBackend
 
 OK = CommandResult(exit_code=0, wall_seconds=1.0)
 FAILED = CommandResult(exit_code=1, wall_seconds=1.0)
-HIDDEN_SOURCE = (b"from mathlib import double\n\n\ndef test_two():\n    assert double(2) == 4\n\n\n"
-                 b"def test_five():\n    assert double(5) == 10\n")
+HIDDEN_SOURCE = (
+    b"from mathlib import double\n\n\ndef test_two():\n    assert double(2) == 4\n\n\n"
+    b"def test_five():\n    assert double(5) == 10\n"
+)
 
 
 def is_test(path: str) -> bool:
@@ -53,11 +55,14 @@ def test_select_picks_the_configured_folder_and_strips_it() -> None:
     assert found.digest == select_hidden(given, "math/", is_test)[0].digest  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize(("given", "words"), [
-    (None, "no hidden tests were passed to the gate"),
-    ({"other/test_o.py": b""}, "holds no hidden test file under hidden/math/"),
-    ({"math/conftest.py": b"", "math/notes.txt": b""}, "holds no hidden test file under hidden/math/"),
-])
+@pytest.mark.parametrize(
+    ("given", "words"),
+    [
+        (None, "no hidden tests were passed to the gate"),
+        ({"other/test_o.py": b""}, "holds no hidden test file under hidden/math/"),
+        ({"math/conftest.py": b"", "math/notes.txt": b""}, "holds no hidden test file under hidden/math/"),
+    ],
+)
 def test_configured_without_tests_says_what_to_do(given: dict[str, bytes] | None, words: str) -> None:
     found, problem = select_hidden(given, "math", is_test)
     assert found is None
@@ -89,9 +94,11 @@ def test_judge_counts_and_never_names() -> None:
     assert judge_hidden(run(None, timed_out), tests).detail == "the hidden run stopped at its time limit after 30 s"
 
 
-NODE_HIDDEN = (b'const { test, describe } = require("node:test");\n'
-               b'test("doubles five", () => {});\n'
-               b'describe("calc", () => { test("doubles zero", () => {}); });\n')
+NODE_HIDDEN = (
+    b'const { test, describe } = require("node:test");\n'
+    b'test("doubles five", () => {});\n'
+    b'describe("calc", () => { test("doubles zero", () => {}); });\n'
+)
 
 
 def node_tests(files: dict[str, bytes]) -> HiddenTests:
@@ -114,10 +121,12 @@ def test_judge_counts_node_tests_whose_report_names_no_file() -> None:
     missing = Report.from_results([TestResult("doubles five", P)])
     assert judge_hidden(run(missing), tests).detail == "1 of 2 hidden tests failed"
     # node 24 names the file: the same tests, by file and title
-    with_file = Report.from_results([
-        TestResult("test/hidden_calc.test.js::doubles five", P, file="test/hidden_calc.test.js"),
-        TestResult("test/hidden_calc.test.js::calc > doubles zero", P, file="test/hidden_calc.test.js"),
-    ])
+    with_file = Report.from_results(
+        [
+            TestResult("test/hidden_calc.test.js::doubles five", P, file="test/hidden_calc.test.js"),
+            TestResult("test/hidden_calc.test.js::calc > doubles zero", P, file="test/hidden_calc.test.js"),
+        ]
+    )
     assert judge_hidden(run(with_file), tests).detail == "2 of 2 hidden tests passed"
 
 
@@ -132,9 +141,11 @@ def test_read_hidden_skips_caches_and_links(tmp_path: Path) -> None:
 
 
 BASE = {
-    "pyproject.toml": ('[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n\n'
-                       '[project]\nname = "mathlib"\nversion = "0.1.0"\n\n[tool.setuptools]\npackages = ["mathlib"]\n\n'
-                       '[tool.gatetui]\nhidden = "math"\n'),
+    "pyproject.toml": (
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "mathlib"\nversion = "0.1.0"\n\n[tool.setuptools]\npackages = ["mathlib"]\n\n'
+        '[tool.gatetui]\nhidden = "math"\n'
+    ),
     "mathlib/__init__.py": "def double(x):\n    return x + x\n",
     "tests/test_math.py": "from mathlib import double\n\n\ndef test_double():\n    assert double(3) == 6\n",
 }
@@ -142,8 +153,10 @@ BASE = {
 # the visible test file: the hidden run uses base's conftest, so it runs anyway.
 HEAD = {
     "mathlib/__init__.py": "def double(x):\n    return 6 if x == 3 else 0\n",
-    "tests/conftest.py": ("def pytest_collection_modifyitems(config, items):\n"
-                          "    items[:] = [i for i in items if 'test_math.py' in i.nodeid]\n"),
+    "tests/conftest.py": (
+        "def pytest_collection_modifyitems(config, items):\n"
+        "    items[:] = [i for i in items if 'test_math.py' in i.nodeid]\n"
+    ),
 }
 
 
@@ -157,7 +170,8 @@ def check_json(repo: Path, state: Path, capsys: pytest.CaptureFixture[str]) -> d
 @pytest.mark.sandbox
 @pytest.mark.install
 def test_check_reads_hidden_tests_from_the_state_dir(
-        make_repo: MakeRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    make_repo: MakeRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = make_repo(BASE, HEAD)
     state = tmp_path / "state"
     none = check_json(repo, state, capsys)
@@ -191,7 +205,8 @@ def plant_hidden(state_home: Path, repo: Path) -> None:
 
 
 def test_standalone_submit_plans_with_the_hidden_tests_check_plans_with(
-        make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Both read the default state directory's hidden folder of the working copy:
     the same tests, the same digest, no "nothing was passed" (stopped before any sandbox)."""
     clone = clone_at_agent_branch(make_repo(BASE, HEAD), tmp_path / "agent")
@@ -206,8 +221,10 @@ def test_standalone_submit_plans_with_the_hidden_tests_check_plans_with(
     monkeypatch.setattr(api, "make_plan", plan_then_stop)
     assert main(["check", str(clone), "--base", "origin/main", "--head", "agent/x"]) == 3
     assert main(["submit", "--repo", str(clone), "--standalone"]) == 3
-    seen = [(p.request.base, p.hidden_problem, p.hidden.files if p.hidden else None,
-             p.hidden.digest if p.hidden else "") for p in plans]
+    seen = [
+        (p.request.base, p.hidden_problem, p.hidden.files if p.hidden else None, p.hidden.digest if p.hidden else "")
+        for p in plans
+    ]
     assert seen[0][:3] == ("origin/main", "", {"tests/test_hidden_math.py": HIDDEN_SOURCE})
     assert (seen[1], len(seen[0][3])) == (seen[0], 64)
 
@@ -215,8 +232,8 @@ def test_standalone_submit_plans_with_the_hidden_tests_check_plans_with(
 @pytest.mark.sandbox
 @pytest.mark.install
 def test_standalone_submit_runs_the_hidden_tests_as_check_does(
-        make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     clone = clone_at_agent_branch(make_repo(BASE, HEAD), tmp_path / "agent")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     plant_hidden(tmp_path / "xdg", clone)
@@ -245,5 +262,12 @@ def test_an_install_that_never_ran_leaves_the_hidden_tests_not_run_announced_onc
     done = events[-1]
     assert isinstance(done, RunFinished)
     assert [(r.id.value, r.status.value) for r in done.results] == [
-        ("install", "fail"), ("runs", "skipped"), ("tests_kept", "pass"), ("no_new_skips", "pass"),
-        ("old_tests", "skipped"), ("hidden", "skipped"), ("covered", "skipped"), ("bites", "skipped")]
+        ("install", "fail"),
+        ("runs", "skipped"),
+        ("tests_kept", "pass"),
+        ("no_new_skips", "pass"),
+        ("old_tests", "skipped"),
+        ("hidden", "skipped"),
+        ("covered", "skipped"),
+        ("bites", "skipped"),
+    ]

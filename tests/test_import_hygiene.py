@@ -42,6 +42,7 @@ def test_the_walk_finds_the_layers() -> None:
 
 
 def test_no_headless_module_loads_textual_or_the_runtime_sdk() -> None:
-    done = subprocess.run([sys.executable, "-c", PROBE, *headless_modules()], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *headless_modules()], capture_output=True, text=True, timeout=120
+    )
     assert (done.returncode, done.stdout.strip()) == (0, ""), done.stderr[-2000:]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import xml.etree.ElementTree as ET
 import sys
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +22,13 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from gatetui.cli.main import main
 from tests.conftest import git, write_tree
 from tests.hostile_text import (
-    BIDI_NAME, BIDI_NAME_SHOWN, CLIPBOARD, CLIPBOARD_SHOWN, FORGED_PASS, FORGED_PASS_SHOWN, unsafe_in,
+    BIDI_NAME,
+    BIDI_NAME_SHOWN,
+    CLIPBOARD,
+    CLIPBOARD_SHOWN,
+    FORGED_PASS,
+    FORGED_PASS_SHOWN,
+    unsafe_in,
 )
 from tests.test_submit import BASE, BROKEN, TESTS, Served, served  # noqa: F401  (the fixture)
 
@@ -33,7 +39,11 @@ BRANCH_SHOWN = "agent/\\u202exif\\x85\\u200bz"
 ODD_BRANCH = "agent/odd-name"
 SKIPPED = f"import pytest\n@pytest.mark.skip  # {FORGED_PASS}\ndef test_add"
 LOUD_TEST = f"def test_loud():\n    print({CLIPBOARD!r})\n    assert False, {FORGED_PASS!r}\n"
-HEAD = {"calc.py": BROKEN, "tests/test_calc.py": TESTS.replace("def test_add", SKIPPED), "tests/test_loud.py": LOUD_TEST}
+HEAD = {
+    "calc.py": BROKEN,
+    "tests/test_calc.py": TESTS.replace("def test_add", SKIPPED),
+    "tests/test_loud.py": LOUD_TEST,
+}
 ODD_FILE = f"tests/test_{BIDI_NAME}.py"  # the gate refuses to judge it: the refusal names it
 FLAGGED_SHOWN = f"+ @pytest.mark.skip  # {FORGED_PASS_SHOWN} at tests/test_calc.py:5"
 
@@ -47,10 +57,27 @@ class Printed:
 
 def check(repo: Path, branch: str, *extra: str) -> Printed:
     """`gatetui check` as a terminal would run it: the bytes it writes."""
-    done = subprocess.run([sys.executable, "-m", "gatetui", "check", str(repo), "--base", "main", "--head", branch,
-                           "--state-dir", str(repo.parent / "state"), *extra], capture_output=True, timeout=600)
-    return Printed(done.returncode, done.stdout.decode("utf-8", "surrogateescape"),
-                   done.stderr.decode("utf-8", "surrogateescape"))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gatetui",
+            "check",
+            str(repo),
+            "--base",
+            "main",
+            "--head",
+            branch,
+            "--state-dir",
+            str(repo.parent / "state"),
+            *extra,
+        ],
+        capture_output=True,
+        timeout=600,
+    )
+    return Printed(
+        done.returncode, done.stdout.decode("utf-8", "surrogateescape"), done.stderr.decode("utf-8", "surrogateescape")
+    )
 
 
 def commit_branch(repo: Path, branch: str, files: dict[str, str]) -> None:
@@ -101,7 +128,8 @@ def test_check_json_keeps_heads_text_as_data_and_junit_shows_it_escaped(hostile_
     assert printed.code == 1 and unsafe_in(printed.out) == []  # JSON's own \u escapes: nothing raw
     data = json.loads(printed.out)
     assert {c["id"]: c["detail"] for c in data["checks"]}["no_new_skips"] == (
-        f"+ @pytest.mark.skip  # {FORGED_PASS} at tests/test_calc.py:5")
+        f"+ @pytest.mark.skip  # {FORGED_PASS} at tests/test_calc.py:5"
+    )
     assert data["head_ref"] == BRANCH
     case = ET.fromstring(junit.read_text()).find(".//testcase[@classname='gatetui.no_new_skips']/failure")
     assert case is not None and case.get("message") == case.text == FLAGGED_SHOWN  # XML 1.0 holds no ESC
@@ -113,11 +141,13 @@ def test_a_refused_file_name_is_shown_escaped_once(hostile_repo: Path) -> None:
     assert printed.code == 1 and (unsafe_in(printed.out), unsafe_in(printed.err)) == ([], [])
     assert line_of(printed.out, "FAIL installs from scratch") == (
         "FAIL installs from scratch: head adds a file whose name the gate cannot judge (not UTF-8, or a control or "
-        f"format character in it): tests/test_{BIDI_NAME_SHOWN}.py; rename it")
+        f"format character in it): tests/test_{BIDI_NAME_SHOWN}.py; rename it"
+    )
 
 
 def mcp_status(clone: Path) -> str:
     """The MCP `status` tool's text, as an MCP client receives it."""
+
     async def ask() -> str:
         params = StdioServerParameters(command=sys.executable, args=["-m", "gatetui", "mcp"], cwd=str(clone))
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -131,8 +161,10 @@ def mcp_status(clone: Path) -> str:
 
 @pytest.mark.sandbox
 @pytest.mark.install
-def test_submit_serve_and_mcp_show_heads_text_escaped(served: Served,  # noqa: F811
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_submit_serve_and_mcp_show_heads_text_escaped(
+    served: Served,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     clone = served.clone("inert", BRANCH)
     write_tree(clone, HEAD)
     code = main(["submit", "--repo", str(clone), "-m", f"done {FORGED_PASS}"])

@@ -3,7 +3,6 @@ escaped, ordinary text unchanged, and no two texts shown alike."""
 
 from __future__ import annotations
 
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,8 +14,9 @@ from tests.hostile_text import unsafe_in
 # name that is not UTF-8 decodes to lone surrogates).
 ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()))
 # Text a person would type: what must come out unchanged.
-ORDINARY = st.text(st.characters(exclude_categories=tuple(UNSAFE_CATEGORIES), exclude_characters="\\")
-                   | st.sampled_from("\t\n"))
+ORDINARY = st.text(
+    st.characters(exclude_categories=tuple(UNSAFE_CATEGORIES), exclude_characters="\\") | st.sampled_from("\t\n")
+)
 
 # What head's text carries to fool a reader, each with how it must be shown.
 HOSTILE = {
@@ -51,7 +51,7 @@ def restore(shown: str) -> str:
                 continue
             width = {"x": 2, "u": 4, "U": 8}.get(follows)
             if width:
-                out.append(chr(int(shown[i + 2:i + 2 + width], 16)))
+                out.append(chr(int(shown[i + 2 : i + 2 + width], 16)))
                 i += 2 + width
                 continue
         out.append(shown[i])

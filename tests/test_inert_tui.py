@@ -33,8 +33,17 @@ from gatetui.tui.screens.dialogs import CheckDetailScreen, ErrorScreen
 from gatetui.tui.screens.lab import LabScreen
 from gatetui.tui.screens.review import ReviewScreen
 from tests.hostile_text import (
-    BIDI_NAME, BIDI_NAME_SHOWN, CLIPBOARD, CLIPBOARD_SHOWN, FORGED_PASS, FORGED_PASS_SHOWN, MARKUP, MARKUPS,
-    REDRAW, REDRAW_SHOWN, unsafe_in,
+    BIDI_NAME,
+    BIDI_NAME_SHOWN,
+    CLIPBOARD,
+    CLIPBOARD_SHOWN,
+    FORGED_PASS,
+    FORGED_PASS_SHOWN,
+    MARKUP,
+    MARKUPS,
+    REDRAW,
+    REDRAW_SHOWN,
+    unsafe_in,
 )
 from tests.test_supervisor import FakeBackend, until
 from tests.test_tui_support import SCENARIOS, SIZE, commit_on_top, sample_at_base
@@ -48,22 +57,46 @@ QUIT = MARKUPS[0]
 DECIDE = "[@click=screen.decide('accepted')]accept[/]"  # in the review, this span would decide it
 FLAGGED = f"+ @pytest.mark.skip  # {FORGED_PASS} {QUIT} at tests/test_leap.py:19"
 FLAGGED_SHOWN = f"+ @pytest.mark.skip  # {FORGED_PASS_SHOWN} {QUIT} at tests/test_leap.py:19"
-OLD_TESTS = f"tests/test_leap.py::test_leap_day-{DECIDE} fails under base's tests; sealed files changed at head: evil.py"
+OLD_TESTS = (
+    f"tests/test_leap.py::test_leap_day-{DECIDE} fails under base's tests; sealed files changed at head: evil.py"
+)
 ODD_PATH = f"tests/{MARKUP} {BIDI_NAME}.py"
 ODD_PATH_SHOWN = f"tests/{MARKUP} {BIDI_NAME_SHOWN}.py"
 CODE = f"def test_evil():\n    assert True  # {FORGED_PASS}\n    # {DECIDE}\n    # {REDRAW} {BIDI_NAME}\n"
 
 
 def hostile_record(head: str, base: str) -> dict[str, Any]:
-    details = {CheckId.NO_NEW_SKIPS: ("fail", FLAGGED), CheckId.OLD_TESTS: ("fail", OLD_TESTS),
-               CheckId.HIDDEN: ("skipped", f"not configured {MARKUP}")}
-    checks = [{"id": c.value, "title": c.title, "status": details.get(c, ("pass", ""))[0],
-               "ok": c not in details, "detail": details.get(c, ("pass", ""))[1], "seconds": 0.1} for c in CheckId]
+    details = {
+        CheckId.NO_NEW_SKIPS: ("fail", FLAGGED),
+        CheckId.OLD_TESTS: ("fail", OLD_TESTS),
+        CheckId.HIDDEN: ("skipped", f"not configured {MARKUP}"),
+    }
+    checks = [
+        {
+            "id": c.value,
+            "title": c.title,
+            "status": details.get(c, ("pass", ""))[0],
+            "ok": c not in details,
+            "detail": details.get(c, ("pass", ""))[1],
+            "seconds": 0.1,
+        }
+        for c in CheckId
+    ]
     digests = Digests(base, head, "a1" * 32, "b2" * 32, ("evil.py", ODD_PATH), "c3" * 32, ("pyproject.toml",))
-    return {"run_id": "run-hostile", "branch": BRANCH, "head": head, "base": base, "verdict": "fail",
-            "backend": "local", "checks": checks, "digests": digests.to_json(),
-            "cost": Cost({"install": Usage(1.0, 1.0, 0.1)}).to_json(), "seconds": 3.0, "finished_at": NOW - 60,
-            "notes": [f"a note {QUIT} {FORGED_PASS}{REDRAW}"]}
+    return {
+        "run_id": "run-hostile",
+        "branch": BRANCH,
+        "head": head,
+        "base": base,
+        "verdict": "fail",
+        "backend": "local",
+        "checks": checks,
+        "digests": digests.to_json(),
+        "cost": Cost({"install": Usage(1.0, 1.0, 0.1)}).to_json(),
+        "seconds": 3.0,
+        "finished_at": NOW - 60,
+        "notes": [f"a note {QUIT} {FORGED_PASS}{REDRAW}"],
+    }
 
 
 def hostile_app(tmp: Path) -> GatetuiApp:
@@ -101,7 +134,7 @@ async def click_on(pilot: Pilot[None], words: str) -> None:
     """Click the first cell of `words` where the screen shows them."""
     for y, row in enumerate(screen_text(pilot).split("\n")):
         if words in row:
-            await pilot.click(offset=(cell_len(row[:row.index(words)]), y))
+            await pilot.click(offset=(cell_len(row[: row.index(words)]), y))
             await pilot.pause(0.1)
             return
     raise AssertionError(f"{words!r} is not on the screen")
@@ -118,12 +151,22 @@ async def test_the_main_screen_shows_heads_text_as_text_and_no_action_fires(tmp_
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         shown = screen_text(pilot)
-        assert_inert(shown, f"{BRANCH_SHOWN}  ", f"{BRANCH_SHOWN} at ",  # the branch list, the run's title
-                     f"note: a note {QUIT} {FORGED_PASS_SHOWN[:30]}", f"pass\\x1b[8m{REDRAW_SHOWN}",
-                     "0.1s  " + FLAGGED_SHOWN[:36], f"0.1s  not configured {QUIT}",  # the checks' details
-                     f"install | Collecting {BIDI_NAME_SHOWN}", f"install | {CLIPBOARD_SHOWN}",  # the install's output
-                     f"install | {MARKUP}", "install | pass\\x08\\x08\\x08\\x08pass",  # (a CR splits a log line)
-                     f"changed: evil.py,", f"tests/{QUIT}", f"{BIDI_NAME_SHOWN}.py")  # the digests: sealed names
+        assert_inert(
+            shown,
+            f"{BRANCH_SHOWN}  ",
+            f"{BRANCH_SHOWN} at ",  # the branch list, the run's title
+            f"note: a note {QUIT} {FORGED_PASS_SHOWN[:30]}",
+            f"pass\\x1b[8m{REDRAW_SHOWN}",
+            "0.1s  " + FLAGGED_SHOWN[:36],
+            f"0.1s  not configured {QUIT}",  # the checks' details
+            f"install | Collecting {BIDI_NAME_SHOWN}",
+            f"install | {CLIPBOARD_SHOWN}",  # the install's output
+            f"install | {MARKUP}",
+            "install | pass\\x08\\x08\\x08\\x08pass",  # (a CR splits a log line)
+            "changed: evil.py,",
+            f"tests/{QUIT}",
+            f"{BIDI_NAME_SHOWN}.py",
+        )  # the digests: sealed names
         await click_on(pilot, QUIT)  # where a markup button would sit
         assert app.return_code is None and app.screen is app.main
 
@@ -138,8 +181,12 @@ async def test_a_checks_detail_dialog_shows_it_as_text(tmp_path: Path) -> None:
         await pilot.press("enter")
         await until(lambda: isinstance(app.screen, CheckDetailScreen))
         await pilot.pause(0.1)
-        assert_inert(screen_text(pilot), "nothing new skipped or focused: fail",
-                     f"+ @pytest.mark.skip  # {FORGED_PASS_SHOWN}", f"{QUIT} at tests/test_leap.py:19")
+        assert_inert(
+            screen_text(pilot),
+            "nothing new skipped or focused: fail",
+            f"+ @pytest.mark.skip  # {FORGED_PASS_SHOWN}",
+            f"{QUIT} at tests/test_leap.py:19",
+        )
         await click_on(pilot, QUIT)
         assert app.return_code is None
 
@@ -152,9 +199,15 @@ async def test_the_review_shows_heads_text_as_text_and_a_click_decides_nothing(t
         await until(lambda: isinstance(app.screen, ReviewScreen))
         await pilot.pause(0.1)
         shown = screen_text(pilot)
-        assert_inert(shown, f"review {BRANCH_SHOWN} at ", f"test_leap_day-{DECIDE} fails under base's tests",
-                     f"# {FORGED_PASS_SHOWN[:40]}", f"# {DECIDE}", f"pass\\x08\\x08\\x08\\x08pass {BIDI_NAME_SHOWN}",
-                     ODD_PATH_SHOWN)  # evil.py's lines, a sealed file's name
+        assert_inert(
+            shown,
+            f"review {BRANCH_SHOWN} at ",
+            f"test_leap_day-{DECIDE} fails under base's tests",
+            f"# {FORGED_PASS_SHOWN[:40]}",
+            f"# {DECIDE}",
+            f"pass\\x08\\x08\\x08\\x08pass {BIDI_NAME_SHOWN}",
+            ODD_PATH_SHOWN,
+        )  # evil.py's lines, a sealed file's name
         await click_on(pilot, "accept[/]")  # on the heading's reason: a markup span there decides the review
         run = app.supervisor.branches[BRANCH].latest
         assert run is not None and run.review == "" and "undecided: a accept, x reject" in screen_text(pilot)
@@ -170,15 +223,24 @@ async def test_notifications_and_error_dialogs_show_heads_text_as_text(tmp_path:
         await pilot.press("g")  # the submits given back: a notification naming the branch
         await pilot.pause(0.2)
         shown = screen_text(pilot)
-        assert_inert(shown, f"{QUIT}\\x1b[2K", MARKUPS[1] + CLIPBOARD_SHOWN[:30],  # toasts wrap at about 57
-                     MARKUPS[2] + REDRAW_SHOWN[:12], f"{BRANCH_SHOWN} has its 3 submits")
+        assert_inert(
+            shown,
+            f"{QUIT}\\x1b[2K",
+            MARKUPS[1] + CLIPBOARD_SHOWN[:30],  # toasts wrap at about 57
+            MARKUPS[2] + REDRAW_SHOWN[:12],
+            f"{BRANCH_SHOWN} has its 3 submits",
+        )
         await click_on(pilot, QUIT)
         assert app.return_code is None
         app.relay(sv.RunFailed(BRANCH, "run-x", f"the gate could not run: {QUIT} {CLIPBOARD}"))
         await until(lambda: isinstance(app.screen, ErrorScreen))
         await pilot.pause(0.1)
-        assert_inert(screen_text(pilot), f"the gate could not run on {BRANCH_SHOWN}",
-                     f"the gate could not run: {QUIT}", CLIPBOARD_SHOWN)
+        assert_inert(
+            screen_text(pilot),
+            f"the gate could not run on {BRANCH_SHOWN}",
+            f"the gate could not run: {QUIT}",
+            CLIPBOARD_SHOWN,
+        )
         await click_on(pilot, f"{QUIT} ")
         assert app.return_code is None
 
@@ -212,8 +274,11 @@ async def test_the_rules_lab_shows_scenario_names_and_errors_as_text(tmp_path: P
         await pilot.press("l")
         await until(lambda: isinstance(app.screen, LabScreen) and "plain" in app.screen.state.running)
         await pilot.pause(0.1)
-        assert_inert(screen_text(pilot), f"{MARKUPS[1]}{BIDI_NAME_SHOWN}",  # the heading: the scenarios' folder
-                     f"{QUIT}{BIDI_NAME_SHOWN}",  # the matrix's row
-                     f"{QUIT}{BIDI_NAME_SHOWN}: the gate could not run: {MARKUPS[1]} {FORGED_PASS_SHOWN[:20]}")
+        assert_inert(
+            screen_text(pilot),
+            f"{MARKUPS[1]}{BIDI_NAME_SHOWN}",  # the heading: the scenarios' folder
+            f"{QUIT}{BIDI_NAME_SHOWN}",  # the matrix's row
+            f"{QUIT}{BIDI_NAME_SHOWN}: the gate could not run: {MARKUPS[1]} {FORGED_PASS_SHOWN[:20]}",
+        )
         await click_on(pilot, QUIT)
         assert app.return_code is None

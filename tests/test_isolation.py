@@ -16,22 +16,23 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.backends import isolation
+from gatetui.backends import confine
 from gatetui.backends.isolation import Isolation, probe_isolation
-from gatetui.backends.uids import UID_COUNT, UID_FIRST, UidPool, known_id, login_range, uid_processes
 from gatetui.backends.local import LocalBackend
 from gatetui.backends.local_workspace import LocalWorkspace
+from gatetui.backends.uids import UID_COUNT, UID_FIRST, UidPool, known_id, login_range, uid_processes
 from gatetui.errors import BadInput
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from tests.conftest import MakeRepo
-from tests.test_local_backend import export_files, run
 from tests.gating import shared_layers
+from tests.test_local_backend import export_files, run
 
 needs_isolation = pytest.mark.skipif(
-    not probe_isolation().full, reason=f"cannot isolate here: {probe_isolation().reason}")
+    not probe_isolation().full, reason=f"cannot isolate here: {probe_isolation().reason}"
+)
 
 
 async def isolated(tmp_path: Path, files: dict[str, str] | None = None) -> LocalWorkspace:
@@ -57,11 +58,15 @@ def test_commands_run_as_the_runs_own_uid_in_its_own_tree(tmp_path: Path) -> Non
 def test_the_runs_uid_has_a_name_and_a_home(tmp_path: Path) -> None:
     """Suites that ask who they run as (getpass.getuser(), ~ expansion) get
     an answer, and a uid without an account is no sign of the gate."""
+
     async def go() -> tuple[str, str, str, str]:
         ws = await isolated(tmp_path)
         try:
-            _, seen = await run(ws, "id -un; python3 -c 'import getpass, os; print(getpass.getuser(), "
-                                    "os.path.expanduser(\"~\" + getpass.getuser()))'; ls /etc/passwd")
+            _, seen = await run(
+                ws,
+                "id -un; python3 -c 'import getpass, os; print(getpass.getuser(), "
+                'os.path.expanduser("~" + getpass.getuser()))\'; ls /etc/passwd',
+            )
         finally:
             await ws.close()
         return seen, ws.where.user, ws.where.home, Path("/etc/passwd").read_text()
@@ -76,6 +81,7 @@ def test_the_runs_uid_has_a_name_and_a_home(tmp_path: Path) -> None:
 def test_no_two_runs_see_the_same_paths_or_host_name(tmp_path: Path) -> None:
     """Code that is right only at the gate's paths or on its host has no
     fixed value to look for: each run's are drawn (its copies share them)."""
+
     async def one() -> tuple[str, str]:
         ws = await isolated(tmp_path)
         try:
@@ -102,6 +108,7 @@ def test_the_supervisors_home_and_private_folders_are_refused(tmp_path: Path) ->
     secret = Path(tempfile.mkdtemp(prefix="gatetui-test-secret-", dir="/var/lib"))
     (secret / "key").write_text("do not read")
     try:
+
         async def go() -> str:
             ws = await isolated(tmp_path)
             _, text = await run(ws, f"cat {secret}/key; ls {Path.home()}; echo done")
@@ -139,8 +146,11 @@ def test_tests_get_loopback_alone_and_installs_keep_the_network(tmp_path: Path) 
 def test_limits_hold_for_the_code_under_test(tmp_path: Path) -> None:
     async def go() -> str:
         ws = await isolated(tmp_path)
-        _, text = await run(ws, "python3 -c 'import resource as r; print(*(r.getrlimit(x)[0] for x in "
-                                "(r.RLIMIT_CORE, r.RLIMIT_NPROC, r.RLIMIT_FSIZE)))'")
+        _, text = await run(
+            ws,
+            "python3 -c 'import resource as r; print(*(r.getrlimit(x)[0] for x in "
+            "(r.RLIMIT_CORE, r.RLIMIT_NPROC, r.RLIMIT_FSIZE)))'",
+        )
         await ws.close()
         return text
 
@@ -153,13 +163,18 @@ def test_limits_hold_for_the_code_under_test(tmp_path: Path) -> None:
 def test_a_private_tmp_holds_only_the_run(tmp_path: Path) -> None:
     (Path("/tmp") / f"gatetui-visible-{os.getpid()}").write_text("host tmp")
     try:
+
         async def go() -> tuple[str, list[str]]:
             ws = await isolated(tmp_path)
             _, text = await run(ws, "ls -A /tmp; echo --; ls -A /home")
             await ws.close()
             where = ws.where
-            shown = (where.tree, where.reports, where.scratch_path("bytecode"),
-                     *([isolation.SUPERVISOR_BIN] if isolation.SUPERVISOR_BIN else []))
+            shown = (
+                where.tree,
+                where.reports,
+                where.scratch_path("bytecode"),
+                *([confine.SUPERVISOR_BIN] if confine.SUPERVISOR_BIN else []),
+            )
             return text, sorted(p.split("/")[2] for p in shown), where.home
 
         text, own, home = asyncio.run(go())
@@ -189,12 +204,14 @@ def test_shared_folders_are_empty_private_and_gone_with_the_command(tmp_path: Pa
     for planted in host:
         planted.write_text("the host's")
     try:
+
         async def go() -> tuple[str, str, str]:
             ws = await isolated(tmp_path)
             try:
                 _, first = await run(ws, EXFIL, network=network)
-                _, second = await run(ws, "for d in /var/tmp /dev/shm /run/lock; do echo $d: $(ls -A $d); done",
-                                      network=network)
+                _, second = await run(
+                    ws, "for d in /var/tmp /dev/shm /run/lock; do echo $d: $(ls -A $d); done", network=network
+                )
                 _, run_dir = await run(ws, "ls -A /run", network=network)
             finally:
                 await ws.close()
@@ -208,7 +225,10 @@ def test_shared_folders_are_empty_private_and_gone_with_the_command(tmp_path: Pa
         for folder in SHARED:  # what a failed run left on the host
             (Path(folder) / "exfil").unlink(missing_ok=True)
     assert (first, second, left) == (
-        "/var/tmp: exfil\n/dev/shm: exfil\n/run/lock: exfil\n", "/var/tmp:\n/dev/shm:\n/run/lock:\n", [])
+        "/var/tmp: exfil\n/dev/shm: exfil\n/run/lock: exfil\n",
+        "/var/tmp:\n/dev/shm:\n/run/lock:\n",
+        [],
+    )
     if not network:  # a test run's /run is its own too: nothing of the host's services
         assert run_dir.split() == ["lock", "shm"]
 
@@ -223,6 +243,7 @@ def test_a_folder_anyone_may_write_that_no_rule_knows_is_read_only(tmp_path: Pat
     open_door.mkdir(mode=0o777)
     open_door.chmod(0o1777)
     try:
+
         async def go() -> str:
             ws = await isolated(tmp_path)
             try:
@@ -252,13 +273,15 @@ def test_a_crashed_supervisors_run_is_cleaned_at_the_next_start(tmp_path: Path) 
     dead = subprocess.Popen(["true"])
     dead.wait()
     (work / ".uids" / str(uid)).write_text(json.dumps({"pid": dead.pid, "root": str(root)}))
-    sleeper = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-                                "sleep", "300"], start_new_session=True)
+    sleeper = subprocess.Popen(
+        ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "sleep", "300"], start_new_session=True
+    )
     try:
         deadline = time.monotonic() + 10  # setpriv takes the uid a moment after it starts
         while uid_processes(uid) != [sleeper.pid] and time.monotonic() < deadline:
             time.sleep(0.02)
         assert uid_processes(uid) == [sleeper.pid], f"the sleeper was not uid {uid}'s only process within 10 s"
+
         async def go() -> None:
             ws = await LocalBackend(work_root=work, isolate=True).open(export_files({}), "next")
             await ws.close()
@@ -331,12 +354,20 @@ def test_base_config_may_give_the_test_runs_the_network(make_repo: MakeRepo, all
     server.listen()
     port = server.getsockname()[1]
     config = "\n[tool.gatetui]\ntest_network = true\n" if allowed else ""
-    test = (f"import socket\n\ndef test_service():\n"
-            f"    socket.create_connection(('127.0.0.1', {port}), timeout=5).close()\n")
-    repo = make_repo({"pyproject.toml": f'[project]\nname = "p"\nversion = "0"\n{config}',
-                      "p/__init__.py": "", "tests/test_p.py": "def test_ok():\n    pass\n"},
-                     {"tests/test_service.py": test})
+    test = (
+        f"import socket\n\ndef test_service():\n"
+        f"    socket.create_connection(('127.0.0.1', {port}), timeout=5).close()\n"
+    )
+    repo = make_repo(
+        {
+            "pyproject.toml": f'[project]\nname = "p"\nversion = "0"\n{config}',
+            "p/__init__.py": "",
+            "tests/test_p.py": "def test_ok():\n    pass\n",
+        },
+        {"tests/test_service.py": test},
+    )
     try:
+
         async def go() -> RunFinished:
             plan = make_plan(GateRequest(repo, "main", "agent/x"))
             backend = LocalBackend(work_root=repo.parent / "work", layers=shared_layers())
@@ -354,15 +385,19 @@ def test_base_config_may_give_the_test_runs_the_network(make_repo: MakeRepo, all
 # --- which uids a run may get -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("UID_MIN\t\t\t 1000\nUID_MAX\t\t\t60000\n#SYS_UID_MAX 999\n", (1000, 59001)),
-    ("UID_MIN 2000\nUID_MAX 30000\n", (2000, 28001)),
-    ("UID_MIN 10\nUID_MAX 5000\n", (1000, 4001)),  # never a system account's uid
-    ("UID_MIN 5000\nUID_MAX 5050\n", (1000, 59001)),  # too few to draw from: the usual range
-    ("", (1000, 59001)),
-])
-def test_runs_draw_uids_from_the_machines_range_for_people(tmp_path: Path, text: str,
-                                                           expected: tuple[int, int]) -> None:
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("UID_MIN\t\t\t 1000\nUID_MAX\t\t\t60000\n#SYS_UID_MAX 999\n", (1000, 59001)),
+        ("UID_MIN 2000\nUID_MAX 30000\n", (2000, 28001)),
+        ("UID_MIN 10\nUID_MAX 5000\n", (1000, 4001)),  # never a system account's uid
+        ("UID_MIN 5000\nUID_MAX 5050\n", (1000, 59001)),  # too few to draw from: the usual range
+        ("", (1000, 59001)),
+    ],
+)
+def test_runs_draw_uids_from_the_machines_range_for_people(
+    tmp_path: Path, text: str, expected: tuple[int, int]
+) -> None:
     (tmp_path / "login.defs").write_text(text)
     assert login_range(str(tmp_path / "login.defs")) == expected
 
@@ -384,6 +419,7 @@ def test_a_uid_or_gid_the_machine_names_is_never_handed_out(tmp_path: Path) -> N
 def test_the_bytecode_folder_is_the_sandboxs_and_read_only_to_the_command(tmp_path: Path) -> None:
     """A run's pycache prefix: made before the command starts, root's, and
     nothing the command can write into (no bytecode planted for later)."""
+
     async def go() -> tuple[str, str]:
         ws = await isolated(tmp_path)
         folder = ws.scratch_path("bytecode")
@@ -399,7 +435,8 @@ def test_the_bytecode_folder_is_the_sandboxs_and_read_only_to_the_command(tmp_pa
 @pytest.mark.sandbox
 @needs_isolation
 def test_a_supervisor_under_tmp_shows_its_executables_read_only_at_their_own_path(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A supervisor installed under /tmp (a CI clone): the uv its python
     installs run by absolute path is there in the run's private /tmp, and
     nothing the command does changes it."""
@@ -409,12 +446,16 @@ def test_a_supervisor_under_tmp_shows_its_executables_read_only_at_their_own_pat
     tool.write_text("#!/bin/sh\necho tool ran\n")
     tool.chmod(0o755)
     folder.parent.parent.chmod(0o755)
-    monkeypatch.setattr(isolation, "SUPERVISOR_BIN", str(folder))
+    monkeypatch.setattr(confine, "SUPERVISOR_BIN", str(folder))
     try:
+
         async def go() -> str:
             ws = await isolated(tmp_path)
-            _, text = await run(ws, f"{tool}; (echo x > {tool}) 2>/dev/null && echo wrote || echo refused; "
-                                    f"touch {folder}/planted 2>/dev/null && echo planted || echo refused")
+            _, text = await run(
+                ws,
+                f"{tool}; (echo x > {tool}) 2>/dev/null && echo wrote || echo refused; "
+                f"touch {folder}/planted 2>/dev/null && echo planted || echo refused",
+            )
             await ws.close()
             return text
 

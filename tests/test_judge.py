@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 from gatetui.backends.base import CommandResult
 from gatetui.gate.checks import CheckId, CheckResult, Status, Verdict, decide
 from gatetui.gate.judge import (
-    SuiteRun, judge_old_tests, judge_runs, second_halves, skipped_anywhere, skips_against_base,
+    SuiteRun,
+    judge_old_tests,
+    judge_runs,
+    second_halves,
+    skipped_anywhere,
+    skips_against_base,
 )
 from gatetui.gate.junit import Outcome, Report, TestResult
 from gatetui.gate.junit_ids import case_family
@@ -46,7 +51,8 @@ def test_verdict_rules() -> None:
 def test_runs_names_flaky_tests_and_the_first_failure() -> None:
     runs = [run("run 1", report(a=P, b=P)), run("run 2", report(a=F, b=P), FAILED), run("run 3", report(a=P, b=P))]
     assert judge_runs(runs) == CheckResult(
-        CheckId.RUNS, Status.FAIL, "2 of 3 passed: flaky t.py::a; run 2: t.py::a failed")
+        CheckId.RUNS, Status.FAIL, "2 of 3 passed: flaky t.py::a; run 2: t.py::a failed"
+    )
 
 
 def test_run_without_report_fails_even_with_exit_zero() -> None:
@@ -55,18 +61,27 @@ def test_run_without_report_fails_even_with_exit_zero() -> None:
 
 
 def test_run_where_everything_skipped_does_not_pass() -> None:
-    assert judge_runs([run("run 1", report(a=S))]).detail == "0 of 1 passed; run 1 ran no test that passed (1 collected)"
+    assert (
+        judge_runs([run("run 1", report(a=S))]).detail == "0 of 1 passed; run 1 ran no test that passed (1 collected)"
+    )
 
 
 def test_a_report_that_does_not_hold_together_fails_the_run_and_names_its_first_finding() -> None:
     """Findings fail a run whose exit and tests are green, and one whose
     only failures base already had: the shape of the report was forged."""
-    forged = Report(report(a=P).tests, ("t.py::a reported twice: fail, then pass", "t.py::z started and never"
-                                                                                      " reported an outcome"))
-    assert judge_runs([run("run 1", forged)]).detail == \
-        "0 of 1 passed; run 1: t.py::a reported twice: fail, then pass (and 1 more finding)"
-    tolerated = SuiteRun("run 1", FAILED, Report(report(a=F, b=P).tests, ("t.py::a reported twice: fail, then pass",)),
-                         tolerated=frozenset({"t.py::a"}))
+    forged = Report(
+        report(a=P).tests, ("t.py::a reported twice: fail, then pass", "t.py::z started and never reported an outcome")
+    )
+    assert (
+        judge_runs([run("run 1", forged)]).detail
+        == "0 of 1 passed; run 1: t.py::a reported twice: fail, then pass (and 1 more finding)"
+    )
+    tolerated = SuiteRun(
+        "run 1",
+        FAILED,
+        Report(report(a=F, b=P).tests, ("t.py::a reported twice: fail, then pass",)),
+        tolerated=frozenset({"t.py::a"}),
+    )
     assert not tolerated.passed and not forged.passed_all
     assert replace(tolerated, report=report(a=F, b=P)).passed  # the same run without the finding
 
@@ -95,8 +110,10 @@ def test_a_file_that_failed_to_collect_is_named_not_counted_as_removed_or_desele
     base = run("old tests", report(a=P, b=P))
     head = run("run 1", Report.from_results([broken, TestResult("u.py::c", P)]), FAILED)
     kept, skips = second_halves(None, None, base, [head], lambda _: True)
-    assert (kept.status, kept.detail) == (Status.FAIL, "2 base tests did not run: t.py could not be collected "
-                                                       "at head (ImportError: cannot import name 'mul')")
+    assert (kept.status, kept.detail) == (
+        Status.FAIL,
+        "2 base tests did not run: t.py could not be collected at head (ImportError: cannot import name 'mul')",
+    )
     assert (skips.status, skips.detail) == (Status.PASS, "no base test newly skipped")
     assert head.failure() == "run 1: t.py could not be collected (ImportError: cannot import name 'mul')"
 
@@ -108,10 +125,12 @@ def test_a_test_passing_on_base_own_code_and_dodged_at_head_fails_no_new_skips(o
     old = run("old tests", report(leap=outcome, common=P, platform=S))
     heads = [run("run 1", report(leap=outcome, common=P, platform=S))]
     assert skipped_anywhere([old]) == ["t.py::leap", "t.py::platform"]
-    found = skips_against_base([*heads, old], {"t.py::leap": "passed", "t.py::common": "passed",
-                                              "t.py::platform": "skipped"})
-    assert found == CheckResult(CheckId.NO_NEW_SKIPS, Status.FAIL,
-                                "passes on base's own code, skipped at head: t.py::leap")
+    found = skips_against_base(
+        [*heads, old], {"t.py::leap": "passed", "t.py::common": "passed", "t.py::platform": "skipped"}
+    )
+    assert found == CheckResult(
+        CheckId.NO_NEW_SKIPS, Status.FAIL, "passes on base's own code, skipped at head: t.py::leap"
+    )
 
 
 def test_skips_base_had_itself_are_no_finding() -> None:
@@ -142,10 +161,12 @@ def test_a_listing_groups_a_parametrized_tests_ids() -> None:
     from gatetui.gate.judge import listing
 
     ids = [f"tests/t.py::test_tz[zone{i}]" for i in range(40)] + ["tests/t.py::test_a", "tests/u.py::test_b[x]"]
-    assert listing(ids) == ("tests/t.py::test_tz[zone0, zone1, zone2 and 37 more], tests/t.py::test_a, "
-                            "tests/u.py::test_b[x]")
-    assert listing([f"t.py::test_{i}" for i in range(7)]) == ("t.py::test_0, t.py::test_1, t.py::test_2, "
-                                                             "t.py::test_3, t.py::test_4 and 2 more")
+    assert listing(ids) == (
+        "tests/t.py::test_tz[zone0, zone1, zone2 and 37 more], tests/t.py::test_a, tests/u.py::test_b[x]"
+    )
+    assert listing([f"t.py::test_{i}" for i in range(7)]) == (
+        "t.py::test_0, t.py::test_1, t.py::test_2, t.py::test_3, t.py::test_4 and 2 more"
+    )
     assert listing(["t.py::x", "t.py::x[1]"]) == "t.py::x, t.py::x[1]"
 
 
@@ -174,9 +195,11 @@ def test_a_pass_from_the_diff_alone_says_so_on_its_line() -> None:
 
 def cases(**outcomes: Outcome) -> Report:
     """A report of pytest ids, `name__params` written `t.py::name[params]`."""
+
     def node_id(key: str) -> str:
         name, _, params = key.partition("__")
         return f"t.py::{name}[{params}]" if params else f"t.py::{name}"
+
     return Report.from_results(TestResult(node_id(k), v) for k, v in outcomes.items())
 
 
@@ -187,10 +210,16 @@ def test_parametrized_cases_renamed_with_their_values_are_neither_missing_nor_de
     """humanize 4.9 -> 4.10: the frozen date moved from 2020 to 2010 and a
     case was inserted, so every case of test_naturaldate has a new id at
     head (value and index), and none was removed."""
-    base = run("old tests", cases(naturaldate__input0_Mar_02_2019=P, naturaldate__input1_Apr_02_2019=P,
-                                  plain=P))
-    head = run("run 1", cases(naturaldate__input0_Mar_02_2009=P, naturaldate__input1_Jan_01_2010=P,
-                              naturaldate__input2_Apr_02_2009=P, plain=P))
+    base = run("old tests", cases(naturaldate__input0_Mar_02_2019=P, naturaldate__input1_Apr_02_2019=P, plain=P))
+    head = run(
+        "run 1",
+        cases(
+            naturaldate__input0_Mar_02_2009=P,
+            naturaldate__input1_Jan_01_2010=P,
+            naturaldate__input2_Apr_02_2009=P,
+            plain=P,
+        ),
+    )
     kept, skips = second_halves(None, None, base, [head], lambda _: True, PYTEST)
     assert (kept.status, kept.detail) == (Status.PASS, "every base test ran at head")
     assert (skips.status, skips.detail) == (Status.PASS, "no base test newly skipped")
@@ -206,8 +235,10 @@ def test_a_case_deleted_from_a_parametrize_list_is_still_missing() -> None:
     assert (kept.status, kept.detail) == (Status.FAIL, "1 base test missing from head's runs: t.py::leap[1900]")
     assert (skips.status, skips.detail) == (Status.PASS, "no base test newly skipped")  # it failed under base's tests
     old = judge_old_tests(base, ["t.py"], [])
-    assert (old.status, old.detail) == (Status.FAIL, "t.py::leap[1900] fails under base's tests; "
-                                                     "sealed files changed at head: t.py")
+    assert (old.status, old.detail) == (
+        Status.FAIL,
+        "t.py::leap[1900] fails under base's tests; sealed files changed at head: t.py",
+    )
 
 
 def test_a_family_short_of_cases_under_new_ids_names_base_absent_ids_and_the_count() -> None:
@@ -218,11 +249,14 @@ def test_a_family_short_of_cases_under_new_ids_names_base_absent_ids_and_the_cou
     head = run("run 1", cases(x__a10=P, x__b20=P))
     kept, skips = second_halves(None, None, base, [head], lambda test_id: "::x[" in test_id, PYTEST)
     assert (kept.status, kept.detail) == (
-        Status.FAIL, "2 base tests missing from head's runs: t.py::gone, "
-                     "t.py::x[a1, b2, c3] (head runs 1 fewer of its cases)")
+        Status.FAIL,
+        "2 base tests missing from head's runs: t.py::gone, t.py::x[a1, b2, c3] (head runs 1 fewer of its cases)",
+    )
     assert (skips.status, skips.detail) == (
-        Status.FAIL, "passes under base's tests, skipped or deselected at head: "
-                     "t.py::x[a1, b2, c3] (head runs 1 fewer of its cases)")
+        Status.FAIL,
+        "passes under base's tests, skipped or deselected at head: "
+        "t.py::x[a1, b2, c3] (head runs 1 fewer of its cases)",
+    )
 
 
 def test_a_case_deleted_but_still_defined_is_deselected_by_its_id() -> None:
@@ -242,31 +276,40 @@ def test_without_a_family_rule_every_id_stands_alone() -> None:
     assert kept.detail == "1 base test missing from head's runs: t.py::x[1]"
 
 
-@pytest.mark.parametrize(("test_id", "family"), [
-    ("t.py::test_x[1-2]", "t.py::test_x"),
-    ("t.py::C::test_x[a::b[0]]", "t.py::C::test_x"),
-    ("t/x.py::test_y", "t/x.py::test_y"),
-    ("t.py", "t.py"),
-    ("t.py::test_x[open", "t.py::test_x[open"),
-    ("[weird]", "[weird]"),
-    ("t.py::[odd]", "t.py::[odd]"),
-])
+@pytest.mark.parametrize(
+    ("test_id", "family"),
+    [
+        ("t.py::test_x[1-2]", "t.py::test_x"),
+        ("t.py::C::test_x[a::b[0]]", "t.py::C::test_x"),
+        ("t/x.py::test_y", "t/x.py::test_y"),
+        ("t.py", "t.py"),
+        ("t.py::test_x[open", "t.py::test_x[open"),
+        ("[weird]", "[weird]"),
+        ("t.py::[odd]", "t.py::[odd]"),
+    ],
+)
 def test_pytest_family_is_the_test_a_case_belongs_to(test_id: str, family: str) -> None:
     assert case_family("pytest")(test_id) == family
     assert case_family("junit")(test_id) == test_id
 
 
 @settings(max_examples=150, deadline=None)
-@given(base_params=st.lists(st.text(alphabet="ab01-", min_size=1, max_size=3), min_size=1, max_size=6, unique=True),
-       head_params=st.lists(st.text(alphabet="ab01-", min_size=1, max_size=3), max_size=6, unique=True))
+@given(
+    base_params=st.lists(st.text(alphabet="ab01-", min_size=1, max_size=3), min_size=1, max_size=6, unique=True),
+    head_params=st.lists(st.text(alphabet="ab01-", min_size=1, max_size=3), max_size=6, unique=True),
+)
 def test_a_family_is_short_by_exactly_the_cases_head_lacks(base_params: list[str], head_params: list[str]) -> None:
     """Whatever the parameter ids, tests_kept fails exactly when head runs
     fewer cases of the function than base, and counts the difference."""
+
     def ids(params: list[str]) -> Report:
-        return Report.from_results([TestResult("t.py::other", P),
-                                    *(TestResult(f"t.py::test_x[{p}]", P) for p in params)])
-    kept, _ = second_halves(None, None, run("old", ids(base_params)), [run("r1", ids(head_params))],
-                            lambda _: True, PYTEST)
+        return Report.from_results(
+            [TestResult("t.py::other", P), *(TestResult(f"t.py::test_x[{p}]", P) for p in params)]
+        )
+
+    kept, _ = second_halves(
+        None, None, run("old", ids(base_params)), [run("r1", ids(head_params))], lambda _: True, PYTEST
+    )
     short = len(base_params) - len(head_params)
     assert (kept.status is Status.FAIL) == (short > 0)
     if short > 0:

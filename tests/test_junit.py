@@ -34,14 +34,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "junit"
 ROOT = "/home/user/proj"
 # Every id rule a profile can name (Profile.report_ids).
 PROFILES = ["pytest", "vitest", "node", "node-or-vitest", "junit"]
-P, F, E, S, XF, XP = (
-    Outcome.PASSED,
-    Outcome.FAILED,
-    Outcome.ERROR,
-    Outcome.SKIPPED,
-    Outcome.XFAILED,
-    Outcome.XPASSED,
-)
+P, F, E, S, XF, XP = (Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED, Outcome.XFAILED, Outcome.XPASSED)
 
 
 def runner_of(fixture: str) -> str:
@@ -101,9 +94,7 @@ def test_pytest_messages_come_from_the_outcome_element():
     assert tests["tests/test_sample.py::test_skip"].message == "not today"
     assert tests["tests/test_sample.py::test_xfail"].message == "known bug"
     assert tests["tests/test_sample.py::test_xpass_strict"].message == "[XPASS(strict)] strict one"
-    assert tests["tests/test_sample.py::test_fail"].message == (
-        "AssertionError: math is broken\nassert (1 + 1) == 3"
-    )
+    assert tests["tests/test_sample.py::test_fail"].message == ("AssertionError: math is broken\nassert (1 + 1) == 3")
     assert tests["tests/test_sample.py::test_pass"].message == ""
 
 
@@ -122,17 +113,16 @@ def test_pytest_repeated_testcase_keeps_the_worst_outcome():
 
 
 def test_pytest_collection_error_is_named_by_its_file():
-    assert outcomes(load("pytest_collect_error.xml")) == {
-        "tests/test_broken.py": E,
-        "tests/test_ok.py::test_ok": P,
-    }
+    assert outcomes(load("pytest_collect_error.xml")) == {"tests/test_broken.py": E, "tests/test_ok.py::test_ok": P}
     assert load("pytest_collect_error.xml").tests["tests/test_broken.py"].file == "tests/test_broken.py"
 
 
 def test_a_collection_error_says_what_failed_from_the_tracebacks_last_line() -> None:
     report = load("pytest_collect_error.xml")
-    assert report.tests["tests/test_broken.py"].message == \
-        "collection failure: ModuleNotFoundError: No module named 'nonexistent_mod'"
+    assert (
+        report.tests["tests/test_broken.py"].message
+        == "collection failure: ModuleNotFoundError: No module named 'nonexistent_mod'"
+    )
     assert uncollected([report]) == {"tests/test_broken.py": "ModuleNotFoundError: No module named 'nonexistent_mod'"}
 
 
@@ -273,13 +263,18 @@ def test_the_same_report_is_read_by_the_rule_of_the_runner_named():
     doc = (FIXTURES / "vitest.xml").read_bytes()
     broken = "test/sub/broken.test.ts"
     read = {runner: set(parse_junit(doc, ids=runner).tests) for runner in ("vitest", "pytest", "node")}
-    assert [broken in read["vitest"], f"{broken}::{broken}" in read["pytest"], f"{broken} > {broken}" in read["node"]] \
-        == [True, True, True]
+    assert [
+        broken in read["vitest"],
+        f"{broken}::{broken}" in read["pytest"],
+        f"{broken} > {broken}" in read["node"],
+    ] == [True, True, True]
 
 
 def test_a_testcase_shaped_like_pytests_does_not_pick_pytests_rule_either():
-    doc = ('<testsuites><testsuite name="adds"><testcase classname="test" name="one" file="t/a.py" line="3"/>'
-           "</testsuite></testsuites>")
+    doc = (
+        '<testsuites><testsuite name="adds"><testcase classname="test" name="one" file="t/a.py" line="3"/>'
+        "</testsuite></testsuites>"
+    )
     assert list(parse_junit(doc, ids="node").tests) == ["t/a.py::adds > one"]
     assert list(parse_junit(doc, ids="pytest").tests) == ["test::one"]
 
@@ -290,22 +285,34 @@ def test_a_custom_python_command_is_read_by_pytests_rule(claim):
     assert parsed == load("pytest_xunit1.xml")
 
 
-@pytest.mark.parametrize(("fixture", "claim"), [
-    ("vitest.xml", "vitest tests"), ("vitest.xml", "pytest tests"), ("vitest.xml", ""),
-    ("node24.xml", ""), ("node24.xml", "vitest tests"), ("node20.xml", "pytest tests"), ("node20_broken.xml", "vitest"),
-])
+@pytest.mark.parametrize(
+    ("fixture", "claim"),
+    [
+        ("vitest.xml", "vitest tests"),
+        ("vitest.xml", "pytest tests"),
+        ("vitest.xml", ""),
+        ("node24.xml", ""),
+        ("node24.xml", "vitest tests"),
+        ("node20.xml", "pytest tests"),
+        ("node20_broken.xml", "vitest"),
+    ],
+)
 def test_a_custom_node_command_reads_vitest_and_node_reports_as_their_runners_do(fixture, claim):
     parsed = parse_junit(claiming(fixture, claim), ids="node-or-vitest", root=ROOT)
     assert parsed == load(fixture, root=ROOT)
 
 
 def test_a_custom_node_command_keeps_jests_suites_and_names():
-    doc = ('<testsuites name="jest tests"><testsuite name="Calculator">'
-           '<testcase classname="Calculator adds" name="Calculator adds"/>'
-           '<testcase classname="Calculator divides" name="Calculator divides"><failure/></testcase>'
-           "</testsuite></testsuites>")
+    doc = (
+        '<testsuites name="jest tests"><testsuite name="Calculator">'
+        '<testcase classname="Calculator adds" name="Calculator adds"/>'
+        '<testcase classname="Calculator divides" name="Calculator divides"><failure/></testcase>'
+        "</testsuite></testsuites>"
+    )
     assert outcomes(parse_junit(doc, ids="node-or-vitest")) == {
-        "Calculator > Calculator adds": P, "Calculator > Calculator divides": F}
+        "Calculator > Calculator adds": P,
+        "Calculator > Calculator divides": F,
+    }
 
 
 def test_a_runner_without_a_rule_is_the_callers_error_not_the_reports():
@@ -396,7 +403,10 @@ def test_missing_id_present_in_only_one_head_is_not_missing():
 
 def test_newly_skipped_needs_a_pass_on_base_and_a_skip_or_xfail_in_a_head():
     base = report(skipped=P, xfailed=P, was_failing=F, still=P, was_skipped=S, new=P)
-    heads = [report(skipped=P, xfailed=XF, was_failing=S, still=P, was_skipped=S), report(skipped=S, still=P, brand_new=S)]
+    heads = [
+        report(skipped=P, xfailed=XF, was_failing=S, still=P, was_skipped=S),
+        report(skipped=S, still=P, brand_new=S),
+    ]
     assert newly_skipped(base, heads) == ["skipped", "xfailed"]
 
 
@@ -442,7 +452,10 @@ def test_entity_declarations_are_refused_before_parsing(data):
         ('<testsuites name="&undefined;"/>', "^JUnit report is not XML: undefined entity"),
         (b"<testsuites>\xff</testsuites>", "^JUnit report is not valid utf-8-sig"),
         ("<testsuites>\ud800</testsuites>", "^JUnit report is not valid text: lone surrogate"),
-        (b'<?xml version="1.0" encoding="x-klingon"?><testsuites/>', "^JUnit report declares unknown encoding 'x-klingon'"),
+        (
+            b'<?xml version="1.0" encoding="x-klingon"?><testsuites/>',
+            "^JUnit report declares unknown encoding 'x-klingon'",
+        ),
         (b'<?xml version="1.0" encoding="rot13"?><testsuites/>', "^JUnit report declares unsupported encoding 'rot13'"),
         (b"<html><body/></html>", r"^JUnit report root is <html>, not <testsuites> or <testsuite>$"),
     ],
@@ -454,8 +467,10 @@ def test_bad_input_gives_a_one_line_report_error(data, match):
 
 
 def test_a_declaration_inside_text_is_text_not_a_dtd():
-    doc = ('<testsuites><testcase classname="a.ts" name="page">'
-           "<failure><![CDATA[got <!DOCTYPE html>]]></failure><!-- <!ENTITY x 'y'> --></testcase></testsuites>")
+    doc = (
+        '<testsuites><testcase classname="a.ts" name="page">'
+        "<failure><![CDATA[got <!DOCTYPE html>]]></failure><!-- <!ENTITY x 'y'> --></testcase></testsuites>"
+    )
     page = TestResult("a.ts::page", F, "got <!DOCTYPE html>", "a.ts")
     assert parse_junit(doc, ids="vitest").tests == {"a.ts::page": page}
 
@@ -572,8 +587,11 @@ FRAGMENTS = [
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(FRAGMENTS), max_size=12), st.sampled_from(["utf-8", "utf-16", "latin-1"]),
-       st.sampled_from(PROFILES))
+@given(
+    st.lists(st.sampled_from(FRAGMENTS), max_size=12),
+    st.sampled_from(["utf-8", "utf-16", "latin-1"]),
+    st.sampled_from(PROFILES),
+)
 def test_junit_shaped_noise_gives_a_report_or_report_error(parts, encoding, profile):
     text = "".join(parts)
     ids = profile
@@ -598,7 +616,12 @@ def pytest_id(case: dict) -> str:
     return "::".join([case["file"], *case["classes"], case["name"]])
 
 
-CHILD: dict[Outcome, tuple[str, dict[str, str]]] = {F: ("failure", {}), E: ("error", {}), S: ("skipped", {"type": "pytest.skip"}), XF: ("skipped", {"type": "pytest.xfail"})}
+CHILD: dict[Outcome, tuple[str, dict[str, str]]] = {
+    F: ("failure", {}),
+    E: ("error", {}),
+    S: ("skipped", {"type": "pytest.skip"}),
+    XF: ("skipped", {"type": "pytest.xfail"}),
+}
 
 
 def xunit1(cases: list[dict], claim: str = "pytest tests") -> bytes:
@@ -607,7 +630,9 @@ def xunit1(cases: list[dict], claim: str = "pytest tests") -> bytes:
     for case in cases:
         module = case["file"].removesuffix(".py").replace("/", ".")
         classname = ".".join([module, *case["classes"]])
-        element = ET.SubElement(suite, "testcase", classname=classname, name=case["name"], file=case["file"], line="1", time="0.5")
+        element = ET.SubElement(
+            suite, "testcase", classname=classname, name=case["name"], file=case["file"], line="1", time="0.5"
+        )
         if case["outcome"] in CHILD:
             tag, attrs = CHILD[case["outcome"]]
             ET.SubElement(element, tag, {"message": "why", **attrs})
@@ -623,9 +648,11 @@ def test_generated_xunit1_ids_and_outcomes_round_trip(cases):
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.lists(case_strategy, max_size=8, unique_by=pytest_id),
-       st.sampled_from(["vitest tests", "vitest", "", "node"]),
-       st.sampled_from(["pytest"]))
+@given(
+    st.lists(case_strategy, max_size=8, unique_by=pytest_id),
+    st.sampled_from(["vitest tests", "vitest", "", "node"]),
+    st.sampled_from(["pytest"]),
+)
 def test_generated_xunit1_claiming_another_runner_reads_the_same(cases, claim, profile):
     ids = profile
     parsed = parse_junit(xunit1(cases, claim), ids=ids)

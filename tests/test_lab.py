@@ -62,7 +62,8 @@ def strict_lab(tmp_path_factory: pytest.TempPathFactory) -> list[Outcome]:
 def test_strict_rules_stop_both_honest_changes(strict_lab: list[Outcome]) -> None:
     differ = [row for outcome in strict_lab for row in outcome.rows() if row.differs]
     assert differ == [
-        LabRow("honest_fix", "old_tests", "pass", "fail"), LabRow("honest_fix", "bites", "pass", "skipped"),
+        LabRow("honest_fix", "old_tests", "pass", "fail"),
+        LabRow("honest_fix", "bites", "pass", "skipped"),
         LabRow("honest_fix", "verdict", "pass", "fail"),
         LabRow("section_version_bump", "old_tests", "pass", "fail"),
         LabRow("section_version_bump", "bites", "pass", "skipped"),
@@ -97,18 +98,45 @@ def test_summary_says_which_rule_stopped_what(strict_lab: list[Outcome]) -> None
 @pytest.mark.install
 def test_matrix_marks_the_cells_that_differ(strict_lab: list[Outcome]) -> None:
     lines = matrix(strict_lab).splitlines()
-    assert lines[0].split() == ["scenario", "install", "runs", "tests_kept", "no_new_skips", "old_tests", "hidden",
-                                "covered", "bites", "verdict"]
+    assert lines[0].split() == [
+        "scenario",
+        "install",
+        "runs",
+        "tests_kept",
+        "no_new_skips",
+        "old_tests",
+        "hidden",
+        "covered",
+        "bites",
+        "verdict",
+    ]
     # bites does not run for a change that already fails
-    assert lines[1].split() == ["honest_fix", "pass", "pass", "pass", "pass", "fail", "(want", "pass)",
-                                "skipped", "pass", "skipped", "(want", "pass)", "fail", "(want", "pass)"]
+    assert lines[1].split() == [
+        "honest_fix",
+        "pass",
+        "pass",
+        "pass",
+        "pass",
+        "fail",
+        "(want",
+        "pass)",
+        "skipped",
+        "pass",
+        "skipped",
+        "(want",
+        "pass)",
+        "fail",
+        "(want",
+        "pass)",
+    ]
     assert len(lines) == 3
 
 
 @pytest.mark.sandbox
 @pytest.mark.install
-def test_json_rows_and_exit_code(strict_lab: list[Outcome], monkeypatch: pytest.MonkeyPatch,
-                                 capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_json_rows_and_exit_code(
+    strict_lab: list[Outcome], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     monkeypatch.setattr(lab, "run_lab", lambda folder, seal, progress=None: strict_lab)
     (tmp_path / "rules.toml").write_text(STRICT)
     assert cmd_lab(args(rules=tmp_path / "rules.toml", json=True)) == 1
@@ -136,12 +164,17 @@ def test_a_cheat_that_passes_is_named_as_slipped_through() -> None:
 # --- bad input: exit 2, one line, before any gate -----------------------------
 
 
-@pytest.mark.parametrize("rules, words", [
-    ('on_change = "sometimes"\n', "seal.on_change must be 'review' or 'fail' or 'allow', not 'sometimes'"),
-    ("[[rules]]\nname = 1\n", "seal.rules[1].name must be a non-empty string, not 1"),
-    (None, "cannot read the rules file"),
-])
-def test_a_bad_rules_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], rules: str | None, words: str) -> None:
+@pytest.mark.parametrize(
+    "rules, words",
+    [
+        ('on_change = "sometimes"\n', "seal.on_change must be 'review' or 'fail' or 'allow', not 'sometimes'"),
+        ("[[rules]]\nname = 1\n", "seal.rules[1].name must be a non-empty string, not 1"),
+        (None, "cannot read the rules file"),
+    ],
+)
+def test_a_bad_rules_file_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rules: str | None, words: str
+) -> None:
     path = tmp_path / "rules.toml"
     if rules is not None:
         path.write_text(rules)
@@ -162,7 +195,9 @@ def test_bad_scenario_folders_exit_2(tmp_path: Path, capsys: pytest.CaptureFixtu
     ]
 
 
-def test_a_scenario_with_bad_config_is_named_before_any_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_scenario_with_bad_config_is_named_before_any_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     shutil.copytree(SAMPLES_DIR / "honest_fix", tmp_path / "bad")
     with (tmp_path / "bad" / "base" / "pyproject.toml").open("a") as toml:
         toml.write('\n[tool.gatetui.seal]\non_change = "later"\n')
@@ -200,11 +235,18 @@ def test_stream_lab_yields_the_plan_then_each_gate_as_it_ends(tmp_path: Path, mo
 
     events = asyncio.run(collect())
     assert [s.name for s in events[0].scenarios] == ["deleted_test", "honest_fix", "skip_marker"]  # type: ignore[union-attr]
-    said = [(type(e).__name__, e.name if isinstance(e, lab.ScenarioStarted) else e.scenario.name)  # type: ignore[union-attr]
-            for e in events[1:]]
-    assert said == [("ScenarioStarted", "deleted_test"), ("ScenarioStarted", "honest_fix"),
-                    ("Outcome", "deleted_test"), ("ScenarioStarted", "skip_marker"),
-                    ("Outcome", "skip_marker"), ("Outcome", "honest_fix")]
+    said = [
+        (type(e).__name__, e.name if isinstance(e, lab.ScenarioStarted) else e.scenario.name)  # type: ignore[union-attr]
+        for e in events[1:]
+    ]
+    assert said == [
+        ("ScenarioStarted", "deleted_test"),
+        ("ScenarioStarted", "honest_fix"),
+        ("Outcome", "deleted_test"),
+        ("ScenarioStarted", "skip_marker"),
+        ("Outcome", "skip_marker"),
+        ("Outcome", "honest_fix"),
+    ]
     assert max(most) == lab.SIDE_BY_SIDE
 
 

@@ -31,8 +31,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for command in ("python3 -m venv --without-pip .layer", install):
         subprocess.run(["/bin/sh", "-c", command], cwd=work, check=True, capture_output=True)
     script = BYTECODE.script
-    done = subprocess.run(["/bin/sh", "-c", script.command], cwd=work, env={**SCRUBBED, **script.env},
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["/bin/sh", "-c", script.command], cwd=work, env={**SCRUBBED, **script.env}, capture_output=True, text=True
+    )
     assert (done.returncode, done.stderr) == (0, "")
     return work
 
@@ -53,10 +54,17 @@ def test_the_plugins_pytest_rewrites_are_kept_rewritten(built: Path) -> None:
 
 def test_only_the_layers_and_the_standard_librarys_bytecode_is_kept(built: Path) -> None:
     cache = built / ".layer-cache"
-    stdlib = subprocess.run(["python3", "-I", "-S", "-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"],
-                            capture_output=True, text=True, check=True).stdout.strip()  # the script's, not this venv's
+    stdlib = subprocess.run(
+        ["python3", "-I", "-S", "-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()  # the script's, not this venv's
     assert sorted(p.name for p in cache.iterdir()) == ["layer", "root"]
-    assert [p for p in (cache / "root").rglob("*") if p.is_file() and not str(p).startswith(
-        str(cache / "root") + stdlib + "/")] == []
+    assert [
+        p
+        for p in (cache / "root").rglob("*")
+        if p.is_file() and not str(p).startswith(str(cache / "root") + stdlib + "/")
+    ] == []
     colorsys = Path(stdlib) / "__pycache__" / f"colorsys.{TAG}.pyc"
     assert (cache / "root" / stdlib.lstrip("/") / f"colorsys.{TAG}.pyc").read_bytes() == colorsys.read_bytes()

@@ -32,8 +32,11 @@ from gatetui.supervise.runs import digests_from_json
 
 SITE = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
 HASHES = st.text("0123456789abcdef", min_size=64, max_size=64)
-PINS = st.lists(st.tuples(st.sampled_from(["six", "Six", "py_yaml", "PyYAML", "attrs"]),
-                          st.sampled_from(["1.0", "2.0"]), HASHES), min_size=1, max_size=5)
+PINS = st.lists(
+    st.tuples(st.sampled_from(["six", "Six", "py_yaml", "PyYAML", "attrs"]), st.sampled_from(["1.0", "2.0"]), HASHES),
+    min_size=1,
+    max_size=5,
+)
 
 
 def pinned(items: list[tuple[str, str, str]]) -> Resolved:
@@ -44,7 +47,9 @@ def pinned(items: list[tuple[str, str, str]]) -> Resolved:
 
 
 @given(PINS.flatmap(lambda items: st.tuples(st.just(items), st.permutations(items))))
-def test_the_key_is_the_set_whatever_its_order(both: tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]) -> None:
+def test_the_key_is_the_set_whatever_its_order(
+    both: tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]],
+) -> None:
     items, shuffled = both
     assert layer_key(pinned(items), "cpython-311") == layer_key(pinned(shuffled), "cpython-311")
 
@@ -60,16 +65,31 @@ def test_one_other_file_or_interpreter_is_another_key(items: list[tuple[str, str
 
 def test_a_dependency_named_by_url_is_said_to_be_direct() -> None:
     digest = "a" * 64
-    report = {"install": [
-        {"download_info": {"url": "https://files.example.invalid/six.whl", "archive_info": {"hashes": {"sha256": digest}}},
-         "metadata": {"name": "six", "version": "1.0"}, "is_direct": False},
-        {"download_info": {"url": "https://elsewhere.example.invalid/evil.whl",
-                           "archive_info": {"hashes": {"sha256": digest}}},
-         "metadata": {"name": "evil", "version": "2.0"}, "is_direct": True},
-    ]}
+    report = {
+        "install": [
+            {
+                "download_info": {
+                    "url": "https://files.example.invalid/six.whl",
+                    "archive_info": {"hashes": {"sha256": digest}},
+                },
+                "metadata": {"name": "six", "version": "1.0"},
+                "is_direct": False,
+            },
+            {
+                "download_info": {
+                    "url": "https://elsewhere.example.invalid/evil.whl",
+                    "archive_info": {"hashes": {"sha256": digest}},
+                },
+                "metadata": {"name": "evil", "version": "2.0"},
+                "is_direct": True,
+            },
+        ]
+    }
     resolved = split(json.dumps(report).encode(), "/tree")
     assert (resolved.pinned, resolved.direct) == (
-        (f"evil==2.0 --hash=sha256:{digest}", f"six==1.0 --hash=sha256:{digest}"), ("evil",))
+        (f"evil==2.0 --hash=sha256:{digest}", f"six==1.0 --hash=sha256:{digest}"),
+        ("evil",),
+    )
 
 
 # --- the link the environment check accepts ----------------------------------------
@@ -82,8 +102,9 @@ def venv_and_layer(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / ".venv", tmp_path / "layer"
 
 
-def test_the_link_written_for_the_layer_shown_is_accepted(venv_and_layer: tuple[Path, Path],
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_link_written_for_the_layer_shown_is_accepted(
+    venv_and_layer: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     venv, layer = venv_and_layer
     assert env_check.write_link(str(venv), str(layer)) == ""
     assert (venv / SITE / env_check.LINK).read_text() == env_check.link_line(str(layer), str(venv / SITE))
@@ -93,7 +114,8 @@ def test_the_link_written_for_the_layer_shown_is_accepted(venv_and_layer: tuple[
 
 @pytest.mark.parametrize("editable", ["__editable__.pkg-1.0.pth", "!first.pth", "zzz-last.pth"])
 def test_the_layer_comes_right_after_the_venvs_own_packages_before_the_trees_root(
-        venv_and_layer: tuple[Path, Path], tmp_path: Path, editable: str) -> None:
+    venv_and_layer: tuple[Path, Path], tmp_path: Path, editable: str
+) -> None:
     """Wherever head's editable install sorts its path (a flat layout puts
     the tree's root on sys.path), the layer's distributions come first, as
     they would in a venv that held them: a `pytest.py` at the root of the
@@ -105,16 +127,25 @@ def test_the_layer_comes_right_after_the_venvs_own_packages_before_the_trees_roo
     (layer / SITE / "pytest.py").write_text("SHADOW = False\n")
     (venv / SITE / editable).write_text(f"{tree}\n")
     assert env_check.write_link(str(venv), str(layer)) == ""
-    done = subprocess.run([str(venv / "bin" / "python"), "-c", "import sys, pytest; print(pytest.SHADOW); "
-                           "print('\\n'.join(p for p in sys.path if p.startswith(sys.argv[1])))", str(tmp_path)],
-                          capture_output=True, text=True, check=True)
-    assert (done.stderr, done.stdout.splitlines()) == (
-        "", ["False", str(venv / SITE), str(layer / SITE), str(tree)])
+    done = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "import sys, pytest; print(pytest.SHADOW); "
+            "print('\\n'.join(p for p in sys.path if p.startswith(sys.argv[1])))",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert (done.stderr, done.stdout.splitlines()) == ("", ["False", str(venv / SITE), str(layer / SITE), str(tree)])
 
 
 @pytest.mark.parametrize("shown", ["", "other"])
-def test_a_link_for_no_layer_or_another_is_unaccounted(venv_and_layer: tuple[Path, Path], shown: str,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_link_for_no_layer_or_another_is_unaccounted(
+    venv_and_layer: tuple[Path, Path], shown: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     venv, layer = venv_and_layer
     env_check.write_link(str(venv), str(layer))
     if shown:
@@ -166,8 +197,11 @@ def test_the_manifest_names_kind_mode_and_content_of_every_entry(tmp_path: Path)
     (tmp_path / "bin" / "py").symlink_to("/usr/bin/python3")
     seal_tree(tmp_path)
     entries = manifest(tmp_path)
-    assert entries == {"bin": "dir", "bin/py": "link:/usr/bin/python3",
-                       "bin/tool": "file:555:" + __import__("hashlib").sha256(b"#!/bin/sh\n").hexdigest()}
+    assert entries == {
+        "bin": "dir",
+        "bin/py": "link:/usr/bin/python3",
+        "bin/tool": "file:555:" + __import__("hashlib").sha256(b"#!/bin/sh\n").hexdigest(),
+    }
     assert digest_of(entries) == digest_of(dict(reversed(entries.items())))
 
 
@@ -180,15 +214,20 @@ def test_a_changed_layer_is_thrown_away_and_said(tmp_path: Path) -> None:
     (folder / "env" / "lib" / "mod.py").write_text("VALUE = 2\n")
     found = store._find(key)
     assert (found.path, found.note, folder.exists()) == (
-        None, f"dependency layer {key[:12]} no longer matched its manifest (lib/mod.py): thrown away and built again",
-        False)
+        None,
+        f"dependency layer {key[:12]} no longer matched its manifest (lib/mod.py): thrown away and built again",
+        False,
+    )
 
 
-@pytest.mark.parametrize(("change", "named"), [
-    ("edit", "/cache/lib/mod.cpython-311.pyc"),
-    ("plant", "/cache/lib/other.cpython-311.pyc"),
-    ("link", "/cache, /cache/lib, /cache/lib/mod.cpython-311.pyc"),
-])
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ("edit", "/cache/lib/mod.cpython-311.pyc"),
+        ("plant", "/cache/lib/other.cpython-311.pyc"),
+        ("link", "/cache, /cache/lib, /cache/lib/mod.cpython-311.pyc"),
+    ],
+)
 def test_a_changed_bytecode_cache_is_a_changed_layer(tmp_path: Path, change: str, named: str) -> None:
     """The cache is the layer's as much as its files: run code reads it, so
     a byte changed, a file added or the folder replaced throws it all away."""
@@ -212,8 +251,10 @@ def test_a_changed_bytecode_cache_is_a_changed_layer(tmp_path: Path, change: str
     (folder / "cache" / "lib").chmod(0o755)
     found = store._find(key)
     assert (found.path, found.note, folder.exists()) == (
-        None, f"dependency layer {key[:12]} no longer matched its manifest ({named}): thrown away and built again",
-        False)
+        None,
+        f"dependency layer {key[:12]} no longer matched its manifest ({named}): thrown away and built again",
+        False,
+    )
 
 
 def test_a_layer_in_use_is_still_found_by_the_next_gate_and_kept_from_prunes(tmp_path: Path) -> None:
@@ -250,7 +291,11 @@ def test_a_layer_pruned_before_its_hold_is_not_held(tmp_path: Path) -> None:
 
 
 def test_differing_names_changed_added_and_gone() -> None:
-    assert differing({"a": "dir", "b": "file:1", "c": "dir"}, {"a": "dir", "b": "file:2", "d": "dir"}) == ["b", "c", "d"]
+    assert differing({"a": "dir", "b": "file:1", "c": "dir"}, {"a": "dir", "b": "file:2", "d": "dir"}) == [
+        "b",
+        "c",
+        "d",
+    ]
 
 
 # --- the shelf: listing, pruning, the size cap ----------------------------------------
@@ -279,8 +324,9 @@ def test_prune_by_age_keeps_the_recent(tmp_path: Path) -> None:
     assert [layer.key for layer in LayerShelf(tmp_path).listing()] == ["5" * 64]
 
 
-@pytest.mark.parametrize(("text", "cap"), [("20G", 20 << 30), ("500M", 500 << 20), ("1.5gib", int(1.5 * (1 << 30))),
-                                           ("4096", 4096)])
+@pytest.mark.parametrize(
+    ("text", "cap"), [("20G", 20 << 30), ("500M", 500 << 20), ("1.5gib", int(1.5 * (1 << 30))), ("4096", 4096)]
+)
 def test_the_cap_is_read_from_the_environment(text: str, cap: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GATETUI_LAYER_CAP", text)
     assert cap_from_env() == cap
@@ -302,15 +348,25 @@ def test_a_cap_that_is_no_size_is_bad_input(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_uv_gets_pips_index_settings_environment_over_files(tmp_path: Path) -> None:
     conf = tmp_path / "pip.conf"
-    conf.write_text("[global]\nindex-url = https://file.example.invalid/simple\nfind-links = /srv/a /srv/b\n"
-                    "[install]\nno-index = false\n")
-    settings = pip_index_settings({"PIP_CONFIG_FILE": str(conf), "PIP_INDEX_URL": "https://env.example.invalid/simple",
-                                   "PIP_NO_INDEX": "1"}, machine=())
-    assert settings == {"index-url": "https://env.example.invalid/simple", "find-links": "/srv/a /srv/b",
-                        "no-index": "1"}
-    assert uv_flags(settings) == ("", "--no-config --link-mode copy --index-strategy unsafe-best-match "
-                                      "--index-url https://env.example.invalid/simple --find-links /srv/a "
-                                      "--find-links /srv/b --no-index")
+    conf.write_text(
+        "[global]\nindex-url = https://file.example.invalid/simple\nfind-links = /srv/a /srv/b\n"
+        "[install]\nno-index = false\n"
+    )
+    settings = pip_index_settings(
+        {"PIP_CONFIG_FILE": str(conf), "PIP_INDEX_URL": "https://env.example.invalid/simple", "PIP_NO_INDEX": "1"},
+        machine=(),
+    )
+    assert settings == {
+        "index-url": "https://env.example.invalid/simple",
+        "find-links": "/srv/a /srv/b",
+        "no-index": "1",
+    }
+    assert uv_flags(settings) == (
+        "",
+        "--no-config --link-mode copy --index-strategy unsafe-best-match "
+        "--index-url https://env.example.invalid/simple --find-links /srv/a "
+        "--find-links /srv/b --no-index",
+    )
 
 
 def test_pip_config_file_devnull_reads_no_file(tmp_path: Path) -> None:
@@ -325,22 +381,30 @@ def test_without_uv_the_install_is_pips_alone() -> None:
     with_uv = Installer("/opt/uv", "pip --python {venv}/bin/python install", {})
     assert with_uv.install(".venv", "-e .") == (
         "if [ -x /opt/uv ]; then /opt/uv pip install --python .venv/bin/python --no-progress --no-config "
-        "--link-mode copy --index-strategy unsafe-best-match -e .; else pip --python .venv/bin/python install -e .; fi")
+        "--link-mode copy --index-strategy unsafe-best-match -e .; else pip --python .venv/bin/python install -e .; fi"
+    )
 
 
 # --- where it shows -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("state", "words"), [
-    ("hit", "cache hit (layer 0123456789ab)"),
-    ("miss", "cache miss (building; layer 0123456789ab)"),
-    ("rebuilt", "cache miss (building: the kept one no longer matched its manifest; layer 0123456789ab)"),
-])
+@pytest.mark.parametrize(
+    ("state", "words"),
+    [
+        ("hit", "cache hit (layer 0123456789ab)"),
+        ("miss", "cache miss (building; layer 0123456789ab)"),
+        ("rebuilt", "cache miss (building: the kept one no longer matched its manifest; layer 0123456789ab)"),
+    ],
+)
 def test_the_manifest_line_and_json_name_the_layer(state: str, words: str) -> None:
     digests = Digests("b", "h", manifest="m").with_layer("0123456789ab" + "c" * 52, state)
     assert digests.cache_words == words
-    assert digests.to_json()["manifest"] == {"digest": "m", "files": [], "layer": "0123456789ab" + "c" * 52,
-                                             "cache": state}
+    assert digests.to_json()["manifest"] == {
+        "digest": "m",
+        "files": [],
+        "layer": "0123456789ab" + "c" * 52,
+        "cache": state,
+    }
     assert digests_from_json(digests.to_json()) == digests
     assert Digests("b", "h").cache_words == ""
 
@@ -362,16 +426,22 @@ def test_cache_ls_and_prune_say_what_they_did(tmp_path: Path, capsys: pytest.Cap
 
 def test_cache_prune_with_days_that_are_not_a_number_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["cache", "prune", "--older-than", "soon"]) == 2
-    assert capsys.readouterr().err == ("gatetui: argument --older-than: 'soon' is not a number of days, 0 or more "
-                                       "(see `gatetui cache prune --help`)\n")
+    assert capsys.readouterr().err == (
+        "gatetui: argument --older-than: 'soon' is not a number of days, 0 or more (see `gatetui cache prune --help`)\n"
+    )
 
 
 # --- where a layer's bytecode cache is shown -------------------------------------------
 
 
 def test_the_mirror_is_shown_at_the_first_folder_with_several_and_never_in_tmp(tmp_path: Path) -> None:
-    for folder in ("usr/lib/python3.11/json", "usr/lib/python3.11/email", "opt/py/lib/python3.11/json",
-                   "tmp/tree/pkg", "tmp/tree/other"):
+    for folder in (
+        "usr/lib/python3.11/json",
+        "usr/lib/python3.11/email",
+        "opt/py/lib/python3.11/json",
+        "tmp/tree/pkg",
+        "tmp/tree/other",
+    ):
         (tmp_path / folder).mkdir(parents=True)
     (tmp_path / "usr" / "lib" / "python3.11" / "json" / "decoder.cpython-311.pyc").write_bytes(b"x")
     assert mirror_points(tmp_path) == ["/opt/py/lib/python3.11/json", "/usr/lib/python3.11"]
@@ -388,14 +458,17 @@ def test_a_name_with_a_line_break_is_never_a_mount_point(tmp_path: Path) -> None
 # --- what a layer found saved -----------------------------------------------------------
 
 
-@pytest.mark.parametrize(("kept", "saved"), [
-    ({"wall_seconds": 8.5, "cpu_seconds": 12, "gib_seconds": 0.25}, Usage(8.5, 12.0, 0.25)),
-    (None, Usage()),
-    ("8.5", Usage()),
-    ({"wall_seconds": 8.5, "cpu_seconds": 12}, Usage()),  # one missing: no figure is made up
-    ({"wall_seconds": -1, "cpu_seconds": 12, "gib_seconds": 0}, Usage()),
-    ({"wall_seconds": True, "cpu_seconds": 12, "gib_seconds": 0}, Usage()),
-    ({"wall_seconds": "8", "cpu_seconds": 12, "gib_seconds": 0}, Usage()),
-])
+@pytest.mark.parametrize(
+    ("kept", "saved"),
+    [
+        ({"wall_seconds": 8.5, "cpu_seconds": 12, "gib_seconds": 0.25}, Usage(8.5, 12.0, 0.25)),
+        (None, Usage()),
+        ("8.5", Usage()),
+        ({"wall_seconds": 8.5, "cpu_seconds": 12}, Usage()),  # one missing: no figure is made up
+        ({"wall_seconds": -1, "cpu_seconds": 12, "gib_seconds": 0}, Usage()),
+        ({"wall_seconds": True, "cpu_seconds": 12, "gib_seconds": 0}, Usage()),
+        ({"wall_seconds": "8", "cpu_seconds": 12, "gib_seconds": 0}, Usage()),
+    ],
+)
 def test_what_a_kept_layer_saved_is_read_from_its_info_or_is_nothing(kept: object, saved: Usage) -> None:
     assert layer_steps._usage(kept) == saved

@@ -48,8 +48,9 @@ def listing(folder: Path) -> dict[str, bytes]:
     seen: dict[str, bytes] = {}
     for path in sorted(folder.rglob("*")):
         rel = str(path.relative_to(folder))
-        seen[rel] = os.readlink(path).encode() if path.is_symlink() else (
-            path.read_bytes() if path.is_file() else b"<folder>")
+        seen[rel] = (
+            os.readlink(path).encode() if path.is_symlink() else (path.read_bytes() if path.is_file() else b"<folder>")
+        )
     return seen
 
 
@@ -75,14 +76,22 @@ def planted(tmp_path: Path, depth: str, target: str) -> tuple[Path, Path, str]:
 @pytest.mark.parametrize("depth", DEPTHS)
 @pytest.mark.parametrize("target", ["absolute", "dotdot", "inside"])
 def test_a_sealed_file_lands_in_real_folders_and_nothing_goes_through_the_link(
-        tmp_path: Path, way: str, depth: str, target: str) -> None:
+    tmp_path: Path, way: str, depth: str, target: str
+) -> None:
     tree, outside, _ = planted(tmp_path, depth, target)
     before = listing(tmp_path / "outside"), listing(tree / "spec"), sorted(os.listdir(tmp_path))
-    write_files(tree, {SEALED: b"base's\n", "tests/conftest.py": b"base's conftest\n"}, False,
-                UID if os.geteuid() == 0 else None)
+    write_files(
+        tree,
+        {SEALED: b"base's\n", "tests/conftest.py": b"base's conftest\n"},
+        False,
+        UID if os.geteuid() == 0 else None,
+    )
     assert (listing(tmp_path / "outside"), listing(tree / "spec"), sorted(os.listdir(tmp_path))) == before
-    assert listing(tree / "tests") == {"conftest.py": b"base's conftest\n", "unit": b"<folder>",
-                                       "unit/test_x.py": b"base's\n"}  # real folders, no link left
+    assert listing(tree / "tests") == {
+        "conftest.py": b"base's conftest\n",
+        "unit": b"<folder>",
+        "unit/test_x.py": b"base's\n",
+    }  # real folders, no link left
     assert stat.S_ISREG(os.lstat(tree / SEALED).st_mode)
     if os.geteuid() == 0:  # chowned through its own handle: the file, not what a link named
         made = [DEPTHS[depth], SEALED] if depth != "the file itself" else [SEALED]
@@ -108,13 +117,18 @@ def test_a_folder_at_the_files_place_and_a_file_at_a_folders_place_give_way(tmp_
     (tree / "tests" / "test_x.py" / "deep" / "f").write_text("head's\n")
     (tree / "gate").write_text("head's file\n")
     write_files(tree, {"tests/test_x.py": b"base's\n", "gate/plugin.py": b"gate's\n"}, False)
-    assert listing(tree) == {"gate": b"<folder>", "gate/plugin.py": b"gate's\n", "tests": b"<folder>",
-                             "tests/test_x.py": b"base's\n"}
+    assert listing(tree) == {
+        "gate": b"<folder>",
+        "gate/plugin.py": b"gate's\n",
+        "tests": b"<folder>",
+        "tests/test_x.py": b"base's\n",
+    }
 
 
 @pytest.mark.parametrize("whiteouts", [False, True])
 def test_a_link_that_is_itself_a_deleted_sealed_path_still_makes_room_for_base_s_file(
-        tmp_path: Path, way: str, whiteouts: bool) -> None:
+    tmp_path: Path, way: str, whiteouts: bool
+) -> None:
     """A sealed glob (tests/**) matches head's link tests/unit, which base
     lacks: the old-tests overlay deletes it and writes a file below it, in
     whatever order its mapping holds them."""
@@ -178,32 +192,40 @@ def test_a_report_is_read_only_if_it_is_a_regular_file_in_its_folder(tmp_path: P
     os.mkfifo(folder / "fifo.xml")
     (folder / "ok.xml").write_bytes(b"<testsuite/>")
     assert [read_regular(folder, n) for n in ("planted.xml", "fifo.xml", "ok.xml", "absent.xml")] == [
-        None, None, b"<testsuite/>", None]
+        None,
+        None,
+        b"<testsuite/>",
+        None,
+    ]
 
 
 # --- the gate's finding, from git alone ---------------------------------------
 
+
 def found(links: dict[str, str], written: list[str], files: tuple[str, ...] = ()) -> list[str]:
     entries = set(links) | set(files)
-    return [f.path for f in links_out(written, entries.__contains__,
-                                      lambda p: links[p].encode() if p in links else None)]
+    return [
+        f.path for f in links_out(written, entries.__contains__, lambda p: links[p].encode() if p in links else None)
+    ]
 
 
-@pytest.mark.parametrize(("links", "named"), [
-    ({"tests": "/tmp/outside"}, ["tests"]),
-    ({"tests": "../../.."}, ["tests"]),
-    ({"tests": ".."}, ["tests"]),
-    ({"tests/unit": "/srv"}, ["tests/unit"]),
-    ({"tests/unit": "../../elsewhere"}, ["tests/unit"]),
-    ({"tests": "a", "a": "/etc"}, ["tests"]),  # inside, yet to a link that leaves
-    ({"tests": "spec"}, []),  # an honest move: base's tests judge it
-    ({"tests/unit": "../spec"}, []),
-    ({"tests": "."}, []),
-    ({"tests": "a", "a": "tests"}, []),  # a loop: nothing outside
-    ({SEALED: "/etc/passwd"}, []),  # the file itself: replaced, never followed, no folder went through it
-])
-def test_links_out_of_the_tree_on_the_way_to_a_written_path_are_named(links: dict[str, str],
-                                                                      named: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("links", "named"),
+    [
+        ({"tests": "/tmp/outside"}, ["tests"]),
+        ({"tests": "../../.."}, ["tests"]),
+        ({"tests": ".."}, ["tests"]),
+        ({"tests/unit": "/srv"}, ["tests/unit"]),
+        ({"tests/unit": "../../elsewhere"}, ["tests/unit"]),
+        ({"tests": "a", "a": "/etc"}, ["tests"]),  # inside, yet to a link that leaves
+        ({"tests": "spec"}, []),  # an honest move: base's tests judge it
+        ({"tests/unit": "../spec"}, []),
+        ({"tests": "."}, []),
+        ({"tests": "a", "a": "tests"}, []),  # a loop: nothing outside
+        ({SEALED: "/etc/passwd"}, []),  # the file itself: replaced, never followed, no folder went through it
+    ],
+)
+def test_links_out_of_the_tree_on_the_way_to_a_written_path_are_named(links: dict[str, str], named: list[str]) -> None:
     assert found(links, [SEALED, "tests/conftest.py"]) == named
 
 
@@ -213,9 +235,11 @@ def test_a_link_out_of_the_tree_off_the_written_paths_is_not_the_gates_business(
 
 def test_the_finding_says_the_link_its_target_and_the_sealed_path() -> None:
     [finding] = links_out([SEALED], {"tests"}.__contains__, lambda p: b"/tmp/outside-1" if p == "tests" else None)
-    assert str(finding) == ("head committed tests as a link out of the tree (-> /tmp/outside-1) where base's "
-                            f"{SEALED} lies: nothing was written through it, base's files went into a real "
-                            "folder there (tests)")
+    assert str(finding) == (
+        "head committed tests as a link out of the tree (-> /tmp/outside-1) where base's "
+        f"{SEALED} lies: nothing was written through it, base's files went into a real "
+        "folder there (tests)"
+    )
 
 
 def test_link_target_reads_a_committed_link_and_nothing_else(tmp_path: Path) -> None:
@@ -230,7 +254,11 @@ def test_link_target_reads_a_committed_link_and_nothing_else(tmp_path: Path) -> 
     opened = GitRepo.open(repo)
     sha = opened.resolve("main")
     assert [opened.link_target(sha, p) for p in ("tests", "spec", "spec/a.py", "absent")] == [
-        b"/tmp/outside", None, None, None]
+        b"/tmp/outside",
+        None,
+        None,
+        None,
+    ]
 
 
 def test_the_exports_extra_files_never_go_through_a_committed_link(tmp_path: Path) -> None:

@@ -27,9 +27,11 @@ from tests.test_links_beneath import listing
 from tests.test_local_backend import fork_mode_or_skip
 
 pytestmark = [
-    pytest.mark.skipif(not probe_isolation().full,
-                       reason=f"the local backend cannot isolate runs here ({probe_isolation().reason})"),
-    pytest.mark.sandbox, pytest.mark.install,
+    pytest.mark.skipif(
+        not probe_isolation().full, reason=f"the local backend cannot isolate runs here ({probe_isolation().reason})"
+    ),
+    pytest.mark.sandbox,
+    pytest.mark.install,
 ]
 
 PYPROJECT = """[build-system]
@@ -49,15 +51,19 @@ packages = ["leaps"]
 """
 RIGHT = "def is_leap(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n"
 WRONG = "def is_leap(year):\n    return year % 4 == 0\n"
-TESTS = ("from leaps import is_leap\n\n\ndef test_every_fourth_year():\n    assert is_leap(2024)\n\n\n"
-         "def test_leap_day():\n    assert is_leap(1900) is {}\n")
+TESTS = (
+    "from leaps import is_leap\n\n\ndef test_every_fourth_year():\n    assert is_leap(2024)\n\n\n"
+    "def test_leap_day():\n    assert is_leap(1900) is {}\n"
+)
 BASE = {"pyproject.toml": PYPROJECT, "leaps/__init__.py": RIGHT, "tests/test_leap.py": TESTS.format("False")}
-PLANT = ("import glob\nimport os\nimport shutil\n\n\ndef test_plant():\n"
-         "    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n"
-         "    for gate in glob.glob(os.path.join(top, '.site-*')):\n"
-         "        if not os.path.islink(gate):\n"
-         "            shutil.rmtree(gate)\n"
-         "            os.symlink({outside!r}, gate)\n")
+PLANT = (
+    "import glob\nimport os\nimport shutil\n\n\ndef test_plant():\n"
+    "    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n"
+    "    for gate in glob.glob(os.path.join(top, '.site-*')):\n"
+    "        if not os.path.islink(gate):\n"
+    "            shutil.rmtree(gate)\n"
+    "            os.symlink({outside!r}, gate)\n"
+)
 
 
 def commit(repo: Path, files: dict[str, str | None], links: dict[str, str], message: str) -> None:
@@ -77,8 +83,9 @@ def commit(repo: Path, files: dict[str, str | None], links: dict[str, str], mess
     git(repo, "commit", "-qm", message)
 
 
-def make(tmp_path: Path, head: dict[str, str | None], links: dict[str, str],
-         base: dict[str, str | None] | None = None) -> Path:
+def make(
+    tmp_path: Path, head: dict[str, str | None], links: dict[str, str], base: dict[str, str | None] | None = None
+) -> Path:
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -92,8 +99,12 @@ def make(tmp_path: Path, head: dict[str, str | None], links: dict[str, str],
 def moved_away(tests: str = "tests") -> dict[str, str | None]:
     """The agent's hidden bug: the leap rule broken, the tests moved to spec/
     with the test that would catch it loosened."""
-    return {"leaps/__init__.py": WRONG, tests: None, "spec/test_leap.py": TESTS.format("not None"),
-            "pyproject.toml": PYPROJECT + '\n[tool.pytest.ini_options]\ntestpaths = ["spec"]\n'}
+    return {
+        "leaps/__init__.py": WRONG,
+        tests: None,
+        "spec/test_leap.py": TESTS.format("not None"),
+        "pyproject.toml": PYPROJECT + '\n[tool.pytest.ini_options]\ntestpaths = ["spec"]\n',
+    }
 
 
 def gated(tmp_path: Path, repo: Path, mode: str) -> tuple[RunFinished, dict[str, str]]:
@@ -114,14 +125,18 @@ def host(tmp_path: Path) -> dict[str, bytes]:
     return {k: v for k, v in listing(tmp_path).items() if not k.startswith(("work", "repo"))}
 
 
-@pytest.mark.parametrize(("shape", "mode"), [("absolute", "bind"), ("absolute", "overlay"), ("dotdot", "bind"),
-                                           ("nested", "bind")])
+@pytest.mark.parametrize(
+    ("shape", "mode"), [("absolute", "bind"), ("absolute", "overlay"), ("dotdot", "bind"), ("nested", "bind")]
+)
 def test_a_head_linking_its_tests_out_of_the_tree_fails_and_nothing_lands_outside(
-        tmp_path: Path, mode: str, shape: str) -> None:
+    tmp_path: Path, mode: str, shape: str
+) -> None:
     outside = outside_folder(tmp_path)
     if shape == "nested":
-        base = {**{k: v for k, v in BASE.items() if k != "tests/test_leap.py"},
-                "tests/unit/test_leap.py": TESTS.format("False")}
+        base = {
+            **{k: v for k, v in BASE.items() if k != "tests/test_leap.py"},
+            "tests/unit/test_leap.py": TESTS.format("False"),
+        }
         repo = make(tmp_path, moved_away("tests/unit"), {"tests/unit": str(outside)}, base)
         link, target = "tests/unit", str(outside)
     else:
@@ -142,12 +157,17 @@ def test_an_honest_move_behind_a_link_inside_the_tree_still_passes(tmp_path: Pat
     back in a real tests/ and pass on head's code; the link stays head's own
     in its runs."""
     pytest_at_tests = PYPROJECT + '\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
-    repo = make(tmp_path, {"tests": None, "spec/test_leap.py": TESTS.format("False"), "pyproject.toml": pytest_at_tests},
-                {"tests": "spec"})
+    repo = make(
+        tmp_path,
+        {"tests": None, "spec/test_leap.py": TESTS.format("False"), "pyproject.toml": pytest_at_tests},
+        {"tests": "spec"},
+    )
     finished, detail = gated(tmp_path, repo, mode)
     assert (finished.verdict, detail[CheckId.OLD_TESTS.value]) == (
-        Verdict.PASS, "sealed files changed at head: spec/test_leap.py, tests/test_leap.py; head changed how it is "
-                      "judged (ignored, base's used): pyproject.toml#tool.pytest.ini_options")
+        Verdict.PASS,
+        "sealed files changed at head: spec/test_leap.py, tests/test_leap.py; head changed how it is "
+        "judged (ignored, base's used): pyproject.toml#tool.pytest.ini_options",
+    )
 
 
 @pytest.mark.parametrize("mode", ["bind", "overlay"])
@@ -161,4 +181,6 @@ def test_a_link_run_1_plants_at_the_gates_folder_carries_no_file_out(tmp_path: P
     assert host(tmp_path) == before
     assert os.listdir(outside) == ["canary"]
     assert (finished.verdict, detail[CheckId.RUNS.value]) == (
-        Verdict.PASS, "3 of 3 runs passed; head's new and changed tests passed 6 reruns")
+        Verdict.PASS,
+        "3 of 3 runs passed; head's new and changed tests passed 6 reruns",
+    )

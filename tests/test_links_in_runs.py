@@ -31,10 +31,12 @@ FAST = RuntimeSettings(capacity_wait=5, start_seconds=1, command_grace=5)
 def head_tree(link: str) -> Callable[[Path], None]:
     """An export of head as git writes it: spec/ holds its tests, `tests`
     is the committed link."""
+
     def export(dest: Path) -> None:
         (dest / "spec").mkdir(parents=True)
         (dest / "spec" / "test_x.py").write_text("head's\n")
         (dest / "tests").symlink_to(link)
+
     return export
 
 
@@ -62,7 +64,8 @@ SEEN = "test -L tests && echo link || echo folder; cat tests/test_x.py; ls tests
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_committed_link_where_base_has_its_tests_is_replaced_in_every_mode(
-        tmp_path: Path, mode: str, target: str) -> None:
+    tmp_path: Path, mode: str, target: str
+) -> None:
     fork_mode_or_skip(mode)
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -99,8 +102,9 @@ def test_a_link_a_run_planted_at_the_gates_folder_is_replaced_in_every_mode(tmp_
     (outside / "canary").write_text("host\n")
     export = head_tree("spec")
     before = host(tmp_path)
-    plant = (f"rm -rf .site-g && ln -s {outside} .site-g && mkdir -p lib && ln -s {outside} lib/deep && "
-             "ln -s ../../.. up")
+    plant = (
+        f"rm -rf .site-g && ln -s {outside} .site-g && mkdir -p lib && ln -s {outside} lib/deep && ln -s ../../.. up"
+    )
 
     async def go() -> str:
         ws = await LocalBackend(work_root=tmp_path / "work", fork_mode=mode).open(export, "t")
@@ -109,10 +113,18 @@ def test_a_link_a_run_planted_at_the_gates_folder_is_replaced_in_every_mode(tmp_
             try:
                 await copy.write_files({".site-g/plugin.py": b"gate 1\n"})
                 await shown(copy, plant)
-                await copy.write_files({".site-g/plugin.py": b"gate 2\n", ".site-g/sub/more.py": b"more\n",
-                                        "lib/deep/x.py": b"x\n", "up/y.py": b"y\n", "lib/deep/gone.py": None})
-                return await shown(copy, "cat .site-g/plugin.py .site-g/sub/more.py lib/deep/x.py up/y.py; "
-                                         "find .site-g lib up -type l")
+                await copy.write_files(
+                    {
+                        ".site-g/plugin.py": b"gate 2\n",
+                        ".site-g/sub/more.py": b"more\n",
+                        "lib/deep/x.py": b"x\n",
+                        "up/y.py": b"y\n",
+                        "lib/deep/gone.py": None,
+                    }
+                )
+                return await shown(
+                    copy, "cat .site-g/plugin.py .site-g/sub/more.py lib/deep/x.py up/y.py; find .site-g lib up -type l"
+                )
             finally:
                 await copy.close()
         finally:
@@ -145,12 +157,27 @@ def test_a_runtime_sandbox_clears_the_way_before_files_are_written(tmp_path: Pat
         copies = await workspace.fork(1, export)
         lines: list[str] = []
         try:
-            await copies[0].run(f"rm -rf tests && ln -s {outside} tests && mkdir a && ln -s ../spec a/in && "
-                                "ln -s ../spec/test_x.py a/file.py", timeout=30, on_output=lines.append)
-            await copies[0].write_files({"tests/test_x.py": b"base's\n", "a/in/test_y.py": b"base's\n",
-                                         "a/file.py": b"base's\n", "tests/old.py": None, "a/in": None})
-            await copies[0].run("test -L tests && echo link || echo folder; cat tests/test_x.py spec/test_x.py; "
-                                "ls a/in; ls spec; find . -type l", timeout=30, on_output=lines.append)
+            await copies[0].run(
+                f"rm -rf tests && ln -s {outside} tests && mkdir a && ln -s ../spec a/in && "
+                "ln -s ../spec/test_x.py a/file.py",
+                timeout=30,
+                on_output=lines.append,
+            )
+            await copies[0].write_files(
+                {
+                    "tests/test_x.py": b"base's\n",
+                    "a/in/test_y.py": b"base's\n",
+                    "a/file.py": b"base's\n",
+                    "tests/old.py": None,
+                    "a/in": None,
+                }
+            )
+            await copies[0].run(
+                "test -L tests && echo link || echo folder; cat tests/test_x.py spec/test_x.py; "
+                "ls a/in; ls spec; find . -type l",
+                timeout=30,
+                on_output=lines.append,
+            )
         finally:
             for ws in (*copies, workspace):
                 await ws.close()

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from gatetui.backends.isolation import keep_when
-from gatetui.backends.uids import uid_processes
 from gatetui.backends.local import LocalBackend, probe_fork_mode
 from gatetui.backends.local_workspace import LocalWorkspace
+from gatetui.backends.uids import uid_processes
 from gatetui.errors import BackendError, BadInput
 
 
@@ -29,14 +29,20 @@ def export_files(files: dict[str, str]):  # type: ignore[no-untyped-def]
     return export
 
 
-async def open_ws(tmp_path: Path, files: dict[str, str], mode: str | None = None,
-                  isolate: bool | None = None) -> LocalWorkspace:
+async def open_ws(
+    tmp_path: Path, files: dict[str, str], mode: str | None = None, isolate: bool | None = None
+) -> LocalWorkspace:
     backend = LocalBackend(work_root=tmp_path, fork_mode=mode, isolate=isolate)
     return await backend.open(export_files(files), "t")
 
 
-async def run(ws: LocalWorkspace, command: str, timeout: float = 30, env: dict[str, str] | None = None,  # type: ignore[no-untyped-def]
-              network: bool = True):
+async def run(
+    ws: LocalWorkspace,
+    command: str,
+    timeout: float = 30,
+    env: dict[str, str] | None = None,  # type: ignore[no-untyped-def]
+    network: bool = True,
+):
     chunks: list[str] = []
     result = await ws.run(command, timeout=timeout, on_output=chunks.append, env=env, network=network)
     return result, "".join(chunks)
@@ -134,8 +140,7 @@ def test_background_process_is_killed_when_the_command_ends(tmp_path: Path, isol
 
 @pytest.mark.sandbox
 @pytest.mark.parametrize("isolate", [False, None], ids=["plain", "isolated-if-possible"])
-def test_environment_is_an_allowlist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                     isolate: bool | None) -> None:
+def test_environment_is_an_allowlist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolate: bool | None) -> None:
     monkeypatch.setenv("RUNTIME_API_KEY", "secret-key")
     monkeypatch.setenv("SUPERVISOR_TOKEN", "secret-token")
     monkeypatch.setenv("PIP_INDEX_URL", "file:///somewhere")
@@ -176,10 +181,16 @@ def test_output_beyond_the_cap_is_counted_not_kept(tmp_path: Path) -> None:
     from gatetui.backends.process import run_process
 
     seen: list[int] = []
-    result = asyncio.run(run_process(
-        ["/bin/sh", "-c", "head -c 300000 /dev/zero | tr '\\0' x"], cwd=str(tmp_path),
-        env={"PATH": os.defpath}, timeout=30, on_output=lambda t: seen.append(len(t)), output_cap=1000,
-    ))
+    result = asyncio.run(
+        run_process(
+            ["/bin/sh", "-c", "head -c 300000 /dev/zero | tr '\\0' x"],
+            cwd=str(tmp_path),
+            env={"PATH": os.defpath},
+            timeout=30,
+            on_output=lambda t: seen.append(len(t)),
+            output_cap=1000,
+        )
+    )
     assert (len(result.output_tail), result.dropped_bytes, sum(seen)) == (1000, 299000, 300000)
     assert result.output_tail == "x" * 1000
 
@@ -194,17 +205,21 @@ def fork_mode_or_skip(mode: str) -> str:
 
 
 @pytest.mark.sandbox
-@pytest.mark.parametrize(("mode", "isolate"), [("overlay", None), ("bind", None), ("overlay", False),
-                                               ("bind", False), ("swap", None)])
+@pytest.mark.parametrize(
+    ("mode", "isolate"), [("overlay", None), ("bind", None), ("overlay", False), ("bind", False), ("swap", None)]
+)
 def test_a_copy_is_a_fresh_tree_with_only_the_environment_of_the_install(
-        tmp_path: Path, mode: str, isolate: bool | None) -> None:
+    tmp_path: Path, mode: str, isolate: bool | None
+) -> None:
     """What the install wrote into the tree (a rewritten file, a new one, a
     home file) never reaches a copy; the environment folder does, read-only
     where the run is isolated, and whatever git held at its place is gone."""
     fork_mode_or_skip(mode)
     files = {"code.txt": "from git\n", "env/planted.txt": "from git\n"}
-    install = ("echo rewritten > code.txt; echo new > extra.txt; rm -r env; mkdir env; echo made > env/lib.txt; "
-               "echo home > \"$HOME/dot\"")
+    install = (
+        "echo rewritten > code.txt; echo new > extra.txt; rm -r env; mkdir env; echo made > env/lib.txt; "
+        'echo home > "$HOME/dot"'
+    )
 
     async def go() -> tuple[str, str]:
         ws = await open_ws(tmp_path, files, mode, isolate)
@@ -213,8 +228,11 @@ def test_a_copy_is_a_fresh_tree_with_only_the_environment_of_the_install(
             assert installed.ok
             copies = await ws.fork(1, export_files(files), ("env", "absent"))
             try:
-                _, seen = await run(copies[0], 'cat code.txt; ls; ls env; ls "$HOME"; '
-                                    '(echo x > env/lib.txt) 2>/dev/null && echo env-writable || echo env-read-only')
+                _, seen = await run(
+                    copies[0],
+                    'cat code.txt; ls; ls env; ls "$HOME"; '
+                    "(echo x > env/lib.txt) 2>/dev/null && echo env-writable || echo env-read-only",
+                )
             finally:
                 await copies[0].close()
             _, after = await run(ws, "cat env/lib.txt")
@@ -242,10 +260,9 @@ def test_each_copy_runs_its_own_code_at_the_original_path(tmp_path: Path, mode: 
         for i, copy in enumerate(copies):
             await copy.write_files({"code.txt": f"copy {i}\n".encode(), "gone.txt": None})
         canonical = ws.path
-        outs = await asyncio.gather(*(
-            run(c, f'cd {canonical} && cat code.txt && ls && sleep 0.3 && cat {canonical}/code.txt')
-            for c in copies
-        ))
+        outs = await asyncio.gather(
+            *(run(c, f"cd {canonical} && cat code.txt && ls && sleep 0.3 && cat {canonical}/code.txt") for c in copies)
+        )
         _, original = await run(ws, "cat code.txt; ls")
         for copy in copies:
             await copy.close()
@@ -270,11 +287,13 @@ def test_a_probe_that_could_not_run_is_not_remembered() -> None:
     fresh interpreter, since a good result is kept for the process's life."""
     if os.geteuid() != 0:
         pytest.skip("mount namespaces need root here")
-    code = ("import os\nfrom gatetui.backends.isolation import probe_isolation\n"
-            "from gatetui.backends.local import probe_fork_mode\n"
-            "path = os.environ['PATH']\nos.environ['PATH'] = '/nonexistent'\n"
-            "print(probe_fork_mode(), probe_isolation().full, probe_isolation().reason)\n"
-            "os.environ['PATH'] = path\nprint(probe_fork_mode() != 'swap', probe_isolation().full)\n")
+    code = (
+        "import os\nfrom gatetui.backends.isolation import probe_isolation\n"
+        "from gatetui.backends.local import probe_fork_mode\n"
+        "path = os.environ['PATH']\nos.environ['PATH'] = '/nonexistent'\n"
+        "print(probe_fork_mode(), probe_isolation().full, probe_isolation().reason)\n"
+        "os.environ['PATH'] = path\nprint(probe_fork_mode() != 'swap', probe_isolation().full)\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (done.stdout, done.stderr) == ("swap False missing unshare, setpriv, prlimit, mount, ip\nTrue True\n", "")
 
@@ -290,8 +309,9 @@ def test_a_kept_probe_runs_once_and_a_short_one_again() -> None:
     assert [probe(), probe(), probe(), len(runs)] == ["swap", "bind", "bind", 2]
 
 
-def test_the_fork_mode_is_chosen_by_the_supervisors_environment(monkeypatch: pytest.MonkeyPatch,
-                                                                tmp_path: Path) -> None:
+def test_the_fork_mode_is_chosen_by_the_supervisors_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """Every mode can be tested where overlays work; the JSON says which ran."""
     monkeypatch.setenv("GATETUI_FORK_MODE", "bind")
     backend = LocalBackend(work_root=tmp_path, isolate=False)
@@ -302,12 +322,15 @@ def test_an_unknown_fork_mode_is_refused_in_one_line(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("GATETUI_FORK_MODE", "copy")
     with pytest.raises(BadInput) as refused:
         LocalBackend(work_root=tmp_path)
-    assert str(refused.value) == ("GATETUI_FORK_MODE='copy' is not one of overlay, bind, swap (how the gate "
-                                  "copies a workspace; unset it to let the gate probe)")
+    assert str(refused.value) == (
+        "GATETUI_FORK_MODE='copy' is not one of overlay, bind, swap (how the gate "
+        "copies a workspace; unset it to let the gate probe)"
+    )
 
 
-def test_a_tool_that_ran_a_moment_ago_is_not_asked_again_but_one_on_another_path_is(tmp_path: Path,
-                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_tool_that_ran_a_moment_ago_is_not_asked_again_but_one_on_another_path_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The preflight's tool check runs once per tool and PATH in a while
     (a quarter second of pip per python gate), and still names a tool
     missing from a PATH it has not seen."""
@@ -322,7 +345,9 @@ def test_a_tool_that_ran_a_moment_ago_is_not_asked_again_but_one_on_another_path
         asyncio.run(backend.preflight((("counted-tool", "--version"),)))
     assert calls.read_text() == "ran\n"
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    with pytest.raises(BackendError, match=r"^`counted-tool --version` does not run on this machine: install counted-tool"):
+    with pytest.raises(
+        BackendError, match=r"^`counted-tool --version` does not run on this machine: install counted-tool"
+    ):
         asyncio.run(backend.preflight((("counted-tool", "--version"),)))
 
 

@@ -14,7 +14,7 @@ from gatetui.gate.diffscan import scan_changes
 from gatetui.stacks.python.marker_keys import python_marker_keys
 from tests.test_diffscan import FAST, JS, PY, TRICKY, kinds, modify, py_sources
 
-IDNA_38 = '''import unittest
+IDNA_38 = """import unittest
 
 
 class TestIdnaTest(unittest.TestCase):
@@ -27,9 +27,9 @@ class TestIdnaTest(unittest.TestCase):
                     " version of Unicode than this Python supports")
             if status == '[]':
                 raise
-'''
+"""
 # ruff format: the statement joined onto one line, quotes made double
-IDNA_39 = '''import unittest
+IDNA_39 = """import unittest
 
 
 class TestIdnaTest(unittest.TestCase):
@@ -41,7 +41,7 @@ class TestIdnaTest(unittest.TestCase):
                 raise unittest.SkipTest("Test requires support for a newer" " version of Unicode than this Python supports")
             if status == "[]":
                 raise
-'''
+"""
 
 
 def test_a_skip_statement_a_formatter_joined_onto_one_line_is_not_new() -> None:
@@ -61,7 +61,7 @@ def test_a_second_copy_of_an_old_skip_in_the_same_test_is_new() -> None:
     assert kinds(scan_changes([modify(PY, IDNA_38, head)])) == [(12, "skip")]
 
 
-MOVED_BASE = '''import pytest
+MOVED_BASE = """import pytest
 
 
 def test_a():
@@ -71,8 +71,8 @@ def test_a():
 
 def test_b():
     assert fast()
-'''
-MOVED_HEAD = '''import pytest
+"""
+MOVED_HEAD = """import pytest
 
 
 def test_a():
@@ -82,7 +82,7 @@ def test_a():
 def test_b():
     pytest.skip("slow")
     assert fast()
-'''
+"""
 
 
 def test_a_skip_moved_to_another_test_is_new() -> None:
@@ -92,7 +92,9 @@ def test_a_skip_moved_to_another_test_is_new() -> None:
 
 def test_a_skip_moved_up_its_test_above_the_assertion_it_dodges_is_new() -> None:
     """Same statement, same test, but it now runs before `assert slow()`."""
-    base = MOVED_BASE.replace('    pytest.skip("slow")\n    assert slow()\n', '    assert slow()\n    pytest.skip("slow")\n')
+    base = MOVED_BASE.replace(
+        '    pytest.skip("slow")\n    assert slow()\n', '    assert slow()\n    pytest.skip("slow")\n'
+    )
     assert kinds(scan_changes([modify(PY, base, MOVED_BASE)])) == [(5, "skip")]
 
 
@@ -102,7 +104,7 @@ def test_a_decorator_moved_to_another_test_is_new() -> None:
     assert kinds(scan_changes([modify(PY, base, head)])) == [(8, "xfail")]
 
 
-CONDITIONAL = '''import sys
+CONDITIONAL = """import sys
 
 import pytest
 
@@ -110,11 +112,13 @@ import pytest
 def test_a():
     if sys.platform == "win32": pytest.skip("no fork")
     assert fork()
-'''
+"""
 
 
 def test_a_one_line_if_split_by_a_formatter_keeps_its_skip() -> None:
-    head = CONDITIONAL.replace('    if sys.platform == "win32": pytest.skip', '    if sys.platform == "win32":\n        pytest.skip')
+    head = CONDITIONAL.replace(
+        '    if sys.platform == "win32": pytest.skip', '    if sys.platform == "win32":\n        pytest.skip'
+    )
     assert scan_changes([modify(PY, CONDITIONAL, head)]).markers == ()
 
 
@@ -128,14 +132,14 @@ def test_a_changed_reason_on_a_reformatted_line_is_new() -> None:
     assert kinds(scan_changes([modify(PY, IDNA_38, head)])) == [(10, "skip")]
 
 
-PARAMS_ONE_LINE = '''import pytest
+PARAMS_ONE_LINE = """import pytest
 
 
 @pytest.mark.parametrize("n", [1, pytest.param(2, marks=pytest.mark.xfail), pytest.param(3, marks=pytest.mark.xfail)])
 def test_n(n):
     assert n
-'''
-PARAMS_EXPLODED = '''import pytest
+"""
+PARAMS_EXPLODED = """import pytest
 
 
 @pytest.mark.parametrize(
@@ -148,7 +152,7 @@ PARAMS_EXPLODED = '''import pytest
 )
 def test_n(n):
     assert n
-'''
+"""
 
 
 def test_xfail_cases_a_formatter_spread_over_lines_are_not_new() -> None:
@@ -180,8 +184,8 @@ def test_keys_name_the_test_the_condition_and_the_statement() -> None:
     kind, scope, place, condition, statement = keys[0].key.split("\0")
     assert (kind, scope, place) == ("skip", "test_a", "body[0]")
     assert condition.endswith(" body[0]") and len(condition) == 32 + len(" body[0]") and len(statement) == 32
-    two_lines = python_marker_keys(CONDITIONAL.replace(': pytest.skip', ':\n        pytest.skip'))
-    other_branch = python_marker_keys(CONDITIONAL.replace(': pytest.skip', ':\n        pass\n    else: pytest.skip'))
+    two_lines = python_marker_keys(CONDITIONAL.replace(": pytest.skip", ":\n        pytest.skip"))
+    other_branch = python_marker_keys(CONDITIONAL.replace(": pytest.skip", ":\n        pass\n    else: pytest.skip"))
     assert two_lines is not None and [k.key for k in two_lines] == [keys[0].key]
     assert other_branch is not None and other_branch[0].key.split("\0")[3] == condition.replace(" body", " orelse")
     assert python_marker_keys("def test_x(:\n    pytest.skip()\n") is None
@@ -200,8 +204,10 @@ def test_property_a_rewrite_that_keeps_the_syntax_tree_adds_no_marker(source: st
 @FAST
 @given(source=py_sources(broken=False), where=st.sampled_from(["decorator", "call"]))
 def test_property_a_new_test_with_a_skip_is_caught_through_any_rewrite(source: str, where: str) -> None:
-    skip = {"decorator": "@pytest.mark.skip\ndef test_added_z():\n    pass\n",
-            "call": "def test_added_z():\n    pytest.skip('z')\n"}[where]
+    skip = {
+        "decorator": "@pytest.mark.skip\ndef test_added_z():\n    pass\n",
+        "call": "def test_added_z():\n    pytest.skip('z')\n",
+    }[where]
     rewritten = ast.unparse(ast.parse(source)) + "\n\n\n" + skip
     assert [m.kind for m in scan_changes([modify(PY, source, rewritten)]).markers] == ["skip"]
 

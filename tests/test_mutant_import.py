@@ -32,9 +32,8 @@ CORE = textwrap.dedent('''\
     def fail():
         raise ValueError("no")
     ''')
-MUTANT = Mutant("pkg/core.py", 5, "constant", "return n * 2", "return n * 3",
-                CORE.replace("n * 2", "n * 3").encode())
-PROBE = textwrap.dedent('''\
+MUTANT = Mutant("pkg/core.py", 5, "constant", "return n * 2", "return n * 3", CORE.replace("n * 2", "n * 3").encode())
+PROBE = textwrap.dedent("""\
     import importlib.machinery
     import importlib.util
     import inspect
@@ -67,12 +66,16 @@ PROBE = textwrap.dedent('''\
         }
         with open(os.environ["PROBE_OUT"], "w") as out:
             json.dump(seen, out)
-    ''')
+    """)
 
 
 def tree(root: Path) -> None:
-    for rel, text in {"pkg/__init__.py": "", "pkg/core.py": CORE,
-                      "pkg/other.py": "def triple(n):\n    return n * 3\n", "tests/test_probe.py": PROBE}.items():
+    for rel, text in {
+        "pkg/__init__.py": "",
+        "pkg/core.py": CORE,
+        "pkg/other.py": "def triple(n):\n    return n * 3\n",
+        "tests/test_probe.py": PROBE,
+    }.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
 
@@ -81,16 +84,21 @@ def seen(root: Path, mutant: Mutant | None) -> dict[str, Any]:
     """What the probe saw, with the mutant's plugin loaded when given."""
     gate, out = root / ".site-gate", root.parent / f"seen-{mutant is not None}.json"
     gate.mkdir(exist_ok=True)
-    env = {**os.environ, "PROBE_OUT": str(out), "PYTHONPATH": f"{gate}{os.pathsep}{root}",
-           "PYTEST_ADDOPTS": "-p no:randomly -p no:cacheprovider"}
+    env = {
+        **os.environ,
+        "PROBE_OUT": str(out),
+        "PYTHONPATH": f"{gate}{os.pathsep}{root}",
+        "PYTEST_ADDOPTS": "-p no:randomly -p no:cacheprovider",
+    }
     if mutant is not None:
         plugin = in_memory(mutant)
         for name, data in plugin.files.items():
             (gate / name).write_bytes(data)
         loads = plugin.env_for(str(gate))
         env["PYTEST_ADDOPTS"] += f" {loads['PYTEST_ADDOPTS']}"
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "tests"], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "tests"], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return dict(json.loads(out.read_text()))
 
@@ -115,8 +123,10 @@ def test_the_plugin_holds_no_text_of_the_module_and_a_name_of_its_own() -> None:
     [(name, data)] = first.files.items()
     assert name != next(iter(second.files))
     assert name.startswith("site_") and name.endswith(".py")
-    assert first.env_for("/t/.site-x") == {"PYTEST_ADDOPTS": f"-p {name.removesuffix('.py')}",
-                                           "PYTHONPATH": "/t/.site-x"}
+    assert first.env_for("/t/.site-x") == {
+        "PYTEST_ADDOPTS": f"-p {name.removesuffix('.py')}",
+        "PYTHONPATH": "/t/.site-x",
+    }
     assert [word for word in (b"double", b"n * 3", b"pkg/core.py", b"core") if word in data] == []
 
 
@@ -126,7 +136,8 @@ def test_a_package_init_is_run_from_memory_too(tmp_path: Path) -> None:
     (root / "pkg" / "__init__.py").write_text("LEVEL = 1\n")
     (root / "tests" / "test_probe.py").write_text(
         "import json, os\nimport pkg\n\n\ndef test_probe():\n"
-        "    json.dump({'level': pkg.LEVEL, 'file': open(pkg.__file__).read()}, open(os.environ['PROBE_OUT'], 'w'))\n")
+        "    json.dump({'level': pkg.LEVEL, 'file': open(pkg.__file__).read()}, open(os.environ['PROBE_OUT'], 'w'))\n"
+    )
     init = Mutant("pkg/__init__.py", 1, "constant", "LEVEL = 1", "LEVEL = 2", b"LEVEL = 2\n")
     assert seen(root, init) == {"level": 2, "file": "LEVEL = 1\n"}
 
@@ -135,8 +146,14 @@ def test_only_the_python_stacks_pytest_declares_it() -> None:
     tests = {"tests/test_x.py": "def test_x():\n    pass\n"}
     python = load_profile(Snapshot.of_files({**tests, "pyproject.toml": '[project]\nname = "pkg"\n'}))
     custom = load_profile(Snapshot.of_files({**tests, "pyproject.toml": '[tool.gatetui]\ntest = "make check"\n'}))
-    node = load_profile(Snapshot.of_files({"package.json": '{"scripts": {"test": "node --test"}}',
-                                           "test/x.test.js": "require('node:test')('x', () => {});\n"}))
+    node = load_profile(
+        Snapshot.of_files(
+            {
+                "package.json": '{"scripts": {"test": "node --test"}}',
+                "test/x.test.js": "require('node:test')('x', () => {});\n",
+            }
+        )
+    )
     assert (python.mutant_import is in_memory, custom.mutant_import, node.mutant_import) == (True, None, None)
 
 
@@ -169,10 +186,15 @@ def test_a_module_imported_before_the_plugin_stops_the_run_as_a_usage_error(tmp_
     plugin = in_memory(MUTANT)
     for name, data in plugin.files.items():
         (gate / name).write_bytes(data)
-    env = {**os.environ, "PROBE_OUT": str(tmp_path / "out.json"), "PYTHONPATH": f"{gate}{os.pathsep}{root}",
-           "PYTEST_ADDOPTS": f"-p no:randomly -p no:cacheprovider -p early {plugin.env_for(str(gate))['PYTEST_ADDOPTS']}"}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "tests"], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "PROBE_OUT": str(tmp_path / "out.json"),
+        "PYTHONPATH": f"{gate}{os.pathsep}{root}",
+        "PYTEST_ADDOPTS": f"-p no:randomly -p no:cacheprovider -p early {plugin.env_for(str(gate))['PYTEST_ADDOPTS']}",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "tests"], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 4
     assert f"{root / 'pkg' / 'core.py'}: imported before the mutant could be loaded in its place" in done.stderr
     assert not (tmp_path / "out.json").exists()

@@ -55,13 +55,16 @@ def test_any_bytes_are_objects_or_one_bad_input(data: bytes) -> None:
         assert [o.type_num for o in got if o.type_num not in (1, 2, 3, 4)] == []
 
 
-@pytest.mark.parametrize(("data", "said"), [
-    (b"3 10\nshort", "the working copy's objects ended midway"),
-    (b"7 1\nx" + END, "the working copy's objects could not be read (object type 7)"),
-    (b"3 -1\n", "the working copy's objects could not be read (a malformed record)"),
-    (b"3 5\nhello", "the working copy's objects could not be read (a malformed record)"),  # no end
-    (b"3 2000\n" + b"x" * 2000 + END, "the working copy's new objects pass 0 MiB: too big to judge"),
-])
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"3 10\nshort", "the working copy's objects ended midway"),
+        (b"7 1\nx" + END, "the working copy's objects could not be read (object type 7)"),
+        (b"3 -1\n", "the working copy's objects could not be read (a malformed record)"),
+        (b"3 5\nhello", "the working copy's objects could not be read (a malformed record)"),  # no end
+        (b"3 2000\n" + b"x" * 2000 + END, "the working copy's new objects pass 0 MiB: too big to judge"),
+    ],
+)
 def test_a_bad_stream_is_one_line(data: bytes, said: str) -> None:
     with pytest.raises(BadInput) as caught:
         list(read_objects(io.BytesIO(data), limit=1000))
@@ -69,6 +72,7 @@ def test_a_bad_stream_is_one_line(data: bytes, said: str) -> None:
 
 
 # --- for real: a uid's working copy, a root-only repository beside it ------------------
+
 
 class Scene:
     def __init__(self, root: Path):
@@ -140,10 +144,15 @@ def test_a_blob_only_root_could_read_is_refused(scene: Scene, plant) -> None:  #
     blob = secret_blob(scene).encode()
     with pytest.raises(BadInput) as caught:
         fetch_commit(scene.mirror("as-agent"), scene.supervised, "main", scene.agent, sha, as_uid=AGENT_UID)
-    assert str(caught.value) == "cannot read the commit from the working copy as its owner: " + {
-        "alternates": f"{scene.secret}/.git/objects/pack is not readable by the submitting user",
-        "symlink": f"{scene.agent}/.git/objects/{blob[:2].decode()}/{blob[2:].decode()} is not readable by the "
-                   "submitting user"}[plant.__name__.removeprefix("plant_")]
+    assert (
+        str(caught.value)
+        == "cannot read the commit from the working copy as its owner: "
+        + {
+            "alternates": f"{scene.secret}/.git/objects/pack is not readable by the submitting user",
+            "symlink": f"{scene.agent}/.git/objects/{blob[:2].decode()}/{blob[2:].decode()} is not readable by the "
+            "submitting user",
+        }[plant.__name__.removeprefix("plant_")]
+    )
     with Repo(str(scene.mirror("as-agent"))) as mirror:
         assert (sha.encode() in mirror.object_store, blob in mirror.object_store) == (False, False)
     # what the uid's rights protect against: root's own read takes the secret in
@@ -175,27 +184,36 @@ def own_change(scene: Scene) -> str:
 
 
 @AS_ROOT
-@pytest.mark.parametrize("plant, said", [
-    (own_change, "read calc.py tests"),
-    (plant_alternates, "refused: cannot read the commit from the working copy as its owner: {secret}/.git/objects/pack "
-                       "is not readable by the submitting user"),
-], ids=["own-commit", "alternates"])
+@pytest.mark.parametrize(
+    "plant, said",
+    [
+        (own_change, "read calc.py tests"),
+        (
+            plant_alternates,
+            "refused: cannot read the commit from the working copy as its owner: {secret}/.git/objects/pack "
+            "is not readable by the submitting user",
+        ),
+    ],
+    ids=["own-commit", "alternates"],
+)
 def test_the_reader_needs_nothing_the_agent_can_read(scene: Scene, plant, said: str) -> None:  # type: ignore[no-untyped-def]
     """gatetui and its interpreter installed where the agent's uid cannot go
     (root's 0700 home): the commit is still read, and read as the agent."""
     sha = plant(scene)
     hand_to_agent(scene)
-    code = ("from pathlib import Path\nfrom gatetui.errors import BadInput\nfrom gatetui.supervise.mirror import fetch_commit\n"
-            "from dulwich.repo import Repo\n"
-            f"mirror = Path({str(scene.mirror('locked'))!r})\n"
-            "try:\n"
-            f"    fetch_commit(mirror, Path({str(scene.supervised)!r}), 'main', Path({str(scene.agent)!r}), "
-            f"{sha!r}, as_uid={AGENT_UID})\n"
-            "except BadInput as err:\n    print('refused:', err)\n"
-            "else:\n"
-            "    with Repo(str(mirror)) as repo:\n"
-            f"        tree = repo.object_store[repo.object_store[{sha.encode()!r}].tree]\n"
-            "        print('read', *sorted(name.decode() for name, _, _ in tree.iteritems()))\n")
+    code = (
+        "from pathlib import Path\nfrom gatetui.errors import BadInput\nfrom gatetui.supervise.mirror import fetch_commit\n"
+        "from dulwich.repo import Repo\n"
+        f"mirror = Path({str(scene.mirror('locked'))!r})\n"
+        "try:\n"
+        f"    fetch_commit(mirror, Path({str(scene.supervised)!r}), 'main', Path({str(scene.agent)!r}), "
+        f"{sha!r}, as_uid={AGENT_UID})\n"
+        "except BadInput as err:\n    print('refused:', err)\n"
+        "else:\n"
+        "    with Repo(str(mirror)) as repo:\n"
+        f"        tree = repo.object_store[repo.object_store[{sha.encode()!r}].tree]\n"
+        "        print('read', *sorted(name.decode() for name, _, _ in tree.iteritems()))\n"
+    )
     with locked_install() as lock:
         done = python_in_lock(lock, code, agent_uid=AGENT_UID)
     assert (done.returncode, done.stdout, done.stderr) == (0, said.format(secret=scene.secret) + "\n", "")
@@ -204,9 +222,16 @@ def test_the_reader_needs_nothing_the_agent_can_read(scene: Scene, plant, said: 
 @AS_ROOT
 def test_a_supervisor_that_is_not_root_refuses_another_users_copy() -> None:
     """Run as a plain user, it cannot take the submitter's rights: it says so."""
-    code = ("try:\n    _submit_fields({'branch': 'b', 'head': 'a' * 40, 'repo': '/var/tmp'}, 4242)\n"
-            "except Exception as err:\n    print(err)\n")
-    done = run_as(AGENT_UID, "from gatetui.supervise.serve import _submit_fields\n" + code, imports=["gatetui.supervise.serve"])
+    code = (
+        "try:\n    _submit_fields({'branch': 'b', 'head': 'a' * 40, 'repo': '/var/tmp'}, 4242)\n"
+        "except Exception as err:\n    print(err)\n"
+    )
+    done = run_as(
+        AGENT_UID, "from gatetui.supervise.serve import _submit_fields\n" + code, imports=["gatetui.supervise.serve"]
+    )
     assert (done.returncode, done.stdout, done.stderr) == (
-        0, "this supervisor cannot read another user's working copy with that user's rights: "
-           "run `gatetui serve` as root, or submit as the user who runs it\n", "")
+        0,
+        "this supervisor cannot read another user's working copy with that user's rights: "
+        "run `gatetui serve` as root, or submit as the user who runs it\n",
+        "",
+    )

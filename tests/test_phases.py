@@ -21,15 +21,17 @@ import pytest
 from gatetui.backends.isolation import probe_isolation
 from gatetui.gate.checks import CheckId, Status, Verdict
 from gatetui.gate.events import RunFinished
-from tests.gating import gate_locally
 from tests.conftest import MakeRepo, git
+from tests.gating import gate_locally
 from tests.test_local_backend import fork_mode_or_skip
 
 pytestmark = [
-    pytest.mark.skipif(not probe_isolation().full,
-                       reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); "
-                              "CI runs as root"),
-    pytest.mark.sandbox, pytest.mark.install,
+    pytest.mark.skipif(
+        not probe_isolation().full,
+        reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); CI runs as root",
+    ),
+    pytest.mark.sandbox,
+    pytest.mark.install,
 ]
 
 BASE = {
@@ -104,7 +106,8 @@ FORGE = SITE_PACKAGES + textwrap.dedent("""\
 
 # Left running by setup.py: waits for pytest's RECORD, then adds a .pth and
 # its module to it, with the right hashes.
-WAITER = textwrap.dedent("""\
+WAITER = (
+    textwrap.dedent("""\
     import base64, glob, hashlib, os, sys, time
     SP = sys.argv[1]
     records = []
@@ -120,7 +123,10 @@ WAITER = textwrap.dedent("""\
             open(os.path.join(SP, rel), "w").write(text)
             digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).decode().rstrip("=")
             record.write(rel + ",sha256=" + digest + "," + str(len(text)) + "\\n")
-    """).replace("FORCER", repr(FORCER)).replace("ADD_PLUGIN", repr(ADD_PLUGIN))
+    """)
+    .replace("FORCER", repr(FORCER))
+    .replace("ADD_PLUGIN", repr(ADD_PLUGIN))
+)
 EXTEND = SITE_PACKAGES + textwrap.dedent("""\
     import subprocess, sys
     if not os.environ.get("ZZ_STARTED"):
@@ -133,7 +139,8 @@ PAYLOADS = {
     # a sealed test that git says is unchanged, rewritten on disk
     "rewrites_a_sealed_test": (
         'import pathlib\np = pathlib.Path("tests/test_math.py")\n'
-        'p.write_text(p.read_text().replace("== 12", "== 13"))\n'),
+        'p.write_text(p.read_text().replace("== 12", "== 13"))\n'
+    ),
     # a conftest.py that is in no git tree
     "writes_a_conftest": f'import pathlib\npathlib.Path("tests/conftest.py").write_text({FORCER!r})\n',
     # bytecode of a correct mul, never checked against the source
@@ -146,14 +153,18 @@ PAYLOADS = {
                            dfile="mathlib/core.py", invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
         """),
     # a .pth file in the environment, loading a plugin in every run
-    "drops_a_pth_file": SITE_PACKAGES + (
+    "drops_a_pth_file": SITE_PACKAGES
+    + (
         f'open(os.path.join(SP, "zz_fast.py"), "w").write({FORCER!r})\n'
         f'open(os.path.join(SP, "zz_speedups.py"), "w").write({ADD_PLUGIN!r})\n'
-        'open(os.path.join(SP, "zz_speedups.pth"), "w").write("import zz_speedups\\n")\n'),
+        'open(os.path.join(SP, "zz_speedups.pth"), "w").write("import zz_speedups\\n")\n'
+    ),
     # sitecustomize in the environment, doing the same
-    "drops_a_sitecustomize": SITE_PACKAGES + (
+    "drops_a_sitecustomize": SITE_PACKAGES
+    + (
         f'open(os.path.join(SP, "zz_fast.py"), "w").write({FORCER!r})\n'
-        f'open(os.path.join(SP, "sitecustomize.py"), "w").write({ADD_PLUGIN!r})\n'),
+        f'open(os.path.join(SP, "sitecustomize.py"), "w").write({ADD_PLUGIN!r})\n'
+    ),
     "forges_a_distribution": FORGE,
     "extends_a_real_record": EXTEND,
 }
@@ -194,12 +205,13 @@ def setup_py(payload: str) -> str:
 # for every later Python process: runs 1-3, base's tests and the hidden tests
 # start side by side, and one retry of a slow start is all it would take.
 AT_IMPORT = SITE_PACKAGES.replace('glob.glob(".venv', 'glob.glob(os.path.dirname(__file__) + "/../.venv') + (
-    'try:\n'
+    "try:\n"
     f'    open(os.path.join(SP, "zz_fast.py"), "w").write({FORCER!r})\n'
     f'    open(os.path.join(SP, "zz_speedups.py"), "w").write({ADD_PLUGIN!r})\n'
     '    open(os.path.join(SP, "zz_speedups.pth"), "w").write("import zz_speedups\\n")\n'
-    'except OSError:\n'
-    '    pass\n')
+    "except OSError:\n"
+    "    pass\n"
+)
 
 
 def head_of(attack: str) -> dict[str, str | None]:
@@ -207,7 +219,10 @@ def head_of(attack: str) -> dict[str, str | None]:
         return {"mathlib/core.py": BROKEN, "pytest.py": SHADOW}
     if attack == "writes_the_environment_at_import":
         hidden = base64.b64encode(AT_IMPORT.encode()).decode()
-        return {"mathlib/core.py": BROKEN, "mathlib/__init__.py": f"import base64\nexec(base64.b64decode({hidden!r}))\n"}
+        return {
+            "mathlib/core.py": BROKEN,
+            "mathlib/__init__.py": f"import base64\nexec(base64.b64decode({hidden!r}))\n",
+        }
     return {"mathlib/core.py": BROKEN, "setup.py": setup_py(PAYLOADS[attack])}
 
 
@@ -224,14 +239,20 @@ def details(done: RunFinished) -> dict[CheckId, str]:
 
 
 MODES = ["overlay", "bind"]
-TREE_ATTACKS = ["rewrites_a_sealed_test", "writes_a_conftest", "plants_bytecode", "shadows_the_runner",
-                "writes_the_environment_at_import"]
+TREE_ATTACKS = [
+    "rewrites_a_sealed_test",
+    "writes_a_conftest",
+    "plants_bytecode",
+    "shadows_the_runner",
+    "writes_the_environment_at_import",
+]
 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("attack", TREE_ATTACKS)
 def test_what_the_install_leaves_in_the_tree_never_reaches_a_run(
-        make_repo: MakeRepo, tmp_path: Path, attack: str, mode: str) -> None:
+    make_repo: MakeRepo, tmp_path: Path, attack: str, mode: str
+) -> None:
     """Each run gets a fresh export of head: the broken mul fails in every
     run and in base's tests, as it would for anyone who checks head out."""
     repo = make_repo(BASE, head_of(attack))
@@ -245,12 +266,12 @@ def test_what_the_install_leaves_in_the_tree_never_reaches_a_run(
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(("attack", "planted"), [
-    ("drops_a_pth_file", "zz_fast.py"),
-    ("drops_a_sitecustomize", "sitecustomize.py"),
-])
+@pytest.mark.parametrize(
+    ("attack", "planted"), [("drops_a_pth_file", "zz_fast.py"), ("drops_a_sitecustomize", "sitecustomize.py")]
+)
 def test_files_no_distribution_installed_fail_the_install(
-        make_repo: MakeRepo, tmp_path: Path, attack: str, planted: str, mode: str) -> None:
+    make_repo: MakeRepo, tmp_path: Path, attack: str, planted: str, mode: str
+) -> None:
     """The environment is checked before any test runs: a file in
     site-packages that no installed distribution's RECORD lists is named."""
     repo = make_repo(BASE, head_of(attack))
@@ -266,11 +287,21 @@ def test_files_no_distribution_installed_fail_the_install(
 @pytest.mark.parametrize("mode", MODES)
 def test_an_honest_change_with_a_build_still_passes(make_repo: MakeRepo, tmp_path: Path, mode: str) -> None:
     """The same project, a real fix and a setup.py that only builds."""
-    head = {"mathlib/core.py": BASE["mathlib/core.py"] + "\n\ndef sub(a, b):\n    return a - b\n",
-            "tests/test_sub.py": "from mathlib.core import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n"}
+    head = {
+        "mathlib/core.py": BASE["mathlib/core.py"] + "\n\ndef sub(a, b):\n    return a - b\n",
+        "tests/test_sub.py": "from mathlib.core import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n",
+    }
     done = gate(make_repo(BASE, head), tmp_path / "work", fork_mode_or_skip(mode))
-    assert statuses(done) == {"install": "pass", "runs": "pass", "tests_kept": "pass", "no_new_skips": "pass",
-                              "old_tests": "pass", "hidden": "skipped", "covered": "pass", "bites": "pass"}
+    assert statuses(done) == {
+        "install": "pass",
+        "runs": "pass",
+        "tests_kept": "pass",
+        "no_new_skips": "pass",
+        "old_tests": "pass",
+        "hidden": "skipped",
+        "covered": "pass",
+        "bites": "pass",
+    }
 
 
 def test_bytecode_without_its_source_is_refused_before_anything_runs(make_repo: MakeRepo, tmp_path: Path) -> None:
@@ -289,14 +320,16 @@ def test_bytecode_without_its_source_is_refused_before_anything_runs(make_repo: 
     done = gate(repo, tmp_path / "work", fork_mode_or_skip("bind"))
     install = {r.id: r for r in done.results}[CheckId.INSTALL]
     assert (done.verdict, install.status) == (Verdict.FAIL, Status.FAIL)
-    assert install.detail == ("head adds code with no source to read (the gate judges only what it can read): "
-                              "mathlib/fast.pyc")
+    assert install.detail == (
+        "head adds code with no source to read (the gate judges only what it can read): mathlib/fast.pyc"
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("attack", ["forges_a_distribution", "extends_a_real_record"])
 def test_a_distribution_only_heads_build_vouches_for_is_not_believed(
-        make_repo: MakeRepo, tmp_path: Path, attack: str, mode: str) -> None:
+    make_repo: MakeRepo, tmp_path: Path, attack: str, mode: str
+) -> None:
     """RECORD files are the install's word: head's build code writes them
     too. Dependencies are installed in a step where no code of head's runs,
     so head's build can neither add a distribution nor extend a real one."""

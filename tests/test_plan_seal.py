@@ -21,9 +21,11 @@ from gatetui.gate.runner import run_gate
 from tests.conftest import MakeRepo
 from tests.gating import shared_layers
 
-PYPROJECT = ('[project]\nname = "calc"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n\n'
-             '[[tool.gatetui.seal.rules]]\nname = "pytest settings"\n'
-             'paths = ["pyproject.toml#tool.pytest.ini_options"]\non_change = "fail"\n')
+PYPROJECT = (
+    '[project]\nname = "calc"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n\n'
+    '[[tool.gatetui.seal.rules]]\nname = "pytest settings"\n'
+    'paths = ["pyproject.toml#tool.pytest.ini_options"]\non_change = "fail"\n'
+)
 PY_BASE = {"pyproject.toml": PYPROJECT, "calc/__init__.py": "", "tests/test_a.py": "def test_a():\n    pass\n"}
 
 
@@ -34,9 +36,14 @@ def passed_run() -> SuiteRun:
 
 def test_a_forbidden_change_fails_old_tests_even_when_base_tests_pass() -> None:
     result = judge_old_tests(passed_run(), ["tests/t.py"], [], ["tests/t.py (rule 'existing tests')"])
-    assert result == CheckResult(CheckId.OLD_TESTS, Status.FAIL, (
-        "changed although sealed with on_change = fail: tests/t.py (rule 'existing tests'); "
-        "sealed files changed at head: tests/t.py"))
+    assert result == CheckResult(
+        CheckId.OLD_TESTS,
+        Status.FAIL,
+        (
+            "changed although sealed with on_change = fail: tests/t.py (rule 'existing tests'); "
+            "sealed files changed at head: tests/t.py"
+        ),
+    )
     assert judge_old_tests(passed_run(), ["tests/t.py"], []).status is Status.PASS
 
 
@@ -65,8 +72,10 @@ def test_the_lab_override_replaces_base_rules(make_repo: MakeRepo) -> None:
     assert plan.old_tests_files["pyproject.toml"] == PYPROJECT.encode()
 
 
-ALLOW_DATA = ('[project]\nname = "calc"\n[[tool.gatetui.seal.rules]]\n'
-              'name = "data"\npaths = ["tests/data/**"]\non_change = "allow"\n')
+ALLOW_DATA = (
+    '[project]\nname = "calc"\n[[tool.gatetui.seal.rules]]\n'
+    'name = "data"\npaths = ["tests/data/**"]\non_change = "allow"\n'
+)
 
 
 def test_a_path_under_allow_and_review_rules_is_put_back(make_repo: MakeRepo) -> None:
@@ -85,8 +94,10 @@ def test_allow_rule_files_are_watched_not_put_back(make_repo: MakeRepo) -> None:
     assert (plan.forbidden, plan.digests.sealed_changed) == ([], ())
 
 
-NODE_LOCK = ('{"name": "n", "version": "0.0.0", "lockfileVersion": 3, "requires": true, '
-             '"packages": {"": {"name": "n", "version": "0.0.0"}}}\n')
+NODE_LOCK = (
+    '{"name": "n", "version": "0.0.0", "lockfileVersion": 3, "requires": true, '
+    '"packages": {"": {"name": "n", "version": "0.0.0"}}}\n'
+)
 NODE_TEST = "const test = require('node:test');\ntest('a', () => {});\n"
 
 
@@ -95,7 +106,8 @@ NODE_TEST = "const test = require('node:test');\ntest('a', () => {});\n"
 def test_a_fail_rule_fails_the_verdict_of_a_change_whose_tests_all_pass(make_repo: MakeRepo, tmp_path: Path) -> None:
     base = {
         "package.json": '{"name": "n", "version": "0.0.0", "scripts": {"test": "node --test"}}\n',
-        "package-lock.json": NODE_LOCK, "test/a.test.js": NODE_TEST,
+        "package-lock.json": NODE_LOCK,
+        "test/a.test.js": NODE_TEST,
         "gatetui.toml": '[seal]\npaths = ["test/**"]\non_change = "fail"\nallow_new = true\n',
     }
     repo = make_repo(base, {"test/a.test.js": NODE_TEST + "test('b', () => {});\n"})

@@ -27,26 +27,30 @@ from gatetui.backends.isolation import probe_isolation
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import CheckId, Verdict
 from gatetui.gate.events import RunFinished
+from gatetui.gate.install import offered
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from gatetui.gate.install import offered
 from gatetui.git.snapshot import Snapshot
 from gatetui.lab.samples import SAMPLES_DIR
 from gatetui.stacks.offered import Offered, OfferedPlugin
 from gatetui.stacks.python.env_check import read_records, read_text, site_dirs
+from gatetui.stacks.python.hooks import scan_hooks as python_scan
 from gatetui.stacks.python.plugin_entries import runner_plugins
 from gatetui.stacks.python.plugins_loaded import named_plugins
-from gatetui.stacks.python.hooks import scan_hooks as python_scan
 from tests.conftest import git, write_tree
 from tests.gating import shared_layers
 from tests.test_local_backend import fork_mode_or_skip
 from tests.test_phases import BASE, BROKEN, details, statuses
 
 # The gates below need the local backend's isolation, and install for real.
-GATED = [pytest.mark.skipif(not probe_isolation().full,
-                            reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); "
-                                   "CI runs as root"),
-         pytest.mark.sandbox, pytest.mark.install]
+GATED = [
+    pytest.mark.skipif(
+        not probe_isolation().full,
+        reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); CI runs as root",
+    ),
+    pytest.mark.sandbox,
+    pytest.mark.install,
+]
 
 
 class Link(str):
@@ -78,8 +82,9 @@ HIDDEN_PLUGIN = FLIP.replace("WHEN", '"test_math.py" not in item.nodeid')  # eve
 # The same project with its package under src/ (src is on sys.path through the editable install).
 SRC_BASE: Tree = {
     **{k.replace("mathlib/", "src/mathlib/"): v for k, v in BASE.items()},
-    "pyproject.toml": BASE["pyproject.toml"].replace('packages = ["mathlib"]\n', 'package-dir = {"" = "src"}\n'
-                                                                                 'packages = ["mathlib"]\n'),
+    "pyproject.toml": BASE["pyproject.toml"].replace(
+        'packages = ["mathlib"]\n', 'package-dir = {"" = "src"}\npackages = ["mathlib"]\n'
+    ),
 }
 # mul is wrong at base and untested; the agent's fix special-cases the one input its new test asks
 # for, and the hidden tests ask another.
@@ -90,10 +95,13 @@ HIDDEN_BASE: Tree = {
     "tests/test_math.py": "from mathlib.core import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
 }
 SPECIAL_CASE = {
-    "mathlib/core.py": ("def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    if (a, b) == (3, 4):\n"
-                        "        return 12\n    return a + b\n"),
+    "mathlib/core.py": (
+        "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    if (a, b) == (3, 4):\n"
+        "        return 12\n    return a + b\n"
+    ),
     "tests/test_math.py": HIDDEN_BASE["tests/test_math.py"] + "\n\ndef test_mul():\n    from mathlib.core import mul\n"
-                                                              "    assert mul(3, 4) == 12\n"}
+    "    assert mul(3, 4) == 12\n",
+}
 HIDDEN = {"math/test_mul_more.py": b"from mathlib.core import mul\n\n\ndef test_mul():\n    assert mul(2, 5) == 10\n"}
 
 
@@ -103,21 +111,51 @@ def metadata_at(folder: str) -> Tree:
 
 # name -> (base, head's changes, hidden tests): every head breaks mul and registers zz_fast.
 ATTACKS: dict[str, tuple[Tree, Tree, dict[str, bytes] | None]] = {
-    "dist_info_at_root": (BASE, {"mathlib/core.py": BROKEN, "zz_fast.py": PLUGIN,
-                                 **metadata_at("zz_fast-1.0.dist-info")}, None),
-    "egg_info_under_src": (SRC_BASE, {"src/mathlib/core.py": BROKEN, "zz_fast.py": PLUGIN,
-                                      **metadata_at("src/zz_fast.egg-info")}, None),
-    "letter_case": (BASE, {"mathlib/core.py": BROKEN, "zz_fast.py": PLUGIN,
-                           **metadata_at("Zz_Fast-1.0.DIST-INFO")}, None),
-    "letter_case_egg_info_under_src": (SRC_BASE, {"src/mathlib/core.py": BROKEN, "zz_fast.py": PLUGIN,
-                                                  **metadata_at("src/ZZ_FAST.Egg-Info")}, None),
-    "folder_through_a_link": (BASE, {"mathlib/core.py": BROKEN, "zz_fast.py": PLUGIN,
-                                     **metadata_at("docs/release"), "zz_fast-1.0.dist-info": Link("docs/release")},
-                              None),
-    "link_under_src": (SRC_BASE, {"src/mathlib/core.py": BROKEN, "zz_fast.py": PLUGIN,
-                                  **metadata_at("notes/meta"), "src/zz_fast.egg-info": Link("../notes/meta")}, None),
-    "flips_the_hidden_run": (HIDDEN_BASE, {**SPECIAL_CASE, "zz_fast.py": HIDDEN_PLUGIN,
-                                           **metadata_at("Zz_Fast-1.0.Dist-Info")}, HIDDEN),
+    "dist_info_at_root": (
+        BASE,
+        {"mathlib/core.py": BROKEN, "zz_fast.py": PLUGIN, **metadata_at("zz_fast-1.0.dist-info")},
+        None,
+    ),
+    "egg_info_under_src": (
+        SRC_BASE,
+        {"src/mathlib/core.py": BROKEN, "zz_fast.py": PLUGIN, **metadata_at("src/zz_fast.egg-info")},
+        None,
+    ),
+    "letter_case": (
+        BASE,
+        {"mathlib/core.py": BROKEN, "zz_fast.py": PLUGIN, **metadata_at("Zz_Fast-1.0.DIST-INFO")},
+        None,
+    ),
+    "letter_case_egg_info_under_src": (
+        SRC_BASE,
+        {"src/mathlib/core.py": BROKEN, "zz_fast.py": PLUGIN, **metadata_at("src/ZZ_FAST.Egg-Info")},
+        None,
+    ),
+    "folder_through_a_link": (
+        BASE,
+        {
+            "mathlib/core.py": BROKEN,
+            "zz_fast.py": PLUGIN,
+            **metadata_at("docs/release"),
+            "zz_fast-1.0.dist-info": Link("docs/release"),
+        },
+        None,
+    ),
+    "link_under_src": (
+        SRC_BASE,
+        {
+            "src/mathlib/core.py": BROKEN,
+            "zz_fast.py": PLUGIN,
+            **metadata_at("notes/meta"),
+            "src/zz_fast.egg-info": Link("../notes/meta"),
+        },
+        None,
+    ),
+    "flips_the_hidden_run": (
+        HIDDEN_BASE,
+        {**SPECIAL_CASE, "zz_fast.py": HIDDEN_PLUGIN, **metadata_at("Zz_Fast-1.0.Dist-Info")},
+        HIDDEN,
+    ),
 }
 
 
@@ -166,14 +204,20 @@ def test_a_plugin_registered_from_the_tree_does_not_pass(tmp_path: Path, attack:
 RULE_BASE = {"mathlib/core.py": "def mul(a, b):\n    return a * b\n"}
 
 
-@pytest.mark.parametrize(("added", "source"), [
-    ({"zz_fast-1.0.dist-info/entry_points.txt": ENTRY_POINTS}, "zz_fast-1.0.dist-info/entry_points.txt"),
-    ({"Zz_Fast-1.0.DIST-INFO/entry_points.txt": ENTRY_POINTS}, "Zz_Fast-1.0.DIST-INFO/entry_points.txt"),
-    ({"src/ZZ.Egg-Info/entry_points.txt": ENTRY_POINTS}, "src/ZZ.Egg-Info/entry_points.txt"),
-    ({"docs/release/entry_points.txt": ENTRY_POINTS, "zz_fast-1.0.dist-info": "docs/release"},
-     "zz_fast-1.0.dist-info"),
-    ({"notes/meta/entry_points.txt": ENTRY_POINTS, "src/zz.EGG-INFO": "../notes/meta"}, "src/zz.EGG-INFO"),
-], ids=["dist_info", "letter_case", "egg_info_letter_case", "link", "link_under_src"])
+@pytest.mark.parametrize(
+    ("added", "source"),
+    [
+        ({"zz_fast-1.0.dist-info/entry_points.txt": ENTRY_POINTS}, "zz_fast-1.0.dist-info/entry_points.txt"),
+        ({"Zz_Fast-1.0.DIST-INFO/entry_points.txt": ENTRY_POINTS}, "Zz_Fast-1.0.DIST-INFO/entry_points.txt"),
+        ({"src/ZZ.Egg-Info/entry_points.txt": ENTRY_POINTS}, "src/ZZ.Egg-Info/entry_points.txt"),
+        (
+            {"docs/release/entry_points.txt": ENTRY_POINTS, "zz_fast-1.0.dist-info": "docs/release"},
+            "zz_fast-1.0.dist-info",
+        ),
+        ({"notes/meta/entry_points.txt": ENTRY_POINTS, "src/zz.EGG-INFO": "../notes/meta"}, "src/zz.EGG-INFO"),
+    ],
+    ids=["dist_info", "letter_case", "egg_info_letter_case", "link", "link_under_src"],
+)
 def test_the_rule_names_a_plugin_in_package_metadata_however_spelled(added: dict[str, str], source: str) -> None:
     """A symlink reads as the path it holds (a Snapshot's blob): its
     folder's entry_points.txt is read from the tree."""
@@ -181,7 +225,8 @@ def test_the_rule_names_a_plugin_in_package_metadata_however_spelled(added: dict
     found = python_scan(Snapshot.of_files(RULE_BASE), head, lambda p: False)
     assert found.plugins == ("zz_fast",)
     assert (source, "head registers pytest plugin `zz_fast` (pytest11 entry point)") in [
-        (f.path, f.what) for f in found.findings]
+        (f.path, f.what) for f in found.findings
+    ]
     assert (source, "interpreter startup hook added or changed") in [(f.path, f.what) for f in found.findings]
 
 
@@ -236,11 +281,16 @@ def test_the_check_lists_the_plugins_importlib_metadata_gives_from_the_venv() ->
     """The environment check's reading of entry_points.txt, against
     importlib.metadata's over the same site-packages."""
     site = site_dirs(str(VENV))
-    expected = {(ep.name, dist.metadata["Name"]) for dist in importlib.metadata.distributions(path=site)
-                for ep in dist.entry_points if ep.group == "pytest11"}
+    expected = {
+        (ep.name, dist.metadata["Name"])
+        for dist in importlib.metadata.distributions(path=site)
+        for ep in dist.entry_points
+        if ep.group == "pytest11"
+    }
     found = verified_here()
     assert {(p.name, re.sub(r"[-_.]+", "-", p.dist).lower()) for p in found.plugins} == {
-        (name, re.sub(r"[-_.]+", "-", dist).lower()) for name, dist in expected}
+        (name, re.sub(r"[-_.]+", "-", dist).lower()) for name, dist in expected
+    }
     assert found.runner == pytest.__version__
     assert {p.name for p in found.plugins} >= {"xdist", "randomly", "asyncio", "hypothesispytest"}
 
@@ -258,8 +308,10 @@ def test_a_distribution_installed_from_a_folder_is_named_own(tmp_path: Path) -> 
         if own:
             (info / "direct_url.json").write_text(json.dumps({"url": "file:///w", "dir_info": {}}))
     plugins, runner = runner_plugins([([str(site)], read_records(str(tmp_path), [str(site)]))], read_text)
-    assert (plugins, runner) == ([{"name": "mine", "dist": "mine", "own": True},
-                                  {"name": "theirs", "dist": "theirs", "own": False}], "")
+    assert (plugins, runner) == (
+        [{"name": "mine", "dist": "mine", "own": True}, {"name": "theirs", "dist": "theirs", "own": False}],
+        "",
+    )
 
 
 def run_pytest(tree: Path, env: dict[str, str], *args: str) -> tuple[int, dict[str, str]]:
@@ -269,10 +321,14 @@ def run_pytest(tree: Path, env: dict[str, str], *args: str) -> tuple[int, dict[s
     listing.unlink(missing_ok=True)
     base = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
     path = os.pathsep.join(p for p in (str(tree), env.get("PYTHONPATH", "")) if p)
-    done = subprocess.run([str(VENV / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-                          cwd=tree, env={**base, **env, "PYTHONPATH": path, "PYTHONSAFEPATH": "1",
-                                         "LISTING": str(listing)},
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [str(VENV / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=tree,
+        env={**base, **env, "PYTHONPATH": path, "PYTHONSAFEPATH": "1", "LISTING": str(listing)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode in (0, 1), done.stdout + done.stderr
     return done.returncode, json.loads(listing.read_text()) if listing.exists() else {}
 
@@ -284,11 +340,18 @@ def loader_tree(tmp_path: Path, ini: str = "") -> tuple[Path, dict[str, str]]:
     folder in it with its loader, the environment that loads it. The tree's
     root is first on sys.path, as pytest's `pythonpath = .` puts it."""
     tree = tmp_path / "tree"
-    write_tree(tree, {"zz_fast.py": PLUGIN, "zz_namesake.py": "NAMESAKE = 1\n", "zz_probe.py": "PROBE = 1\n",
-                      "tests/test_it.py": LISTER, "pytest.ini": f"[pytest]\n{ini}\n",
-                      "Zz_Fast-1.0.DIST-INFO/METADATA": METADATA,
-                      "Zz_Fast-1.0.DIST-INFO/entry_points.txt": ENTRY_POINTS + "asyncio = zz_namesake\n"
-                                                                              "gate_probe = zz_probe\n"})
+    write_tree(
+        tree,
+        {
+            "zz_fast.py": PLUGIN,
+            "zz_namesake.py": "NAMESAKE = 1\n",
+            "zz_probe.py": "PROBE = 1\n",
+            "tests/test_it.py": LISTER,
+            "pytest.ini": f"[pytest]\n{ini}\n",
+            "Zz_Fast-1.0.DIST-INFO/METADATA": METADATA,
+            "Zz_Fast-1.0.DIST-INFO/entry_points.txt": ENTRY_POINTS + "asyncio = zz_namesake\ngate_probe = zz_probe\n",
+        },
+    )
     gate = tree / ".site-0123abcd"
     loads = named_plugins(verified_here(), frozenset(), "site_0123abcd", (".venv",))
     write_tree(gate, {**{k: v.decode() for k, v in loads.files.items()}, "gate_probe.py": "PROBE = 1\n"})
@@ -313,7 +376,8 @@ def test_the_loader_registers_exactly_the_verified_plugins(tmp_path: Path, ini: 
     blocked = {"randomly"} if ini else set()
     assert found.pop("gate_probe") == str(tree / ".site-0123abcd" / "gate_probe.py")
     assert {k: re.sub(r"[-_.]+", "-", v).lower() for k, v in found.items()} == {
-        k: v for k, v in verified.items() if k not in blocked}
+        k: v for k, v in verified.items() if k not in blocked
+    }
     assert found["asyncio"] == "pytest-asyncio"
 
 
@@ -325,15 +389,25 @@ def test_the_loader_works_in_xdist_workers(tmp_path: Path) -> None:
 
 
 def test_an_older_pytest_gets_the_variable_a_newer_one_the_option() -> None:
-    for runner, addopts, variable in (("8.4.0", "--disable-plugin-autoload -p m", None), ("8.3.5", "-p m", "1"),
-                                      ("", "-p m", "1"), ("9.0.1", "--disable-plugin-autoload -p m", None)):
+    for runner, addopts, variable in (
+        ("8.4.0", "--disable-plugin-autoload -p m", None),
+        ("8.3.5", "-p m", "1"),
+        ("", "-p m", "1"),
+        ("9.0.1", "--disable-plugin-autoload -p m", None),
+    ):
         env = named_plugins(Offered((), runner), frozenset(), "m", (".venv",)).env
         assert (env["PYTEST_ADDOPTS"], env.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")) == (addopts, variable)
 
 
 def test_head_s_own_plugins_load_only_where_base_declared_them() -> None:
-    offered_here = Offered((OfferedPlugin("mine", "proj", True), OfferedPlugin("added", "proj", True),
-                            OfferedPlugin("asyncio", "pytest_asyncio", False)), "8.4.2")
+    offered_here = Offered(
+        (
+            OfferedPlugin("mine", "proj", True),
+            OfferedPlugin("added", "proj", True),
+            OfferedPlugin("asyncio", "pytest_asyncio", False),
+        ),
+        "8.4.2",
+    )
     source = named_plugins(offered_here, frozenset({"mine"}), "m", (".venv",)).files["m.py"].decode()
     assert source.endswith("\nNAMES = ('mine', 'asyncio')\nENVIRONMENT = ('.venv',)\n")
 
@@ -346,12 +420,17 @@ def test_inside_every_run_the_runner_registered_the_verified_plugins_only(tmp_pa
     namesake of hypothesis's, every run still passes it (asserted from
     inside), and the rule names both."""
     sample = SAMPLES_DIR / "plugins_declared"
-    base: Tree = {p.relative_to(sample / "base").as_posix(): p.read_text()
-                  for p in (sample / "base").rglob("*") if p.is_file()}
-    head: Tree = {f"{spelling}/METADATA": METADATA, "zz_fast.py": "VALUE = 1\n",
-                  f"{spelling}/entry_points.txt": "[pytest11]\nzz_fast = zz_fast\nhypothesispytest = zz_fast\n"}
+    base: Tree = {
+        p.relative_to(sample / "base").as_posix(): p.read_text() for p in (sample / "base").rglob("*") if p.is_file()
+    }
+    head: Tree = {
+        f"{spelling}/METADATA": METADATA,
+        "zz_fast.py": "VALUE = 1\n",
+        f"{spelling}/entry_points.txt": "[pytest11]\nzz_fast = zz_fast\nhypothesispytest = zz_fast\n",
+    }
     done = gate(make_tree_repo(tmp_path, base, head), tmp_path / "work")
     assert (done.verdict, statuses(done)["runs"]) == (Verdict.FAIL, "pass")
     assert details(done)[CheckId.OLD_TESTS].startswith(
         f"head registers pytest plugin `hypothesispytest` (pytest11 entry point) ({spelling}/entry_points.txt); "
-        f"head registers pytest plugin `zz_fast` (pytest11 entry point) ({spelling}/entry_points.txt)")
+        f"head registers pytest plugin `zz_fast` (pytest11 entry point) ({spelling}/entry_points.txt)"
+    )

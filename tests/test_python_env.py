@@ -76,8 +76,11 @@ def test_a_file_no_record_lists_is_named(venv: Path) -> None:
     (venv / SITE / "zz.pth").write_text("import zz\n")
     (venv / SITE / "requests" / "extra.py").write_text("")
     (venv / "bin" / "pytest").write_text("#!/bin/sh\n")
-    assert sorted(problems(venv)) == [(UNACCOUNTED, ".venv/bin/pytest"), (UNACCOUNTED, "requests/extra.py"),
-                                      (UNACCOUNTED, "zz.pth")]
+    assert sorted(problems(venv)) == [
+        (UNACCOUNTED, ".venv/bin/pytest"),
+        (UNACCOUNTED, "requests/extra.py"),
+        (UNACCOUNTED, "zz.pth"),
+    ]
 
 
 def test_a_file_changed_after_its_install_is_named(venv: Path) -> None:
@@ -86,11 +89,14 @@ def test_a_file_changed_after_its_install_is_named(venv: Path) -> None:
     assert problems(venv) == [(CHANGED, "_pytest/runner.py")]
 
 
-@pytest.mark.parametrize(("files", "named"), [
-    ({"mathlib.pth": b"/tmp/w\nimport mathlib_boot\n"}, "mathlib.pth"),
-    ({"sitecustomize.py": b""}, "sitecustomize.py"),
-    ({"usercustomize.py": b""}, "usercustomize.py"),
-])
+@pytest.mark.parametrize(
+    ("files", "named"),
+    [
+        ({"mathlib.pth": b"/tmp/w\nimport mathlib_boot\n"}, "mathlib.pth"),
+        ({"sitecustomize.py": b""}, "sitecustomize.py"),
+        ({"usercustomize.py": b""}, "usercustomize.py"),
+    ],
+)
 def test_heads_own_project_brings_no_startup_hook(venv: Path, files: dict[str, bytes], named: str) -> None:
     install(venv, "mathlib", files, own=True)
     assert problems(venv) == [(HOOKS, named)]
@@ -123,9 +129,26 @@ def site_would_run(text: str) -> bool:
     return False
 
 
-@given(st.lists(st.sampled_from(["import os", "import\tos", "/a/path", "# import x", " import y", "",
-                                 "\r", "\n", "\r\n", "\x0c", "importx", "\u2028"])).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "import os",
+                "import\tos",
+                "/a/path",
+                "# import x",
+                " import y",
+                "",
+                "\r",
+                "\n",
+                "\r\n",
+                "\x0c",
+                "importx",
+                "\u2028",
+            ]
+        )
+    ).map("".join)
+)
 def test_every_pth_line_site_would_run_is_seen(text: str) -> None:
     if site_would_run(text):
         assert runs_code(text)
-

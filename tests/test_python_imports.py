@@ -19,8 +19,13 @@ SCRIPT = PYTHON_IMPORT_CHECK.env["GATE_IMPORT_CHECK"]
 
 
 def import_check(*modules: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-I", "-c", SCRIPT, *modules], capture_output=True, text=True,
-                          timeout=120, cwd=Path(__file__).parent)
+    return subprocess.run(
+        [sys.executable, "-I", "-c", SCRIPT, *modules],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parent,
+    )
 
 
 def test_runtime_dependencies_and_their_own_import() -> None:
@@ -32,6 +37,10 @@ def test_runtime_dependencies_and_their_own_import() -> None:
 def test_a_module_only_the_test_extras_bring_is_named(module: str, dist: str) -> None:
     done = import_check(module)
     last = done.stderr.strip().splitlines()[-1]
-    assert (done.returncode, last) == (1, (
-        f"ModuleNotFoundError: No module named '{module}' at run time: only {dist} provides it, and it is "
-        "installed for the tests alone (declare it in the project's runtime dependencies)"))
+    assert (done.returncode, last) == (
+        1,
+        (
+            f"ModuleNotFoundError: No module named '{module}' at run time: only {dist} provides it, and it is "
+            "installed for the tests alone (declare it in the project's runtime dependencies)"
+        ),
+    )

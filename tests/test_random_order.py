@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from gatetui.backends.base import CommandResult
-from gatetui.stacks.node.profile import REVERSE as NODE_REVERSE
-from gatetui.stacks.python.profile import REVERSE, SHUFFLE
 from gatetui.gate.judge import SuiteRun, judge_runs
 from gatetui.gate.junit import Outcome, Report, TestResult
 from gatetui.gate.plan import GateRequest, make_plan
+from gatetui.stacks.node.profile import REVERSE as NODE_REVERSE
+from gatetui.stacks.python.profile import REVERSE, SHUFFLE
 from tests.conftest import MakeRepo
 
 NAMES = [f"t{i}" for i in range(8)]
@@ -34,7 +34,8 @@ def pytest_order(tmp_path: Path, seed: str | None, reverse: bool = False) -> lis
             (project / "tests" / f"test_{module}.py").write_text(body)
         (project / "tests" / "conftest.py").write_text(
             "import os\nimport pytest\n\n\n@pytest.fixture\ndef record():\n"
-            "    return lambda name: open(os.environ['ORDER_FILE'], 'a').write(name + '\\n')\n")
+            "    return lambda name: open(os.environ['ORDER_FILE'], 'a').write(name + '\\n')\n"
+        )
         for rel, data in {**SHUFFLE.files, **REVERSE.plugin.files}.items():
             (project / FOLDER / rel).parent.mkdir(parents=True, exist_ok=True)
             (project / FOLDER / rel).write_bytes(data)
@@ -103,12 +104,14 @@ def test_runs_detail_names_the_seed_when_the_shuffled_run_differs() -> None:
     straight = [SuiteRun(f"run {i}", OK, report(a=P, b=P)) for i in (1, 2)]
     shuffled = SuiteRun("run 3", FAILED, report(a=P, b=F), seed=99)
     assert judge_runs([*straight, shuffled]).detail == (
-        "2 of 3 passed: order-dependent t.py::b (passes only after a); run 3 (random order, seed 99): t.py::b failed")
+        "2 of 3 passed: order-dependent t.py::b (passes only after a); run 3 (random order, seed 99): t.py::b failed"
+    )
     # the shuffled run passing where the others failed is worth its seed too
     broken = [SuiteRun(f"run {i}", FAILED, report(a=P, b=F)) for i in (1, 2)]
     passed = SuiteRun("run 3", OK, report(a=P, b=P), seed=99)
     assert judge_runs([*broken, passed]).detail == (
-        "1 of 3 passed: flaky t.py::b; run 1: t.py::b failed; run 3 ran in random order (seed 99)")
+        "1 of 3 passed: flaky t.py::b; run 1: t.py::b failed; run 3 ran in random order (seed 99)"
+    )
     assert judge_runs([*straight, SuiteRun("run 3", OK, report(a=P, b=P), seed=99)]).detail == "3 of 3 runs passed"
 
 
@@ -130,12 +133,14 @@ def test_a_test_failing_only_out_of_source_order_is_order_dependent() -> None:
     shuffled = SuiteRun("run 3", OK, report(a=P, b=P, c=P), seed=5)
     assert judge_runs([reversed_run, plain, shuffled]).detail == (
         "2 of 3 passed: order-dependent t.py::a, t.py::b (passes only after a); "
-        "run 1 (reverse order): t.py::a, t.py::b failed; run 3 ran in random order (seed 5)")
+        "run 1 (reverse order): t.py::a, t.py::b failed; run 3 ran in random order (seed 5)"
+    )
     # failing in a source-order run too: flaky, not order-dependent
     flaky = SuiteRun("run 2", FAILED, report(a=P, b=F, c=P))
     assert judge_runs([reversed_run, flaky, shuffled]).detail == (
         "1 of 3 passed: order-dependent t.py::a; flaky t.py::b; run 1 (reverse order): t.py::a, t.py::b failed; "
-        "run 3 ran in random order (seed 5)")
+        "run 3 ran in random order (seed 5)"
+    )
 
 
 NODE_TESTS = """import { test, describe, it } from "node:test";
@@ -164,10 +169,14 @@ def test_the_node_preload_registers_each_files_tests_last_to_first(tmp_path: Pat
 
     def order(reverse: bool) -> list[str]:
         out = tmp_path / f"order-{reverse}"
-        env = {"PATH": os.environ["PATH"], "ORDER_FILE": str(out),
-               **(NODE_REVERSE.plugin.env_for(str(tmp_path / FOLDER)) if reverse else {})}
-        done = subprocess.run(["node", "--test", "test/"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=120)
+        env = {
+            "PATH": os.environ["PATH"],
+            "ORDER_FILE": str(out),
+            **(NODE_REVERSE.plugin.env_for(str(tmp_path / FOLDER)) if reverse else {}),
+        }
+        done = subprocess.run(
+            ["node", "--test", "test/"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         return out.read_text().split()
 

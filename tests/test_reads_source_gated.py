@@ -24,16 +24,16 @@ from __future__ import annotations
 import asyncio
 import dis
 import hashlib
-from dataclasses import replace
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gatetui.backends.isolation import probe_isolation
-from gatetui.gate.checks import CheckId, Status, Verdict
 from gatetui.backends.local import LocalBackend
+from gatetui.gate.checks import CheckId, Status, Verdict
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
@@ -43,10 +43,12 @@ from tests.test_local_backend import fork_mode_or_skip
 from tests.test_phases import BASE, details, gate, statuses
 
 pytestmark = [
-    pytest.mark.skipif(not probe_isolation().full,
-                       reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); "
-                              "CI runs as root"),
-    pytest.mark.sandbox, pytest.mark.install,
+    pytest.mark.skipif(
+        not probe_isolation().full,
+        reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); CI runs as root",
+    ),
+    pytest.mark.sandbox,
+    pytest.mark.install,
 ]
 
 FUNCTION = textwrap.dedent('''\
@@ -76,28 +78,42 @@ def _instructions() -> list[tuple[str, object]]:
 
 # how each test pins the code: (imports, the assertion)
 PINS = {
-    "file_hash": ("import hashlib\nimport mathlib.core",
-                  f'assert hashlib.sha256(open(mathlib.core.__file__, "rb").read()).hexdigest() == "{SHA}"'),
+    "file_hash": (
+        "import hashlib\nimport mathlib.core",
+        f'assert hashlib.sha256(open(mathlib.core.__file__, "rb").read()).hexdigest() == "{SHA}"',
+    ),
     # its size, and no later than this test file (exported after it, in the tree's order)
-    "file_stat": ("import os\nimport mathlib.core",
-                  f"assert (os.stat(mathlib.core.__file__).st_size, os.stat(mathlib.core.__file__).st_mtime_ns "
-                  f"<= os.stat(__file__).st_mtime_ns) == ({len(CORE.encode())}, True)"),
+    "file_stat": (
+        "import os\nimport mathlib.core",
+        f"assert (os.stat(mathlib.core.__file__).st_size, os.stat(mathlib.core.__file__).st_mtime_ns "
+        f"<= os.stat(__file__).st_mtime_ns) == ({len(CORE.encode())}, True)",
+    ),
     "getsource": ("import inspect", f"assert inspect.getsource(is_leap) == {FUNCTION!r}"),
-    "linecache": ("import linecache\nimport mathlib.core",
-                  f'assert "".join(linecache.getlines(mathlib.core.__file__)) == {CORE!r}'),
-    "resources": ("import hashlib\nfrom importlib.resources import files",
-                  f'assert hashlib.sha256(files("mathlib").joinpath("core.py").read_bytes()).hexdigest() == "{SHA}"'),
-    "pathlib": ("import hashlib\nfrom pathlib import Path",
-                f'assert hashlib.sha256(Path("mathlib/core.py").read_bytes()).hexdigest() == "{SHA}"'),
+    "linecache": (
+        "import linecache\nimport mathlib.core",
+        f'assert "".join(linecache.getlines(mathlib.core.__file__)) == {CORE!r}',
+    ),
+    "resources": (
+        "import hashlib\nfrom importlib.resources import files",
+        f'assert hashlib.sha256(files("mathlib").joinpath("core.py").read_bytes()).hexdigest() == "{SHA}"',
+    ),
+    "pathlib": (
+        "import hashlib\nfrom pathlib import Path",
+        f'assert hashlib.sha256(Path("mathlib/core.py").read_bytes()).hexdigest() == "{SHA}"',
+    ),
     # not a pin: the file loaded a second time and compared, which a mutant only in the import system's
     # hands would fail (the loader itself compiles the mutant, so both copies are the mutant)
-    "second_copy": ("import importlib.util\nimport mathlib.core",
-                    'spec = importlib.util.spec_from_file_location("fresh_core", mathlib.core.__file__)\n'
-                    "fresh = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(fresh)\n"
-                    "assert [fresh.is_leap(y) for y in range(1800, 2101)] == [is_leap(y) for y in range(1800, 2101)]"),
+    "second_copy": (
+        "import importlib.util\nimport mathlib.core",
+        'spec = importlib.util.spec_from_file_location("fresh_core", mathlib.core.__file__)\n'
+        "fresh = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(fresh)\n"
+        "assert [fresh.is_leap(y) for y in range(1800, 2101)] == [is_leap(y) for y in range(1800, 2101)]",
+    ),
     "co_code": ("", f"assert (is_leap.__code__.co_code.hex(), is_leap.__code__.co_consts) == {_code()!r}"),
-    "dis": ("import dis",
-            f"assert [(i.opname, i.argval) for i in dis.get_instructions(is_leap)] == {_instructions()!r}"),
+    "dis": (
+        "import dis",
+        f"assert [(i.opname, i.argval) for i in dis.get_instructions(is_leap)] == {_instructions()!r}",
+    ),
 }
 # what a test can read of the file: the mutant is not there, so the pin holds and the survivors show
 READS_THE_FILE = {"file_hash", "file_stat", "getsource", "linecache", "resources", "pathlib", "second_copy"}
@@ -105,15 +121,19 @@ READS_THE_FILE = {"file_hash", "file_stat", "getsource", "linecache", "resources
 
 def head(pin: str) -> dict[str, str]:
     imports, assertion = PINS[pin]
-    test = (f"{imports}\n\nfrom mathlib.core import is_leap\n\n\n"
-            f"def test_leap_years():\n    assert is_leap(2024)\n    assert not is_leap(2023)\n"
-            + textwrap.indent(assertion, "    ") + "\n")
+    test = (
+        f"{imports}\n\nfrom mathlib.core import is_leap\n\n\n"
+        f"def test_leap_years():\n    assert is_leap(2024)\n    assert not is_leap(2023)\n"
+        + textwrap.indent(assertion, "    ")
+        + "\n"
+    )
     return {"mathlib/core.py": CORE, "tests/test_leap.py": test.lstrip("\n")}
 
 
 @pytest.mark.parametrize("pin", sorted(PINS))
-def test_a_test_that_pins_the_code_kills_no_mutant_it_does_not_check(make_repo: MakeRepo, tmp_path: Path,
-                                                                     pin: str) -> None:
+def test_a_test_that_pins_the_code_kills_no_mutant_it_does_not_check(
+    make_repo: MakeRepo, tmp_path: Path, pin: str
+) -> None:
     done = gate(make_repo(BASE, head(pin)), tmp_path / "work", fork_mode_or_skip("overlay"))
     found = statuses(done)
     assert (found["install"], found["runs"], found["covered"]) == ("pass", "pass", "pass")
@@ -129,18 +149,25 @@ def test_a_test_that_pins_the_code_kills_no_mutant_it_does_not_check(make_repo: 
         assert bites.status is Status.PASS, bites.detail
 
 
-SURVIVORS = ("6 of 8 mutants killed, 2 survived: mathlib/core.py:11: return year % 4 == 0 and year % 100 != 0  ->  "
-             "return year % 4 == 0 and year % 101 != 0; mathlib/core.py:11: return year % 4 == 0 and year % 100 != 0"
-             "  ->  return year % 4 == 0 and year % 100 != 1")
+SURVIVORS = (
+    "6 of 8 mutants killed, 2 survived: mathlib/core.py:11: return year % 4 == 0 and year % 100 != 0  ->  "
+    "return year % 4 == 0 and year % 101 != 0; mathlib/core.py:11: return year % 4 == 0 and year % 100 != 0"
+    "  ->  return year % 4 == 0 and year % 100 != 1"
+)
 
 
 def test_without_a_pin_the_same_tests_leave_survivors(make_repo: MakeRepo, tmp_path: Path) -> None:
     """What the pins hid: the tests check 2024 and 2023 only, and nothing
     pins the code, so two mutants live (100 made 101, != 0 made != 1)."""
-    test = "from mathlib.core import is_leap\n\n\ndef test_leap_years():\n    assert is_leap(2024)\n" \
-           "    assert not is_leap(2023)\n"
-    done = gate(make_repo(BASE, {"mathlib/core.py": CORE, "tests/test_leap.py": test}), tmp_path / "work",
-                fork_mode_or_skip("overlay"))
+    test = (
+        "from mathlib.core import is_leap\n\n\ndef test_leap_years():\n    assert is_leap(2024)\n"
+        "    assert not is_leap(2023)\n"
+    )
+    done = gate(
+        make_repo(BASE, {"mathlib/core.py": CORE, "tests/test_leap.py": test}),
+        tmp_path / "work",
+        fork_mode_or_skip("overlay"),
+    )
     assert (done.verdict, statuses(done)["old_tests"]) == (Verdict.REVIEW, "pass")
     assert details(done)[CheckId.BITES].splitlines()[0] == SURVIVORS
 

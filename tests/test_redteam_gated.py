@@ -28,10 +28,12 @@ from tests.test_local_backend import fork_mode_or_skip
 from tests.test_phases import BASE, BROKEN, FORCER, gate, statuses
 
 pytestmark = [
-    pytest.mark.skipif(not probe_isolation().full,
-                       reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); "
-                              "CI runs as root"),
-    pytest.mark.sandbox, pytest.mark.install,
+    pytest.mark.skipif(
+        not probe_isolation().full,
+        reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); CI runs as root",
+    ),
+    pytest.mark.sandbox,
+    pytest.mark.install,
 ]
 
 # pytest's reports patched when the package is imported under the runner, quietly elsewhere.
@@ -55,20 +57,36 @@ CHECKS_BASE = {
     **{k: v for k, v in BASE.items() if not k.startswith("tests/")},
     "pyproject.toml": BASE["pyproject.toml"].replace('testpaths = ["tests"]', 'testpaths = ["checks"]'),
     "checks/helpers.py": "from mathlib.core import mul\n\n\ndef check_mul(a, b, want):\n    assert mul(a, b) == want\n",
-    "checks/test_math.py": ("from helpers import check_mul\nfrom mathlib.core import add\n\n\n"
-                            "def test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    check_mul(3, 4, 12)\n"),
+    "checks/test_math.py": (
+        "from helpers import check_mul\nfrom mathlib.core import add\n\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    check_mul(3, 4, 12)\n"
+    ),
 }
 ATTACKS = {
-    "metadata_in_the_tree": (BASE, {
-        "mathlib/core.py": BROKEN, "zz_fast.py": FORCER,
-        "zz_fast-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: zz-fast\nVersion: 1.0\n",
-        "zz_fast-1.0.dist-info/entry_points.txt": "[pytest11]\nzz_fast = zz_fast\n"}),
-    "library_module_named_like_a_test": (BASE, {
-        "mathlib/core.py": BROKEN, "mathlib/test_speedups.py": PATCH,
-        "mathlib/__init__.py": "from . import test_speedups as _speedups  # noqa: F401\n"}),
-    "helper_loosened_beside_the_tests": (CHECKS_BASE, {
-        "mathlib/core.py": BROKEN,
-        "checks/helpers.py": "from mathlib.core import mul\n\n\ndef check_mul(a, b, want):\n    assert abs(mul(a, b) - want) <= 1\n"}),
+    "metadata_in_the_tree": (
+        BASE,
+        {
+            "mathlib/core.py": BROKEN,
+            "zz_fast.py": FORCER,
+            "zz_fast-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: zz-fast\nVersion: 1.0\n",
+            "zz_fast-1.0.dist-info/entry_points.txt": "[pytest11]\nzz_fast = zz_fast\n",
+        },
+    ),
+    "library_module_named_like_a_test": (
+        BASE,
+        {
+            "mathlib/core.py": BROKEN,
+            "mathlib/test_speedups.py": PATCH,
+            "mathlib/__init__.py": "from . import test_speedups as _speedups  # noqa: F401\n",
+        },
+    ),
+    "helper_loosened_beside_the_tests": (
+        CHECKS_BASE,
+        {
+            "mathlib/core.py": BROKEN,
+            "checks/helpers.py": "from mathlib.core import mul\n\n\ndef check_mul(a, b, want):\n    assert abs(mul(a, b) - want) <= 1\n",
+        },
+    ),
 }
 
 
@@ -87,13 +105,24 @@ def test_an_honest_change_that_looks_like_them_passes(make_repo: MakeRepo, tmp_p
         '\n\nimport os\nimport re\n\nNUMBER = re.compile(r"-?\\d+")\n\n\n'
         'def parse(text):\n    """Numbers in text; the base from MATHLIB_BASE."""\n'
         '    base = int(os.environ.get("MATHLIB_BASE", "10"))\n'
-        '    return [int(n, base) for n in NUMBER.findall(text)]\n')
-    head = {"mathlib/core.py": core,
-            "checks/helpers.py": CHECKS_BASE["checks/helpers.py"] + "\n\ndef check_parse(text, want):\n"
-                                 "    from mathlib.core import parse\n    assert parse(text) == want\n",
-            "checks/test_parse.py": "from helpers import check_parse\n\n\ndef test_parse():\n    check_parse('a 12 b -3', [12, -3])\n"
-                                    "\n\ndef test_parse_in_base_16(monkeypatch):\n"
-                                    "    monkeypatch.setenv('MATHLIB_BASE', '16')\n    check_parse('a 10', [16])\n"}
+        "    return [int(n, base) for n in NUMBER.findall(text)]\n"
+    )
+    head = {
+        "mathlib/core.py": core,
+        "checks/helpers.py": CHECKS_BASE["checks/helpers.py"] + "\n\ndef check_parse(text, want):\n"
+        "    from mathlib.core import parse\n    assert parse(text) == want\n",
+        "checks/test_parse.py": "from helpers import check_parse\n\n\ndef test_parse():\n    check_parse('a 12 b -3', [12, -3])\n"
+        "\n\ndef test_parse_in_base_16(monkeypatch):\n"
+        "    monkeypatch.setenv('MATHLIB_BASE', '16')\n    check_parse('a 10', [16])\n",
+    }
     done = gate(make_repo(CHECKS_BASE, head), tmp_path / "work", fork_mode_or_skip("overlay"))
-    assert statuses(done) == {"install": "pass", "runs": "pass", "tests_kept": "pass", "no_new_skips": "pass",
-                              "old_tests": "pass", "hidden": "skipped", "covered": "pass", "bites": "pass"}
+    assert statuses(done) == {
+        "install": "pass",
+        "runs": "pass",
+        "tests_kept": "pass",
+        "no_new_skips": "pass",
+        "old_tests": "pass",
+        "hidden": "skipped",
+        "covered": "pass",
+        "bites": "pass",
+    }

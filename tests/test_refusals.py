@@ -6,26 +6,30 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.refusals import odd_name, refusal
-from gatetui.inert import inert_line
-from tests.hostile_text import unsafe_in
 from gatetui.git.snapshot import Snapshot
+from gatetui.inert import inert_line
 from tests.conftest import MakeRepo
+from tests.hostile_text import unsafe_in
 from tests.test_phases import BASE, BROKEN, gate, statuses
 
 PYC = r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$"
 
 
-@pytest.mark.parametrize(("name", "shown"), [
-    ("tests/test_fix\n.py", "tests/test_fix\\n.py"),  # the gate writes a newline as \\n: its detail stays one line
-    (os.fsdecode(b"tests/test_\xff.py"), "tests/test_\\udcff.py"),  # fsdecode's surrogate for the byte
-    ("tests/\u202eyp.tset_py", "tests/\\u202eyp.tset_py"),  # a right-to-left override
-    ("tests/test_a\u2028.py", "tests/test_a\\u2028.py"),  # a line separator
-    ("tests/te\u200bst_a.py", "tests/te\\u200bst_a.py"),  # a zero-width space
-])
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("tests/test_fix\n.py", "tests/test_fix\\n.py"),  # the gate writes a newline as \\n: its detail stays one line
+        (os.fsdecode(b"tests/test_\xff.py"), "tests/test_\\udcff.py"),  # fsdecode's surrogate for the byte
+        ("tests/\u202eyp.tset_py", "tests/\\u202eyp.tset_py"),  # a right-to-left override
+        ("tests/test_a\u2028.py", "tests/test_a\\u2028.py"),  # a line separator
+        ("tests/te\u200bst_a.py", "tests/te\\u200bst_a.py"),  # a zero-width space
+    ],
+)
 def test_a_name_added_with_an_odd_character_is_refused_shown_escaped(name: str, shown: str) -> None:
     """The detail names it as it is, on one line; shown, it is escaped once."""
     said = refusal(Snapshot.of_files({"a.py": ""}), Snapshot.of_files({"a.py": "", name: "x = 1\n"}), PYC)
@@ -44,7 +48,8 @@ def test_ordinary_names_in_any_script_pass_and_base_names_are_base_business() ->
 def test_sourceless_bytecode_is_refused_after_the_names() -> None:
     head = Snapshot.of_files({"pkg/fast.pyc": "", "pkg/__pycache__/a.cpython-311.pyc": ""})
     assert refusal(Snapshot.of_files({}), head, PYC) == (
-        "head adds code with no source to read (the gate judges only what it can read): pkg/fast.pyc")
+        "head adds code with no source to read (the gate judges only what it can read): pkg/fast.pyc"
+    )
 
 
 @given(st.text(st.characters(codec=None, exclude_categories=()), min_size=1, max_size=60))
@@ -67,6 +72,8 @@ def test_a_test_file_named_with_a_newline_fails_before_anything_runs(make_repo: 
     done = gate(repo, tmp_path / "work", LocalBackend(work_root=tmp_path / "w").fork_mode)
     install = next(r for r in done.results if r.id.value == "install")
     assert (done.verdict.value, statuses(done)["runs"], install.detail) == (
-        "fail", "skipped",
+        "fail",
+        "skipped",
         "head adds a file whose name the gate cannot judge (not UTF-8, or a control or format character in "
-        "it): tests/test_fix\\n.py; rename it")
+        "it): tests/test_fix\\n.py; rename it",
+    )

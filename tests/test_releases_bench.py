@@ -37,12 +37,16 @@ def test_strip_top_keeps_a_flat_archive_whole() -> None:
 
 
 def test_unpack_strips_the_top_folder_and_keeps_exec_bits(tmp_path: Path) -> None:
-    archive = _tarball(tmp_path / "pkg-1.0.tar.gz", {"pkg-1.0/pkg/__init__.py": b"x = 1\n",
-                                                      "pkg-1.0/run.sh": b"#!/bin/sh\n"},
-                       exec_names=frozenset({"pkg-1.0/run.sh"}))
+    archive = _tarball(
+        tmp_path / "pkg-1.0.tar.gz",
+        {"pkg-1.0/pkg/__init__.py": b"x = 1\n", "pkg-1.0/run.sh": b"#!/bin/sh\n"},
+        exec_names=frozenset({"pkg-1.0/run.sh"}),
+    )
     files = releases.unpack(archive)
-    assert files == {"pkg/__init__.py": (b"x = 1\n", releases.MODE_FILE),
-                     "run.sh": (b"#!/bin/sh\n", releases.MODE_EXEC)}
+    assert files == {
+        "pkg/__init__.py": (b"x = 1\n", releases.MODE_FILE),
+        "run.sh": (b"#!/bin/sh\n", releases.MODE_EXEC),
+    }
 
 
 def test_unpack_drops_a_path_that_climbs_out(tmp_path: Path) -> None:
@@ -56,7 +60,7 @@ def test_make_repo_puts_release_n_on_main_and_n_plus_1_on_the_agent_branch(tmp_p
     head = {"pkg/__init__.py": (b"v = 1\n", releases.MODE_FILE), "tests/test_a.py": (b"", releases.MODE_FILE)}
     releases.make_repo(tmp_path / "repo", pair, base, head)
     with Repo(str(tmp_path / "repo")) as repo:
-        main, agent = repo[repo.refs[Ref(b"refs/heads/main")]], repo[repo.refs[Ref(b"refs/heads/agent/release")]]
+        main, agent = (repo[repo.refs[Ref(b"refs/heads/main")]], repo[repo.refs[Ref(b"refs/heads/agent/release")]])
         assert isinstance(agent, Commit) and agent.parents == [main.id]
         tree = repo[agent.tree]
         assert isinstance(tree, Tree)
@@ -67,13 +71,16 @@ def test_make_repo_puts_release_n_on_main_and_n_plus_1_on_the_agent_branch(tmp_p
         assert repo.refs.as_dict(Ref(b"refs/tags/")) == {b"v1.0": main.id}  # base's release is tagged
 
 
-@pytest.mark.parametrize(("reading", "kind"), [
-    ("true: the release removed test_x", "true"),
-    ("false (hatch-vcs version file): ...", "false"),
-    ("out of reach (needs a network): ...", "out of reach"),
-    (None, "unread"),
-    ("maybe", "unread"),
-])
+@pytest.mark.parametrize(
+    ("reading", "kind"),
+    [
+        ("true: the release removed test_x", "true"),
+        ("false (hatch-vcs version file): ...", "false"),
+        ("out of reach (needs a network): ...", "out of reach"),
+        (None, "unread"),
+        ("maybe", "unread"),
+    ],
+)
 def test_reading_kind(reading: str | None, kind: str) -> None:
     assert releases.reading_kind(reading) == kind
 
@@ -85,12 +92,20 @@ def test_one_line_escapes_pipes_and_cuts() -> None:
 
 def test_render_counts_each_non_pass_check_by_its_reading() -> None:
     pair = Pair("python", "pkg", "1.0", "1.1")
-    results = {pair.key: {"verdict": "review", "exit": 1, "seconds": 3.0, "commit": "abc", "checks": [
-        {"id": "install", "status": "pass", "detail": "ok"},
-        {"id": "hidden", "status": "skipped", "detail": "not configured"},
-        {"id": "covered", "status": "review", "detail": "pkg/a.py: 3"},
-        {"id": "bites", "status": "review", "detail": "1 survivor"},
-    ]}}
+    results = {
+        pair.key: {
+            "verdict": "review",
+            "exit": 1,
+            "seconds": 3.0,
+            "commit": "abc",
+            "checks": [
+                {"id": "install", "status": "pass", "detail": "ok"},
+                {"id": "hidden", "status": "skipped", "detail": "not configured"},
+                {"id": "covered", "status": "review", "detail": "pkg/a.py: 3"},
+                {"id": "bites", "status": "review", "detail": "1 survivor"},
+            ],
+        }
+    }
     text = releases.render([pair], results, {(pair.key, "covered"): "true: line 3 has no test"}, "abc")
     assert "| covered | review | pkg/a.py: 3 | true: line 3 has no test |" in text
     assert "| bites | review | 1 survivor | unread |" in text

@@ -24,8 +24,8 @@ from dulwich.objects import Blob, Tree
 from dulwich.objects import Commit as DCommit
 from dulwich.repo import Repo
 
-from gatetui.git.changes import FileChange
 from gatetui.errors import BadInput, ExitCode
+from gatetui.git.changes import FileChange
 from gatetui.git.repo import Commit, GitRepo, RepoError, digest_files
 
 pytestmark = pytest.mark.xdist_group("test_repo")  # one xdist worker builds its module-scoped big repo
@@ -35,9 +35,7 @@ pytestmark = pytest.mark.xdist_group("test_repo")  # one xdist worker builds its
 
 
 def _git_env(home: Path) -> dict[str, str]:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith("GIT_")
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(
         HOME=str(home),
         GIT_CONFIG_NOSYSTEM="1",
@@ -57,13 +55,7 @@ def git(repo: Path, *args: str, stdin: bytes | None = None, date: int | None = N
     env = _git_env(repo.parent)
     if date is not None:
         env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = f"{date} +0000"
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args],
-        input=stdin,
-        capture_output=True,
-        env=env,
-        check=True,
-    )
+    proc = subprocess.run(["git", "-C", str(repo), *args], input=stdin, capture_output=True, env=env, check=True)
     return proc.stdout.decode("utf-8", "surrogateescape")
 
 
@@ -137,9 +129,7 @@ def sample(sample_dir: tuple[Path, dict[str, str]]) -> Iterator[tuple[GitRepo, d
 
 
 @pytest.fixture
-def sample_copy(
-    sample_dir: tuple[Path, dict[str, str]], tmp_path: Path
-) -> tuple[Path, dict[str, str]]:
+def sample_copy(sample_dir: tuple[Path, dict[str, str]], tmp_path: Path) -> tuple[Path, dict[str, str]]:
     root, shas = sample_dir
     dest = tmp_path / "copy"
     shutil.copytree(root, dest, symlinks=True)
@@ -201,8 +191,7 @@ def test_open_accepts_top_level_and_bare(sample_dir: tuple[Path, dict[str, str]]
         assert repo.resolve("main") == shas["c3"]
     bare = tmp_path / "bare.git"
     subprocess.run(
-        ["git", "clone", "-q", "--bare", str(root), str(bare)],
-        check=True, env=_git_env(tmp_path), capture_output=True,
+        ["git", "clone", "-q", "--bare", str(root), str(bare)], check=True, env=_git_env(tmp_path), capture_output=True
     )
     with GitRepo.open(bare) as repo:
         assert repo.path == bare.resolve()
@@ -216,8 +205,7 @@ def test_open_errors(sample_dir: tuple[Path, dict[str, str]], tmp_path: Path) ->
     with pytest.raises(RepoError) as err:
         GitRepo.open(plain)
     assert str(err.value) == (
-        f"not a git repository: {plain.resolve()} (run `git init` or pass the "
-        "repository's top-level folder)"
+        f"not a git repository: {plain.resolve()} (run `git init` or pass the repository's top-level folder)"
     )
     with pytest.raises(RepoError) as err:
         GitRepo.open(root / "src")
@@ -278,8 +266,21 @@ def test_resolve_every_ref_kind(sample: tuple[GitRepo, dict[str, str]]) -> None:
 
 def test_resolve_unknown_and_non_commit(sample: tuple[GitRepo, dict[str, str]]) -> None:
     repo, s = sample
-    for bad in ["nope", "agent/nope", "refs/heads/nope", "../config", "..", "HEAD~9",
-                "main^3", "main~x", "~1", "main^{tree}", " main", "", "0000000000000000000000000000000000000000"]:
+    for bad in [
+        "nope",
+        "agent/nope",
+        "refs/heads/nope",
+        "../config",
+        "..",
+        "HEAD~9",
+        "main^3",
+        "main~x",
+        "~1",
+        "main^{tree}",
+        " main",
+        "",
+        "0000000000000000000000000000000000000000",
+    ]:
         with pytest.raises(RepoError) as err:
             repo.resolve(bad)
         assert str(err.value).startswith(f"unknown ref {bad!r} in {repo.path}: "), bad
@@ -294,9 +295,7 @@ def test_resolve_unknown_and_non_commit(sample: tuple[GitRepo, dict[str, str]]) 
     assert str(err.value).endswith("(did you mean agent/fix? branches: agent/fix, agent/other, main)")
     with pytest.raises(RepoError) as err:
         repo.resolve("HEAD~9")
-    assert str(err.value) == (
-        f"unknown ref 'HEAD~9' in {repo.path}: commit {s['c1'][:7]} has 0 parent(s), not 1"
-    )
+    assert str(err.value) == (f"unknown ref 'HEAD~9' in {repo.path}: commit {s['c1'][:7]} has 0 parent(s), not 1")
     tree = git(repo.path, "rev-parse", "HEAD^{tree}").strip()
     with pytest.raises(RepoError) as err:
         repo.resolve(tree)
@@ -366,8 +365,7 @@ def test_resolve_short_sha_ambiguity(tmp_path: Path) -> None:
         with pytest.raises(RepoError) as err:
             repo.resolve(prefix)
         assert str(err.value) == (
-            f"ambiguous short sha {prefix!r} in {repo.path}: 2 commits start with it; "
-            "give more characters"
+            f"ambiguous short sha {prefix!r} in {repo.path}: 2 commits start with it; give more characters"
         )
         common = len(os.path.commonprefix([a.id, b.id]))
         assert repo.resolve(a.id[: common + 1].decode()) == a.id.decode()
@@ -376,8 +374,11 @@ def test_resolve_short_sha_ambiguity(tmp_path: Path) -> None:
             repo.resolve(prefix[:3])
         assert "at least 4 characters" in str(err.value)
     # git agrees that the prefix is ambiguous
-    proc = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "-q", prefix + "^{commit}"],
-                          capture_output=True, env=_git_env(tmp_path))
+    proc = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--verify", "-q", prefix + "^{commit}"],
+        capture_output=True,
+        env=_git_env(tmp_path),
+    )
     assert proc.returncode != 0
 
 
@@ -429,8 +430,11 @@ def test_commit_facts(sample: tuple[GitRepo, dict[str, str]]) -> None:
     repo, s = sample
     c = repo.commit("agent/fix")
     assert c == Commit(
-        sha=s["c2"], short=s["c2"][:7], summary="agent: fix things",
-        author="Ada Agent <ada@example.com>", time=1700000100,
+        sha=s["c2"],
+        short=s["c2"][:7],
+        summary="agent: fix things",
+        author="Ada Agent <ada@example.com>",
+        time=1700000100,
     )
     first = repo.commit(s["c1"])
     assert first.summary == "first commit"
@@ -477,9 +481,15 @@ def test_changes_read_only_the_contents_asked_for(sample: tuple[GitRepo, dict[st
         return any(p.endswith(".py") for p in paths)
 
     got = {c.path: (c.old_data is not None, c.new_data is not None) for c in repo.changes(s["c1"], "agent/fix", wanted)}
-    assert got == {"data.bin": (False, False), "docs/guide.md": (False, False), "link": (False, False),
-                   "new.txt": (False, False), "pkg/new_name.py": (True, True), "src/app.py": (True, True),
-                   "src/util.py": (True, True)}
+    assert got == {
+        "data.bin": (False, False),
+        "docs/guide.md": (False, False),
+        "link": (False, False),
+        "new.txt": (False, False),
+        "pkg/new_name.py": (True, True),
+        "src/app.py": (True, True),
+        "src/util.py": (True, True),
+    }
     assert ["old_name.py", "pkg/new_name.py"] in asked
 
 
@@ -550,8 +560,19 @@ def test_rename_threshold_and_type_change(tmp_path: Path) -> None:
 
 
 def _headers(diff: str) -> list[str]:
-    keep = ("diff --git", "rename from", "rename to", "new file mode", "deleted file mode",
-            "old mode", "new mode", "index ", "--- ", "+++ ", "Binary files")
+    keep = (
+        "diff --git",
+        "rename from",
+        "rename to",
+        "new file mode",
+        "deleted file mode",
+        "old mode",
+        "new mode",
+        "index ",
+        "--- ",
+        "+++ ",
+        "Binary files",
+    )
     return [line for line in diff.splitlines() if line.startswith(keep)]
 
 
@@ -625,7 +646,10 @@ def test_list_files_read_tree_sha(sample: tuple[GitRepo, dict[str, str]]) -> Non
     assert repo.list_files("agent/fix", ["src/"]) == ["src/app.py", "src/util.py"]
     assert repo.list_files("agent/fix", ["./src/app.py"]) == ["src/app.py"]
     assert repo.list_files("agent/fix", ["src", "README.md", "src/app.py"]) == [
-        "README.md", "src/app.py", "src/util.py"]
+        "README.md",
+        "src/app.py",
+        "src/util.py",
+    ]
     assert repo.list_files("agent/fix", ["nope", "src/app"]) == []
     assert repo.list_files("agent/fix", ["README.md/x"]) == []
     assert repo.list_files("agent/fix", [""]) == sorted(every)
@@ -796,9 +820,7 @@ def _exercise(repo: GitRepo, s: dict[str, str], out: Path) -> None:
 
 
 @pytest.mark.parametrize("layout", ["loose", "packed"])
-def test_repository_is_never_modified(
-    sample_copy: tuple[Path, dict[str, str]], tmp_path: Path, layout: str
-) -> None:
+def test_repository_is_never_modified(sample_copy: tuple[Path, dict[str, str]], tmp_path: Path, layout: str) -> None:
     root, s = sample_copy
     if layout == "packed":
         git(root, "gc", "-q")
@@ -871,7 +893,10 @@ def test_large_repository_diff_is_fast(tmp_path: Path) -> None:
         elapsed = min(timings)
         deep = repo.merge_base("main~499", "agent/big")
     assert [(c.kind, c.path) for c in got] == [
-        ("rename", "d07/renamed.py"), ("modify", "d11/f0011.py"), ("add", "d12/new.py")]
+        ("rename", "d07/renamed.py"),
+        ("modify", "d11/f0011.py"),
+        ("add", "d12/new.py"),
+    ]
     assert "rename from d07/f0007.py" in text
     assert base == git(root, "rev-parse", "main").strip()
     assert deep == git(root, "rev-parse", "main~499").strip()
@@ -887,22 +912,30 @@ def test_file_ids_name_each_file_by_its_blob(tmp_path: Path) -> None:
     (repo_dir / "d").mkdir()
     (repo_dir / "d" / "b.txt").write_text("beta\n")
     subprocess.run(["git", "add", "-A"], cwd=repo_dir, check=True)
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "c"],
-                   cwd=repo_dir, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "c"], cwd=repo_dir, check=True
+    )
     repo = GitRepo.open(repo_dir)
     head = repo.resolve("main")
     ids = repo.file_ids(head)
     assert sorted(ids) == repo.list_files(head) == ["a.txt", "d/b.txt"]
-    assert ids["a.txt"] == subprocess.run(["git", "rev-parse", "main:a.txt"], cwd=repo_dir,
-                                          capture_output=True, text=True, check=True).stdout.strip()
+    assert (
+        ids["a.txt"]
+        == subprocess.run(
+            ["git", "rev-parse", "main:a.txt"], cwd=repo_dir, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
     assert [repo.read_blob(ids[p]) for p in sorted(ids)] == [b"alpha\n", b"beta\n"]
 
 
 def test_nearest_tag_walks_back_to_the_closest_tagged_ancestor(tmp_path: Path) -> None:
     repo_dir = tmp_path / "tags"
     repo_dir.mkdir()
-    run = lambda *a: subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@x.invalid", *a],  # noqa: E731
-                                    cwd=repo_dir, check=True, capture_output=True)
+
+    def run(*a: str) -> None:
+        git = ["git", "-c", "user.name=t", "-c", "user.email=t@x.invalid", *a]
+        subprocess.run(git, cwd=repo_dir, check=True, capture_output=True)
+
     run("init", "-q", "-b", "main")
     run("commit", "-q", "--allow-empty", "-m", "one")
     run("tag", "-a", "v1.4.0", "-m", "old")
@@ -921,12 +954,16 @@ def test_a_missing_object_is_one_repo_error_not_a_key_error(make_repo, tmp_path:
     with GitRepo.open(repo) as git:
         blob = git.file_ids("main")["dir/b.txt"]
         tree = git.tree_sha("main", "dir")
-    expected = (f"is missing from {repo} (a shallow or damaged clone: run `git fetch --unshallow`, "
-                "or check it with `git fsck`)")
+    expected = (
+        f"is missing from {repo} (a shallow or damaged clone: run `git fetch --unshallow`, or check it with `git fsck`)"
+    )
     (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     with GitRepo.open(repo) as git:
-        for call in (lambda: git.read("main", "dir/b.txt"), lambda: git.read_blob(blob),
-                     lambda: git.export("main", tmp_path / "out")):
+        for call in (
+            lambda: git.read("main", "dir/b.txt"),
+            lambda: git.read_blob(blob),
+            lambda: git.export("main", tmp_path / "out"),
+        ):
             with pytest.raises(RepoError) as caught:
                 call()
             assert str(caught.value) == f"object {blob} {expected}"
@@ -937,7 +974,8 @@ def test_a_missing_object_is_one_repo_error_not_a_key_error(make_repo, tmp_path:
 
 
 def test_big_files_are_paired_when_moved_unchanged_and_not_compared_when_edited(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Rename detection reads no blob over the size limit (one 200 MB file
     took 14 s and 600 MB): moved unchanged it is still a rename (ids
     match); moved and edited it is a delete and an add."""
@@ -963,5 +1001,9 @@ def test_big_files_are_paired_when_moved_unchanged_and_not_compared_when_edited(
     git(root, "commit", "-qam", "move")
     with GitRepo.open(root) as repo:
         got = sorted((c.kind, c.old_path or "", c.new_path or "") for c in repo.changes("HEAD~1", "HEAD"))
-    assert got == [("add", "", "edited2.txt"), ("delete", "edited.txt", ""),
-                   ("rename", "same.txt", "same2.txt"), ("rename", "small.txt", "small2.txt")]
+    assert got == [
+        ("add", "", "edited2.txt"),
+        ("delete", "edited.txt", ""),
+        ("rename", "same.txt", "same2.txt"),
+        ("rename", "small.txt", "small2.txt"),
+    ]

@@ -46,8 +46,7 @@ def _streamed(repo: Path, sha: bytes) -> tuple[int, bytes]:
         return blob_size(store, sha, refuse), b"".join(blob_chunks(store, sha, refuse))
 
 
-edits = st.lists(st.tuples(st.integers(0, 4000), st.integers(0, 200), st.binary(max_size=300)), min_size=1,
-                 max_size=6)
+edits = st.lists(st.tuples(st.integers(0, 4000), st.integers(0, 200), st.binary(max_size=300)), min_size=1, max_size=6)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -56,7 +55,7 @@ def test_a_streamed_blob_is_dulwichs_blob(tmp_path_factory, start: bytes, change
     versions, data = [start], start
     for at, cut, insert in changes:
         at = min(at, len(data))
-        data = data[:at] + insert + data[at + cut:]
+        data = data[:at] + insert + data[at + cut :]
         versions.append(data)
     repo = _versions_repo(tmp_path_factory.mktemp("stream"), versions, pack)
     for sha, whole in _every_blob(repo):
@@ -69,9 +68,12 @@ def test_a_deltified_big_file_is_rebuilt_from_its_base(tmp_path: Path) -> None:
     second = first[:3_000_000] + b"an edit" + first[3_000_000:]
     third = b"head" + second[:-10]
     repo = _versions_repo(tmp_path, [first, second, third], pack=True)
-    counts = subprocess.run(["git", "-C", str(repo), "verify-pack", "-v",
-                             *map(str, (repo / ".git/objects/pack").glob("*.idx"))],
-                            capture_output=True, text=True, check=True).stdout
+    counts = subprocess.run(
+        ["git", "-C", str(repo), "verify-pack", "-v", *map(str, (repo / ".git/objects/pack").glob("*.idx"))],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert " 1 " in counts or "chain length = 1" in counts  # at least one blob is a delta
     wanted = {len(v): v for v in (first, second, third)}
     for sha, whole in _every_blob(repo):
@@ -81,7 +83,7 @@ def test_a_deltified_big_file_is_rebuilt_from_its_base(tmp_path: Path) -> None:
 
 def test_a_damaged_loose_object_is_an_error_not_short_bytes(tmp_path: Path) -> None:
     repo = _versions_repo(tmp_path, [b"x" * 100_000], pack=False)
-    (sha, _), = _every_blob(repo)
+    ((sha, _),) = _every_blob(repo)
     path = repo / ".git/objects" / sha[:2].decode() / sha[2:].decode()
     raw = path.read_bytes()
     path.chmod(0o644)
@@ -127,8 +129,9 @@ def test_a_200_mb_file_changed_and_moved_never_sits_whole_in_memory(tmp_path: Pa
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "head")
     git(repo, "repack", "-adq")
-    done = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(repo), str(tmp_path / "out")],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", MEMORY_PROBE, str(repo), str(tmp_path / "out")], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "out/moved.bin").stat().st_size == len(big) + 14
     assert int(done.stdout) < 150, f"peak {done.stdout.strip()} MB reading a 200 MiB file"

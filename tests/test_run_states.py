@@ -30,30 +30,40 @@ def test_every_state_has_its_moves_and_they_lead_to_states() -> None:
     assert TRANSITIONS[S.CANCELLED] == {S.CANCELLED}
 
 
-@pytest.mark.parametrize(("state", "in_progress", "judged", "answers", "stopped"), [
-    (S.QUEUED, True, False, True, False),
-    (S.RUNNING, True, False, True, False),
-    (S.PASS, False, True, True, False),
-    (S.FAIL, False, True, True, False),
-    (S.REVIEW, False, True, True, False),
-    (S.ERROR, False, True, False, True),
-    (S.CANCELLED, False, False, False, True),
-])
-def test_what_each_state_means(state: RunState, in_progress: bool, judged: bool, answers: bool,
-                               stopped: bool) -> None:
+@pytest.mark.parametrize(
+    ("state", "in_progress", "judged", "answers", "stopped"),
+    [
+        (S.QUEUED, True, False, True, False),
+        (S.RUNNING, True, False, True, False),
+        (S.PASS, False, True, True, False),
+        (S.FAIL, False, True, True, False),
+        (S.REVIEW, False, True, True, False),
+        (S.ERROR, False, True, False, True),
+        (S.CANCELLED, False, False, False, True),
+    ],
+)
+def test_what_each_state_means(state: RunState, in_progress: bool, judged: bool, answers: bool, stopped: bool) -> None:
     assert (state.in_progress, state.judged, state.answers_for_head, state.stopped) == (
-        in_progress, judged, answers, stopped)
+        in_progress,
+        judged,
+        answers,
+        stopped,
+    )
 
 
-@pytest.mark.parametrize(("start", "to"), [
-    (S.QUEUED, S.PASS), (S.CANCELLED, S.RUNNING), (S.PASS, S.RUNNING), (S.ERROR, S.PASS), (S.FAIL, S.REVIEW),
-])
+@pytest.mark.parametrize(
+    ("start", "to"),
+    [(S.QUEUED, S.PASS), (S.CANCELLED, S.RUNNING), (S.PASS, S.RUNNING), (S.ERROR, S.PASS), (S.FAIL, S.REVIEW)],
+)
 def test_a_move_outside_the_table_is_a_bug_not_a_gate_error(start: RunState, to: RunState) -> None:
     run = Run("r", "agent/x", "h" * 40, status=start)
     with pytest.raises(IllegalTransition) as raised:
         run.move_to(to)
     assert (str(raised.value), run.status, isinstance(raised.value, GateError)) == (
-        f"a run cannot move from {start} to {to}", start, False)
+        f"a run cannot move from {start} to {to}",
+        start,
+        False,
+    )
 
 
 def test_a_run_moves_by_the_gates_events() -> None:
@@ -77,8 +87,12 @@ def test_a_cancelled_run_stops_as_cancelled_and_is_kept_as_such() -> None:
 
 def test_a_state_given_as_text_is_the_state_and_an_unknown_record_reads_as_an_error() -> None:
     assert Run("r", "agent/x", "h", status="review").status is S.REVIEW  # type: ignore[arg-type]
-    assert [RunState.of_record(v) for v in ("pass", "cancelled", "judged", None)] == [S.PASS, S.CANCELLED,
-                                                                                        S.ERROR, S.ERROR]
+    assert [RunState.of_record(v) for v in ("pass", "cancelled", "judged", None)] == [
+        S.PASS,
+        S.CANCELLED,
+        S.ERROR,
+        S.ERROR,
+    ]
     assert [RunState.of_verdict(v) for v in Verdict] == [S.PASS, S.FAIL, S.REVIEW, S.ERROR]
 
 
@@ -87,6 +101,12 @@ def test_a_branch_gates_a_head_again_only_when_its_run_does_not_answer_for_it() 
     for state in RunState:
         branch = Branch("agent/x", "h", runs=[Run("r", "agent/x", "h", status=state)])
         answers[state] = (branch.has_run("h"), branch.has_run("other"))
-    assert answers == {S.QUEUED: (True, False), S.RUNNING: (True, False), S.PASS: (True, False),
-                       S.FAIL: (True, False), S.REVIEW: (True, False), S.ERROR: (False, False),
-                       S.CANCELLED: (False, False)}
+    assert answers == {
+        S.QUEUED: (True, False),
+        S.RUNNING: (True, False),
+        S.PASS: (True, False),
+        S.FAIL: (True, False),
+        S.REVIEW: (True, False),
+        S.ERROR: (False, False),
+        S.CANCELLED: (False, False),
+    }

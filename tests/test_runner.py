@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.backends.uids import uid_processes
 from gatetui.backends.local import LocalBackend, uid_range_from_env
+from gatetui.backends.uids import uid_processes
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
@@ -45,8 +45,7 @@ def gate_uid_pids() -> list[int]:
     session's range (each pytest-xdist worker has its own)."""
     first, count = uid_range_from_env()
     return [
-        int(p.name) for p in Path("/proc").iterdir()
-        if p.name.isdigit() and _uid_of(p) in range(first, first + count)
+        int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _uid_of(p) in range(first, first + count)
     ]
 
 
@@ -61,14 +60,18 @@ def _uid_of(proc: Path) -> int:
 @pytest.mark.install
 @pytest.mark.parametrize("isolate", [False, None], ids=["plain", "isolated-if-possible"])
 def test_a_run_stopped_midway_leaves_no_process_and_no_directory(
-        make_repo: MakeRepo, tmp_path: Path, isolate: bool | None) -> None:
+    make_repo: MakeRepo, tmp_path: Path, isolate: bool | None
+) -> None:
     pids = tmp_path / "pids"
     pids.mkdir()
-    repo = node_repo(make_repo, (
-        "const fs = require('node:fs');\n"
-        f"test('a', async () => {{ try {{ fs.writeFileSync('{pids}/' + process.pid, ''); }} catch {{}} "
-        "await new Promise(r => setTimeout(r, 60000)); });\n"
-    ))
+    repo = node_repo(
+        make_repo,
+        (
+            "const fs = require('node:fs');\n"
+            f"test('a', async () => {{ try {{ fs.writeFileSync('{pids}/' + process.pid, ''); }} catch {{}} "
+            "await new Promise(r => setTimeout(r, 60000)); });\n"
+        ),
+    )
     work = tmp_path / "work"
     work.mkdir()
     backend = LocalBackend(work_root=work, isolate=isolate)
@@ -126,10 +129,14 @@ def test_a_hanging_suite_fails_runs_at_the_time_limit(make_repo: MakeRepo, tmp_p
 # --- an install that fails: the change's fault only if base installs ----------------
 
 # package.json names a dependency the lock file lacks: `npm ci` refuses at once, offline.
-OUT_OF_SYNC = ('{"name": "n", "version": "0.0.0", "scripts": {"test": "node --test"}, '
-               '"dependencies": {"left-pad": "1.3.0"}}\n')
-NODE_BASE = {"package.json": '{"name": "n", "version": "0.0.0", "scripts": {"test": "node --test"}}\n',
-             "package-lock.json": LOCK, "test/a.test.js": "const test = require('node:test');\ntest('a', () => {});\n"}
+OUT_OF_SYNC = (
+    '{"name": "n", "version": "0.0.0", "scripts": {"test": "node --test"}, "dependencies": {"left-pad": "1.3.0"}}\n'
+)
+NODE_BASE = {
+    "package.json": '{"name": "n", "version": "0.0.0", "scripts": {"test": "node --test"}}\n',
+    "package-lock.json": LOCK,
+    "test/a.test.js": "const test = require('node:test');\ntest('a', () => {});\n",
+}
 
 
 def gate_install(repo: Path, work: Path) -> tuple[RunFinished, list[str]]:
@@ -145,14 +152,18 @@ def gate_install(repo: Path, work: Path) -> tuple[RunFinished, list[str]]:
 @pytest.mark.sandbox
 @pytest.mark.install
 def test_an_install_base_fails_too_is_an_error_not_the_changes(make_repo: MakeRepo, tmp_path: Path) -> None:
-    repo = make_repo({**NODE_BASE, "package.json": OUT_OF_SYNC},
-                     {"test/a.test.js": NODE_BASE["test/a.test.js"] + "test('b', () => {});\n"})
+    repo = make_repo(
+        {**NODE_BASE, "package.json": OUT_OF_SYNC},
+        {"test/a.test.js": NODE_BASE["test/a.test.js"] + "test('b', () => {});\n"},
+    )
     done, streams = gate_install(repo, tmp_path / "work")
     install = {r.id: r for r in done.results}[CheckId.INSTALL]
     assert (done.verdict.value, install.status) == ("error", Status.ERROR)
     assert install.detail.startswith("`npm ci --no-audit --no-fund --ignore-scripts` failed (exit code 1): ")
-    assert install.detail.endswith("; base fails the same install, so it is the project or this machine, "
-                                   "not this change: make base install, then gate again")
+    assert install.detail.endswith(
+        "; base fails the same install, so it is the project or this machine, "
+        "not this change: make base install, then gate again"
+    )
     assert sorted(set(streams)) == ["base install", "install"]
 
 
@@ -179,8 +190,10 @@ def test_a_timed_out_command_is_described_by_its_limit_not_the_clock() -> None:
 
 
 PYTHON_BASE = {
-    "pyproject.toml": ('[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
-                       '[project]\nname = "reqlib"\nversion = "1.0"\n[tool.setuptools]\npackages = ["reqlib"]\n'),
+    "pyproject.toml": (
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "reqlib"\nversion = "1.0"\n[tool.setuptools]\npackages = ["reqlib"]\n'
+    ),
     # tox names a requirements file the tree does not hold (a release's sdist that left it out)
     "tox.ini": "[testenv]\ndeps = -rrequirements-test.txt\ncommands = pytest\n",
     "reqlib/__init__.py": "def one():\n    return 1\n",
@@ -198,8 +211,11 @@ def test_a_gate_step_that_fails_is_named_by_what_it_does_not_its_shell(make_repo
     install = {r.id: r for r in done.results}[CheckId.INSTALL]
     assert (done.verdict.value, install.status) == ("error", Status.ERROR)
     said, _, blamed = install.detail.partition("; ")
-    assert re.fullmatch(r"the dependency resolve failed \(exit code 1\): ERROR: Could not open requirements file: "
-                        r"\[Errno 2\] No such file or directory: '(/[^']*/)?requirements-test\.txt'", said), said
+    assert re.fullmatch(
+        r"the dependency resolve failed \(exit code 1\): ERROR: Could not open requirements file: "
+        r"\[Errno 2\] No such file or directory: '(/[^']*/)?requirements-test\.txt'",
+        said,
+    ), said
     assert blamed.startswith("base fails the same install")
 
 
@@ -208,11 +224,17 @@ def test_a_gate_step_that_fails_is_named_by_what_it_does_not_its_shell(make_repo
 def test_a_node_project_that_keeps_no_lock_installs_from_package_json(make_repo: MakeRepo, tmp_path: Path) -> None:
     """Many libraries keep package-lock.json out of git: npm ci alone
     refuses to start, so every change of theirs was an error."""
-    base = {"package.json": OUT_OF_SYNC, "index.js": "module.exports = require('left-pad');\n",
-            "test/a.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
-                              "const pad = require('..');\ntest('pads', () => assert.equal(pad('1', 3, '0'), '001'));\n"}
+    base = {
+        "package.json": OUT_OF_SYNC,
+        "index.js": "module.exports = require('left-pad');\n",
+        "test/a.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
+        "const pad = require('..');\ntest('pads', () => assert.equal(pad('1', 3, '0'), '001'));\n",
+    }
     repo = make_repo(base, {"test/b.test.js": "const test = require('node:test');\ntest('b', () => {});\n"})
     done, _ = gate_install(repo, tmp_path / "work")
     said = {r.id.value: f"{r.status.value}: {r.detail}" for r in done.results}
     assert (done.verdict.value, said["install"], said["runs"]) == (
-        "pass", "pass: fresh copy, fresh environment", "pass: 3 of 3 runs passed"), said
+        "pass",
+        "pass: fresh copy, fresh environment",
+        "pass: 3 of 3 runs passed",
+    ), said

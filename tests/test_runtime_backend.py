@@ -49,10 +49,12 @@ PYTHON_TOOLS = (PIP_THERE,)
 
 def tree(files: dict[str, str]):  # type: ignore[no-untyped-def]
     """An exporter writing `files`, as GitRepo.export writes head's tree."""
+
     def export(dest: Path) -> None:
         for rel, text in files.items():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             (dest / rel).write_text(text)
+
     return export
 
 
@@ -105,8 +107,11 @@ def test_a_workspace_streams_forks_writes_and_is_deleted(emulator: Emulator) -> 
         outputs = []
         for ws in copies:
             lines: list[str] = []
-            await ws.run("cat hello.txt new/file.txt left.txt /tmp/left-by-install 2>/dev/null; true", timeout=30,
-                         on_output=lines.append)
+            await ws.run(
+                "cat hello.txt new/file.txt left.txt /tmp/left-by-install 2>/dev/null; true",
+                timeout=30,
+                on_output=lines.append,
+            )
             outputs.append("".join(lines))
         assert outputs == ["changed\nnew\n", ""]  # nothing the install left, in the tree or outside it
         report = copies[0].report_path("r.xml")
@@ -134,8 +139,9 @@ def test_a_command_past_its_limit_is_a_timed_out_result(emulator: Emulator) -> N
 # --- the key ------------------------------------------------------------------
 
 
-def test_no_key_says_how_to_log_in_and_that_local_needs_nothing(emulator: Emulator,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_key_says_how_to_log_in_and_that_local_needs_nothing(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("RUNTIME_API_KEY")
     with pytest.raises(BackendError) as refused:
         asyncio.run(RuntimeBackend().preflight(()))
@@ -187,8 +193,10 @@ def test_no_capacity_is_waited_out_with_a_countdown(emulator: Emulator) -> None:
 
     asyncio.run(scenario())
     assert len(progress) == 2
-    assert all(p.startswith("runtime: no room for a sandbox (no_capacity); trying again in 0.1 s, giving up in ")
-               for p in progress)
+    assert all(
+        p.startswith("runtime: no room for a sandbox (no_capacity); trying again in 0.1 s, giving up in ")
+        for p in progress
+    )
 
 
 @pytest.mark.sandbox
@@ -198,8 +206,9 @@ def test_no_capacity_for_too_long_gives_up_in_one_line(emulator: Emulator) -> No
     backend = RuntimeBackend(settings=RuntimeSettings(capacity_wait=1), on_progress=progress.append)
     with pytest.raises(BackendError) as refused:
         asyncio.run(opened(backend))
-    assert str(refused.value).startswith("runtime backend: no room for a sandbox while starting the sandbox "
-                                         "(no_capacity): No room for a sandbox")
+    assert str(refused.value).startswith(
+        "runtime backend: no room for a sandbox while starting the sandbox (no_capacity): No room for a sandbox"
+    )
     assert "hint: It frees by itself" in str(refused.value)
     assert len(progress) >= 3
 
@@ -233,8 +242,9 @@ def test_a_503_that_does_not_pass_is_an_error_line(emulator: Emulator) -> None:
 
     with pytest.raises(BackendError) as failed:
         asyncio.run(scenario())
-    assert str(failed.value).startswith("runtime backend: Runtime unavailable while running `echo never` in "
-                                        "sandbox sbx_")
+    assert str(failed.value).startswith(
+        "runtime backend: Runtime unavailable while running `echo never` in sandbox sbx_"
+    )
     assert "(host_unavailable 503), still after retries: The host is restarting.; hint: Try again" in str(failed.value)
 
 
@@ -293,8 +303,7 @@ def slow_repo(make_repo: MakeRepo) -> Path:
     install's is gone by then)."""
     config = 'stack = "python"\ninstall = ["true"]\ntest = "sleep 30"\ntest_paths = ["tests"]\n'
     test = "def test_a():\n    assert True\n"
-    return make_repo({"gatetui.toml": config, "tests/test_a.py": test, "a.py": "A = 1\n"},
-                     {"a.py": "A = 2\n"})
+    return make_repo({"gatetui.toml": config, "tests/test_a.py": test, "a.py": "A = 1\n"}, {"a.py": "A = 2\n"})
 
 
 @pytest.mark.sandbox
@@ -307,8 +316,9 @@ def test_every_sandbox_is_deleted_when_a_run_is_stopped(emulator: Emulator, slow
         deadline = time.monotonic() + timeout
         while len(emulator.live()) < 4 and not done():
             if time.monotonic() > deadline:
-                pytest.fail(f"the run's 4 sandboxes were never alive at once within {timeout} s: "
-                            f"{len(emulator.live())} live")
+                pytest.fail(
+                    f"the run's 4 sandboxes were never alive at once within {timeout} s: {len(emulator.live())} live"
+                )
             await asyncio.sleep(0.05)  # paces the polling; the deadline above bounds it
 
     async def consume() -> None:
@@ -338,7 +348,8 @@ def test_sandboxes_left_by_a_crashed_run_are_deleted_at_start(emulator: Emulator
     now = str(int(__import__("time").time()))
     client = withruntime.Runtime()
     made = {
-        name: client.sandboxes.create(labels={**APP, **labels}).id for name, labels in {
+        name: client.sandboxes.create(labels={**APP, **labels}).id
+        for name, labels in {
             "dead pid": {"host": backend.host, "pid": str(dead.pid), "started": now},
             "stale": {"host": "elsewhere", "pid": "1", "started": "1000"},
             "live pid": {"host": backend.host, "pid": str(os.getppid()), "started": now},
@@ -360,38 +371,60 @@ def test_sandboxes_left_by_a_crashed_run_are_deleted_at_start(emulator: Emulator
 
 
 def test_pip_and_npm_hosts_come_from_their_configuration() -> None:
-    listing = ("global.index-url='https://index.example.invalid/simple'\n"
-               "global.extra-index-url='https://extra.example.invalid/simple file:///opt/local/simple'\n"
-               "global.find-links='/opt/wheels'\n")
+    listing = (
+        "global.index-url='https://index.example.invalid/simple'\n"
+        "global.extra-index-url='https://extra.example.invalid/simple file:///opt/local/simple'\n"
+        "global.find-links='/opt/wheels'\n"
+    )
     access = pip_access(listing, ["https://default.example.invalid/simple"])
     assert access.hosts == ("index.example.invalid", "extra.example.invalid")
-    assert access.env == {"PIP_INDEX_URL": "https://index.example.invalid/simple",
-                          "PIP_EXTRA_INDEX_URL": "https://extra.example.invalid/simple"}
+    assert access.env == {
+        "PIP_INDEX_URL": "https://index.example.invalid/simple",
+        "PIP_EXTRA_INDEX_URL": "https://extra.example.invalid/simple",
+    }
     assert pip_access("", ["https://default.example.invalid/simple", "https://files.example.invalid"]).hosts == (
-        "default.example.invalid", "files.example.invalid")
-    assert pip_access("global.no-index='true'\n", ["https://default.example.invalid/"]).network() == {
-        "internet": False}
+        "default.example.invalid",
+        "files.example.invalid",
+    )
+    assert pip_access("global.no-index='true'\n", ["https://default.example.invalid/"]).network() == {"internet": False}
     assert npm_access("https://registry.example.invalid/\n").hosts == ("registry.example.invalid",)
 
 
 def test_go_reaches_the_proxies_its_goproxy_names_and_no_module_host() -> None:
-    access = go_access({"GOPROXY": "https://goproxy.example.invalid/mod|https://second.example.invalid,direct",
-                        "GOSUMDB": "sum.example.invalid", "GOPRIVATE": "", "GOFLAGS": "-insecure"})
+    access = go_access(
+        {
+            "GOPROXY": "https://goproxy.example.invalid/mod|https://second.example.invalid,direct",
+            "GOSUMDB": "sum.example.invalid",
+            "GOPRIVATE": "",
+            "GOFLAGS": "-insecure",
+        }
+    )
     assert access.network() == {"internet": True, "allow": ["goproxy.example.invalid", "second.example.invalid"]}
-    assert access.env == {"GOPROXY": "https://goproxy.example.invalid/mod|https://second.example.invalid,direct",
-                          "GOSUMDB": "sum.example.invalid"}  # go's own settings only, and none empty
-    assert access.notes == ("GOPROXY's `direct` is not reachable from a Runtime sandbox: modules come from "
-                            "goproxy.example.invalid, second.example.invalid only",)
+    assert access.env == {
+        "GOPROXY": "https://goproxy.example.invalid/mod|https://second.example.invalid,direct",
+        "GOSUMDB": "sum.example.invalid",
+    }  # go's own settings only, and none empty
+    assert access.notes == (
+        "GOPROXY's `direct` is not reachable from a Runtime sandbox: modules come from "
+        "goproxy.example.invalid, second.example.invalid only",
+    )
     for goproxy in ("direct", "off", "", "file:///srv/goproxy"):
         assert (go_access({"GOPROXY": goproxy}).network(), go_access({"GOPROXY": goproxy}).notes) == (
-            {"internet": False}, ("go's module proxy is unknown here (GOPROXY names none): "
-                                  "the sandbox gets no network for go",))
+            {"internet": False},
+            ("go's module proxy is unknown here (GOPROXY names none): the sandbox gets no network for go",),
+        )
 
 
-@given(st.lists(st.one_of(st.sampled_from(["direct", "off", " ", "file:///x", "not a url"]),
-                          st.from_regex(r"https?://[a-z]{1,8}\.example\.invalid(:[0-9]{2,5})?(/[a-z]{0,5})?",
-                                        fullmatch=True)), max_size=6),
-       st.lists(st.sampled_from([",", "|"]), min_size=6, max_size=6))
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["direct", "off", " ", "file:///x", "not a url"]),
+            st.from_regex(r"https?://[a-z]{1,8}\.example\.invalid(:[0-9]{2,5})?(/[a-z]{0,5})?", fullmatch=True),
+        ),
+        max_size=6,
+    ),
+    st.lists(st.sampled_from([",", "|"]), min_size=6, max_size=6),
+)
 def test_go_allows_exactly_the_hosts_of_goproxys_urls(entries: list[str], separators: list[str]) -> None:
     goproxy = "".join(e + sep for e, sep in zip(entries, separators)).rstrip(",|")
     hosts = {e.split("://")[1].split("/")[0].split(":")[0] for e in entries if "://" in e and e.startswith("http")}
@@ -400,22 +433,29 @@ def test_go_allows_exactly_the_hosts_of_goproxys_urls(entries: list[str], separa
     assert len(access.hosts) == len(hosts)
 
 
-@pytest.mark.skipif(shutil.which("go") is None,
-                    reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)")
+@pytest.mark.skipif(
+    shutil.which("go") is None, reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)"
+)
 def test_go_is_asked_with_go_env_from_the_users_environment(tmp_path: Path) -> None:
     """`go env` reads the environment (and go's own env file): what it says is what the sandbox gets."""
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GOPROXY": "https://goproxy.example.invalid",
-           "GOSUMDB": "off", "GOENV": "off"}
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "GOPROXY": "https://goproxy.example.invalid",
+        "GOSUMDB": "off",
+        "GOENV": "off",
+    }
     access = asyncio.run(index_access(frozenset({"go"}), env))
     assert (access.hosts, access.notes) == (("goproxy.example.invalid",), ())
-    assert {k: access.env[k] for k in ("GOPROXY", "GOSUMDB")} == {"GOPROXY": "https://goproxy.example.invalid",
-                                                                  "GOSUMDB": "off"}
+    assert {k: access.env[k] for k in ("GOPROXY", "GOSUMDB")} == {
+        "GOPROXY": "https://goproxy.example.invalid",
+        "GOSUMDB": "off",
+    }
     assert set(access.env) <= set(GO_SETTINGS)
 
 
 @pytest.mark.sandbox
-def test_the_sandbox_reaches_only_the_configured_index(emulator: Emulator,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_sandbox_reaches_only_the_configured_index(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # only what the environment says
     monkeypatch.setenv("PIP_INDEX_URL", "https://index.example.invalid/simple")
     monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "https://extra.example.invalid/simple")
@@ -436,10 +476,16 @@ def test_the_sandbox_reaches_only_the_configured_index(emulator: Emulator,
     assert box.request["network"] == {"internet": True, "allow": ["index.example.invalid", "extra.example.invalid"]}
     assert box.request["onLeaseEnd"] == "delete" and box.request["timeoutSeconds"] == 3600
     assert {k: box.labels[k] for k in ("app", "run", "repo", "branch")} == {
-        "app": "gatetui", "run": "run7", "repo": "my-repo", "branch": "agent-x"}
+        "app": "gatetui",
+        "run": "run7",
+        "repo": "my-repo",
+        "branch": "agent-x",
+    }
     assert "PIP_INDEX_URL=https://index.example.invalid/simple\n" in env
-    assert backend.notes[0] == ("runtime backend: sandboxes reach index.example.invalid, extra.example.invalid "
-                                "(the package index from your pip, npm or go setup)")
+    assert backend.notes[0] == (
+        "runtime backend: sandboxes reach index.example.invalid, extra.example.invalid "
+        "(the package index from your pip, npm or go setup)"
+    )
 
 
 @pytest.mark.sandbox
@@ -452,8 +498,10 @@ def test_a_tool_the_image_lacks_is_named_in_one_line(emulator: Emulator) -> None
 
     with pytest.raises(BackendError) as raised:
         asyncio.run(scenario())
-    assert str(raised.value) == ("runtime backend: `gatetui-no-such-tool -c 'a b'` does not run in the sandbox "
-                                 "(its image lacks gatetui-no-such-tool): use --backend local")
+    assert str(raised.value) == (
+        "runtime backend: `gatetui-no-such-tool -c 'a b'` does not run in the sandbox "
+        "(its image lacks gatetui-no-such-tool): use --backend local"
+    )
     assert emulator.live() == []
 
 
@@ -478,8 +526,9 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, list[G
         async with limit:
             repo = await asyncio.to_thread(materialize, SCENARIOS[name], root / name)
             scenario = SCENARIOS[name]
-            request = GateRequest(repo, "main", f"agent/{name}", hidden=scenario.hidden_tests(),
-                                  random_seed=scenario.random_seed)
+            request = GateRequest(
+                repo, "main", f"agent/{name}", hidden=scenario.hidden_tests(), random_seed=scenario.random_seed
+            )
             plan = await asyncio.to_thread(make_plan, request)
             backend = RuntimeBackend()
             return [e async for e in run_gate(plan, backend)]
@@ -508,8 +557,9 @@ def test_samples_get_the_local_backends_verdicts(gated: dict[str, list[GateEvent
 
 @pytest.mark.sandbox
 @pytest.mark.install
-def test_cli_check_with_the_runtime_backend(emulator: Emulator, tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_check_with_the_runtime_backend(
+    emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = materialize(SCENARIOS["honest_fix"], tmp_path / "honest_fix")
     code = main(["check", str(repo), "--base", "main", "--head", "agent/honest_fix", "--backend", "runtime", "--json"])
     out, err = capsys.readouterr()
@@ -523,28 +573,44 @@ def test_cli_check_with_the_runtime_backend(emulator: Emulator, tmp_path: Path,
     assert KEY not in out + err
 
 
-def test_cli_max_sandboxes_below_a_run_is_one_line_and_exit_3(emulator: Emulator, tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str],
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_max_sandboxes_below_a_run_is_one_line_and_exit_3(
+    emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The flag reaches the backend and wins over the environment."""
     repo = materialize(SCENARIOS["honest_fix"], tmp_path / "honest_fix")
     monkeypatch.setenv(CAP_VARIABLE, "8")
-    code = main(["check", str(repo), "--base", "main", "--head", "agent/honest_fix", "--backend", "runtime",
-                 "--max-sandboxes", "3"])
+    code = main(
+        [
+            "check",
+            str(repo),
+            "--base",
+            "main",
+            "--head",
+            "agent/honest_fix",
+            "--backend",
+            "runtime",
+            "--max-sandboxes",
+            "3",
+        ]
+    )
     out, err = capsys.readouterr()
     assert (code, out) == (ExitCode.GATE_ERROR, "")
     assert err.strip().splitlines()[-1] == (
         "gatetui: runtime backend: a gate run needs 4 sandboxes at once (one for each test "
         f"run) but the cap on sandboxes at once (--max-sandboxes or {CAP_VARIABLE}) is 3: set it to 4 or more, "
-        "or unset it; `--backend local` needs nothing")
+        "or unset it; `--backend local` needs nothing"
+    )
     assert emulator.peak_live == 0
 
 
 def test_cli_max_sandboxes_must_be_a_count(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["check", ".", "--base", "main", "--head", "x", "--max-sandboxes", "four"])
     assert (code, capsys.readouterr().err) == (
-        ExitCode.BAD_INPUT, "gatetui: argument --max-sandboxes: not a whole number: 'four' "
-        "(see `gatetui check --help`)\n")
+        ExitCode.BAD_INPUT,
+        "gatetui: argument --max-sandboxes: not a whole number: 'four' (see `gatetui check --help`)\n",
+    )
     code = main(["check", ".", "--base", "main", "--head", "x", "--max-sandboxes", "0"])
     assert (code, capsys.readouterr().err) == (
-        ExitCode.BAD_INPUT, "gatetui: argument --max-sandboxes: must be 1 or more (see `gatetui check --help`)\n")
+        ExitCode.BAD_INPUT,
+        "gatetui: argument --max-sandboxes: must be 1 or more (see `gatetui check --help`)\n",
+    )

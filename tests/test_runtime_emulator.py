@@ -105,9 +105,8 @@ def test_503_and_429_are_retried_by_the_sdk(emulator: Emulator, client: withrunt
 
 
 def test_a_wrong_key_is_refused(emulator: Emulator) -> None:
-    with pytest.raises(withruntime.AuthenticationError) as refused:
-        with withruntime.Runtime(api_key="rtk_wrong") as wrong:
-            wrong.sandboxes.create()
+    with pytest.raises(withruntime.AuthenticationError) as refused, withruntime.Runtime(api_key="rtk_wrong") as wrong:
+        wrong.sandboxes.create()
     assert refused.value.code == "unauthorized"
 
 
@@ -230,12 +229,14 @@ def probe(sandbox: Any, *args: str, prefix: tuple[str, ...] = ()) -> str:
 
 
 @pytest.mark.sandbox
-def test_an_allowed_host_is_reached_through_the_proxy_only(emulator: Emulator, host: HostServer,
-                                                           client: withruntime.Runtime) -> None:
+def test_an_allowed_host_is_reached_through_the_proxy_only(
+    emulator: Emulator, host: HostServer, client: withruntime.Runtime
+) -> None:
     sandbox = client.sandboxes.create(network={"internet": True, "allow": ["localhost"]})
     port = str(host.port)
     assert probe(sandbox, "fetch", f"http://localhost:{port}/plain", prefix=NO_BYPASS) == (
-        "200 hello from the host: /plain")
+        "200 hello from the host: /plain"
+    )
     assert probe(sandbox, "tunnel", "LocalHost", port, "/tunnel") == "200 hello from the host: /tunnel"
     (copy,) = sandbox.fork(1)  # a fork's proxy is its own, with the same allow list
     assert probe(copy, "tunnel", "localhost", port, "/fork") == "200 hello from the host: /fork"
@@ -248,8 +249,9 @@ def test_an_allowed_host_is_reached_through_the_proxy_only(emulator: Emulator, h
 
 
 @pytest.mark.sandbox
-def test_a_kept_alive_connection_cannot_carry_a_request_past_the_check(emulator: Emulator,
-                                                                      host: HostServer, client: withruntime.Runtime) -> None:
+def test_a_kept_alive_connection_cannot_carry_a_request_past_the_check(
+    emulator: Emulator, host: HostServer, client: withruntime.Runtime
+) -> None:
     """The second request names a host off the list (the same server by its
     address): the proxy sent the first on with `Connection: close`, so the
     server never reads the second, and the client is told to reconnect."""
@@ -266,19 +268,22 @@ def test_a_kept_alive_connection_cannot_carry_a_request_past_the_check(emulator:
 
 
 @pytest.mark.sandbox
-def test_a_host_off_the_allow_list_gets_403_and_is_never_reached(emulator: Emulator, host: HostServer,
-                                                                 client: withruntime.Runtime) -> None:
+def test_a_host_off_the_allow_list_gets_403_and_is_never_reached(
+    emulator: Emulator, host: HostServer, client: withruntime.Runtime
+) -> None:
     allowed = client.sandboxes.create(network={"internet": True, "allow": ["localhost"]})
     other = client.sandboxes.create(network={"internet": True, "allow": ["registry.example.invalid"]})
     port = str(host.port)
     for sandbox in (allowed, other):
         assert probe(sandbox, "fetch", f"http://127.0.0.1:{port}/plain", prefix=NO_BYPASS) == (
-            "403 egress: 127.0.0.1 is not in this sandbox's allow list\n")
+            "403 egress: 127.0.0.1 is not in this sandbox's allow list\n"
+        )
         answer = probe(sandbox, "raw", f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}")
         assert answer.startswith("HTTP/1.1 403 Forbidden\r\n")
         assert answer.endswith("\r\n\r\negress: 127.0.0.1 is not in this sandbox's allow list\n")
     assert probe(other, "fetch", f"http://localhost:{port}/other", prefix=NO_BYPASS) == (
-        "403 egress: localhost is not in this sandbox's allow list\n")
+        "403 egress: localhost is not in this sandbox's allow list\n"
+    )
     # the first sandbox's proxy, which lets localhost through, is not even visible to the other
     socket_path = emulator.boxes[allowed.id].dir / SOCKET_NAME
     assert (socket_path.is_socket(), proxy(emulator, allowed).path) == (True, socket_path)
@@ -292,8 +297,9 @@ def test_a_host_off_the_allow_list_gets_403_and_is_never_reached(emulator: Emula
 
 @pytest.mark.sandbox
 @pytest.mark.parametrize("internet", [True, False])
-def test_the_hosts_loopback_is_never_reached_directly(emulator: Emulator, host: HostServer,
-                                                      internet: bool, client: withruntime.Runtime) -> None:
+def test_the_hosts_loopback_is_never_reached_directly(
+    emulator: Emulator, host: HostServer, internet: bool, client: withruntime.Runtime
+) -> None:
     network = {"internet": True, "allow": ["localhost", "127.0.0.1"]} if internet else {"internet": False}
     sandbox = client.sandboxes.create(network=network)
     assert probe(sandbox, "direct", str(host.port)) == "ConnectionRefusedError"
@@ -318,7 +324,13 @@ def test_the_proxy_variables_point_at_the_sandboxs_own_proxy(emulator: Emulator,
     sandbox = client.sandboxes.create(network={"internet": True, "allow": ["registry.example.invalid"]})
     lines = sandbox.exec("env | grep -i _proxy= | sort").stdout.splitlines()
     url = f"http://127.0.0.1:{PORT}"
-    assert lines == [f"HTTPS_PROXY={url}", f"HTTP_PROXY={url}", "NO_PROXY=localhost,127.0.0.1",
-                     f"http_proxy={url}", f"https_proxy={url}", "no_proxy=localhost,127.0.0.1"]
+    assert lines == [
+        f"HTTPS_PROXY={url}",
+        f"HTTP_PROXY={url}",
+        "NO_PROXY=localhost,127.0.0.1",
+        f"http_proxy={url}",
+        f"https_proxy={url}",
+        "no_proxy=localhost,127.0.0.1",
+    ]
     assert sandbox.exec("ls -A ..").stdout.split() == ["egress.sock", "tmp", "workspace"]
     sandbox.delete()

@@ -22,10 +22,10 @@ import withruntime
 from gatetui.backends.base import LayerUnavailable
 from gatetui.backends.runtime import RuntimeBackend, RuntimeSettings
 from gatetui.backends.runtime_layers import RuntimeLayers
+from gatetui.cli.main import main
 from gatetui.gate.checks import Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
-from gatetui.cli.main import main
 from gatetui.gate.runner import run_gate
 from tests.conftest import MakeRepo, git
 from tests.runtime_emulator import Emulator
@@ -36,8 +36,9 @@ from tests.test_runtime_backend import FAST
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.install]
 
-LAYERED = RuntimeSettings(capacity_wait=FAST.capacity_wait, start_seconds=FAST.start_seconds,
-                          command_grace=FAST.command_grace, layers=True)
+LAYERED = RuntimeSettings(
+    capacity_wait=FAST.capacity_wait, start_seconds=FAST.start_seconds, command_grace=FAST.command_grace, layers=True
+)
 MARK = "planted_by_a_run.txt"
 # A run's test writes into the layer on its own machine (the emulator's
 # commands run as root: nothing stops it there); a later gate's runs must
@@ -70,11 +71,13 @@ FINDS_NOTHING = PLANTS.split("\n\n\ndef test_a_run")[0] + textwrap.dedent(f"""\
 def gate(repo: Path) -> tuple[RunFinished, str]:
     """A gate on a backend of its own (it knows no layer but what the API
     lists), and what its installs said."""
+
     async def run() -> tuple[RunFinished, str]:
         plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", "agent/x"))
         events = [e async for e in run_gate(plan, RuntimeBackend(settings=LAYERED))]
         assert isinstance(events[-1], RunFinished)
         return events[-1], "".join(e.text for e in events if isinstance(e, OutputChunk) and e.stream == "install")
+
     return asyncio.run(run())
 
 
@@ -88,7 +91,8 @@ def pinned_installs(said: str) -> int:
 
 
 def test_a_layer_is_kept_as_a_snapshot_and_a_second_gate_installs_no_pinned_set(
-        emulator: Emulator, make_repo: MakeRepo) -> None:
+    emulator: Emulator, make_repo: MakeRepo
+) -> None:
     """The second gate's head checks that what the first gate's runs wrote
     into their copies of the layer is nowhere in its own."""
     repo = make_repo(BASE, {"tests/test_layer.py": PLANTS})
@@ -107,8 +111,10 @@ def test_a_layer_is_kept_as_a_snapshot_and_a_second_gate_installs_no_pinned_set(
     assert (first.digests.layer_state, second.digests.layer_state) == ("miss", "hit")
     assert first.digests.layer == second.digests.layer != ""
     assert (pinned_installs(first_said), pinned_installs(second_said)) == (1, 0)
-    assert ("runtime backend: dependency layers are kept as snapshots on your account for 30 days from their "
-            "last use (`gatetui cache ls|prune --backend runtime`)") in first.notes
+    assert (
+        "runtime backend: dependency layers are kept as snapshots on your account for 30 days from their "
+        "last use (`gatetui cache ls|prune --backend runtime`)"
+    ) in first.notes
     kept = [emulator.snaps[taken] for taken in emulator.snapshots()]
     assert [(s.name, s.mode) for s in kept] == [(f"gatetui-layer-{first.digests.layer}", "disk")]
     # the hit kept it its retention days from then: Runtime keeps no last use
@@ -116,7 +122,8 @@ def test_a_layer_is_kept_as_a_snapshot_and_a_second_gate_installs_no_pinned_set(
 
 
 def test_cache_lists_and_prunes_the_accounts_layer_snapshots_only(
-        emulator: Emulator, capsys: pytest.CaptureFixture[str]) -> None:
+    emulator: Emulator, capsys: pytest.CaptureFixture[str]
+) -> None:
     with withruntime.Runtime() as client:
         box = client.sandboxes.create()
         for name in (f"gatetui-layer-{'a' * 64}", "someone-elses"):
@@ -137,7 +144,8 @@ def test_cache_lists_and_prunes_the_accounts_layer_snapshots_only(
 
 
 def test_cache_on_runtime_without_a_good_key_says_so_in_one_line(
-        emulator: Emulator, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    emulator: Emulator, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("RUNTIME_API_KEY", "rtk_not_this_one")
     assert main(["cache", "ls", "--backend", "runtime"]) == 3
     said = capsys.readouterr().err
@@ -145,7 +153,8 @@ def test_cache_on_runtime_without_a_good_key_says_so_in_one_line(
 
 
 def test_an_account_that_cannot_keep_snapshots_installs_cold_and_says_why(
-        emulator: Emulator, make_repo: MakeRepo) -> None:
+    emulator: Emulator, make_repo: MakeRepo
+) -> None:
     """Snapshots refused (unsupported on the account, a service down): the
     gate goes on, the pinned set installed in its own environment."""
     emulator.faults.unavailable, emulator.faults.unavailable_on = 99, ":snapshot"
@@ -168,7 +177,8 @@ def test_a_refused_snapshot_list_is_a_layer_unavailable_not_a_gate_error(emulato
     with pytest.raises(LayerUnavailable) as refused:
         asyncio.run(store.find("a" * 64))
     assert str(refused.value).startswith("runtime backend: ") and "looking for a dependency layer's snapshot" in str(
-        refused.value)
+        refused.value
+    )
 
 
 def outward_address() -> str | None:
@@ -185,10 +195,13 @@ def outward_address() -> str | None:
 
 
 @pytest.mark.skipif(not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)")
-@pytest.mark.skipif(outward_address() is None,
-                    reason="this host has no address but loopback: the emulator's sandboxes reach no Go proxy here")
+@pytest.mark.skipif(
+    outward_address() is None,
+    reason="this host has no address but loopback: the emulator's sandboxes reach no Go proxy here",
+)
 def test_go_modules_are_a_snapshot_layer_fetched_once_from_the_proxy_goproxy_names(
-        emulator: Emulator, make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    emulator: Emulator, make_repo: MakeRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Go on Runtime: the sandbox reaches the proxy the user's GOPROXY names
     (and only that host), the first gate fetches the module into a layer
     kept as a snapshot, the second fetches nothing and its runs read the
@@ -209,6 +222,9 @@ def test_go_modules_are_a_snapshot_layer_fetched_once_from_the_proxy_goproxy_nam
     assert (fetched, served.zips) == (1, 1)  # the second gate fetched nothing
     kept = [emulator.snaps[taken] for taken in emulator.snapshots()]
     assert [s.name for s in kept] == [f"gatetui-layer-{first.digests.layer}"]
-    allowed = {tuple(box.request["network"]["allow"]) for box in emulator.boxes.values()
-               if (box.request.get("network") or {}).get("internet")}
+    allowed = {
+        tuple(box.request["network"]["allow"])
+        for box in emulator.boxes.values()
+        if (box.request.get("network") or {}).get("internet")
+    }
     assert allowed == {(served.url.split("//")[1].split(":")[0],)}

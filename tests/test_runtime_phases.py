@@ -17,13 +17,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gatetui.backends.environment_archive import rewrite
 from gatetui.backends.runtime import RuntimeBackend
 from gatetui.gate.events import RunFinished
-from tests.gating import gate_with
 from tests.conftest import MakeRepo
+from tests.gating import gate_with
 from tests.runtime_emulator import Emulator
 from tests.runtime_emulator.fixtures import emulator  # noqa: F401 - a fixture
 from tests.test_phases import BASE, BROKEN, head_of, setup_py, statuses
@@ -70,10 +71,12 @@ RIGHT_ONLY_WITH_THE_MARK = textwrap.dedent("""\
     """)
 
 ATTACKS = {
-    "plants_the_runs_reports": {"mathlib/core.py": BROKEN, "mathlib/__init__.py": EXITS_AT_IMPORT,
-                                "setup.py": setup_py(PLANTS_REPORTS)},
-    "leaves_a_mark_in_the_home": {"mathlib/core.py": RIGHT_ONLY_WITH_THE_MARK,
-                                  "setup.py": setup_py(LEAVES_A_MARK)},
+    "plants_the_runs_reports": {
+        "mathlib/core.py": BROKEN,
+        "mathlib/__init__.py": EXITS_AT_IMPORT,
+        "setup.py": setup_py(PLANTS_REPORTS),
+    },
+    "leaves_a_mark_in_the_home": {"mathlib/core.py": RIGHT_ONLY_WITH_THE_MARK, "setup.py": setup_py(LEAVES_A_MARK)},
 }
 
 
@@ -85,7 +88,8 @@ def gate(repo: Path) -> RunFinished:
 @pytest.mark.install
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_what_the_install_leaves_on_its_machine_never_reaches_a_run(
-        emulator: Emulator, make_repo: MakeRepo, attack: str) -> None:
+    emulator: Emulator, make_repo: MakeRepo, attack: str
+) -> None:
     done = gate(make_repo(BASE, ATTACKS[attack]))
     said = {r.id.value: r.detail for r in done.results}
     assert (done.verdict.value, statuses(done)["install"], said["runs"]) == ("fail", "pass", STOPPED[attack]), said
@@ -94,8 +98,7 @@ def test_what_the_install_leaves_on_its_machine_never_reaches_a_run(
 @pytest.mark.sandbox
 @pytest.mark.install
 @pytest.mark.parametrize("attack", ["drops_a_pth_file", "forges_a_distribution"])
-def test_the_environment_is_checked_where_the_runs_see_it(emulator: Emulator, make_repo: MakeRepo,
-                                                          attack: str) -> None:
+def test_the_environment_is_checked_where_the_runs_see_it(emulator: Emulator, make_repo: MakeRepo, attack: str) -> None:
     """What the install planted in the environment fails the install on
     Runtime as it does locally. (The check is made again in a sandbox no
     code of head's ran in, before any run; an install that fooled the check
@@ -108,9 +111,9 @@ def test_the_environment_is_checked_where_the_runs_see_it(emulator: Emulator, ma
 
 PLANTED = {
     "drops_a_pth_file": "the install left files no installed distribution accounts for: "
-                        "zz_fast.py, zz_speedups.pth, zz_speedups.py; base installs",
+    "zz_fast.py, zz_speedups.pth, zz_speedups.py; base installs",
     "forges_a_distribution": "the install left distributions no index gave, made while head's code ran: "
-                             "zz_fast-1.0.dist-info; base installs",
+    "zz_fast-1.0.dist-info; base installs",
 }
 
 
@@ -124,15 +127,31 @@ STOPPED = {  # the runs find no planted report and no mark: what the change does
 @pytest.mark.install
 def test_an_honest_change_with_a_build_passes_on_runtime(emulator: Emulator, make_repo: MakeRepo) -> None:
     fixed = BROKEN.replace("a * b + 1", "a * b")
-    done = gate(make_repo(BASE, {"mathlib/core.py": fixed + "\n\ndef square(a):\n    return a * a\n",
-                                 "tests/test_square.py": SQUARE_TEST}))
-    assert (done.verdict.value, statuses(done)) == ("pass", {
-        "install": "pass", "runs": "pass", "tests_kept": "pass", "no_new_skips": "pass", "old_tests": "pass",
-        "hidden": "skipped", "covered": "pass", "bites": "pass"})
+    done = gate(
+        make_repo(
+            BASE,
+            {"mathlib/core.py": fixed + "\n\ndef square(a):\n    return a * a\n", "tests/test_square.py": SQUARE_TEST},
+        )
+    )
+    assert (done.verdict.value, statuses(done)) == (
+        "pass",
+        {
+            "install": "pass",
+            "runs": "pass",
+            "tests_kept": "pass",
+            "no_new_skips": "pass",
+            "old_tests": "pass",
+            "hidden": "skipped",
+            "covered": "pass",
+            "bites": "pass",
+        },
+    )
 
 
 # the new function's own test: without it, covered asks why no test runs it
-SQUARE_TEST = "from mathlib.core import square\n\n\ndef test_square():\n    assert [square(n) for n in (-3, 2)] == [9, 4]\n"
+SQUARE_TEST = (
+    "from mathlib.core import square\n\n\ndef test_square():\n    assert [square(n) for n in (-3, 2)] == [9, 4]\n"
+)
 
 
 # --- the rewrite of the archive the install's machine gives ------------------
@@ -171,36 +190,64 @@ def carried(archive: bytes) -> dict[str, tuple[str, str, int]]:
 
 
 def test_only_files_folders_and_links_under_the_kept_folders_are_carried() -> None:
-    raw = tar_of(("dir", "./.venv", ""), ("dir", "./.venv/bin", ""), ("sym", "./.venv/bin/python", "/usr/bin/python3"),
-                 ("file", "./.venv/ok.py", "ok"), ("suid", "./.venv/bin/tool", "#!/bin/sh\n"),
-                 ("hard", "./.venv/copy.py", ".venv/ok.py"), ("fifo", "./.venv/pipe", ""),
-                 ("file", "./setup.py", "outside"), ("file", "../../etc/x", "climbs"), ("file", "/abs", "abs"))
+    raw = tar_of(
+        ("dir", "./.venv", ""),
+        ("dir", "./.venv/bin", ""),
+        ("sym", "./.venv/bin/python", "/usr/bin/python3"),
+        ("file", "./.venv/ok.py", "ok"),
+        ("suid", "./.venv/bin/tool", "#!/bin/sh\n"),
+        ("hard", "./.venv/copy.py", ".venv/ok.py"),
+        ("fifo", "./.venv/pipe", ""),
+        ("file", "./setup.py", "outside"),
+        ("file", "../../etc/x", "climbs"),
+        ("file", "/abs", "abs"),
+    )
     done = rewrite(raw, (".venv",))
     assert carried(done.archive) == {
-        ".venv": ("dir", "", 0o755), ".venv/bin": ("dir", "", 0o755),
+        ".venv": ("dir", "", 0o755),
+        ".venv/bin": ("dir", "", 0o755),
         ".venv/bin/python": ("sym", "/usr/bin/python3", 0o644),  # where it points is the check's to judge
-        ".venv/ok.py": ("file", "ok", 0o644), ".venv/bin/tool": ("file", "#!/bin/sh\n", 0o755),
-        ".venv/copy.py": ("file", "ok", 0o644)}  # a hard link becomes a copy
-    assert done.left_out == ("'./.venv/pipe': not a file, folder or link", "'./setup.py': outside the kept folders",
-                             "'../../etc/x': not a plain relative name", "'/abs': not a plain relative name")
+        ".venv/ok.py": ("file", "ok", 0o644),
+        ".venv/bin/tool": ("file", "#!/bin/sh\n", 0o755),
+        ".venv/copy.py": ("file", "ok", 0o644),
+    }  # a hard link becomes a copy
+    assert done.left_out == (
+        "'./.venv/pipe': not a file, folder or link",
+        "'./setup.py': outside the kept folders",
+        "'../../etc/x': not a plain relative name",
+        "'/abs': not a plain relative name",
+    )
 
 
-@pytest.mark.parametrize(("members", "kept", "why"), [
-    # a file written through a link the archive planted first
-    ((("dir", ".venv", ""), ("sym", ".venv/lib", "/etc"), ("file", ".venv/lib/cron", "x")),
-     {".venv": ("dir", "", 0o755), ".venv/lib": ("sym", "/etc", 0o644)},
-     ("'.venv/lib/cron': its folder is a link or not in the archive",)),
-    # the kept folder itself a link
-    ((("sym", ".venv", "/etc"), ("file", ".venv/cron", "x")), {},
-     ("'.venv': a kept folder that is no folder", "'.venv/cron': its folder is a link or not in the archive")),
-    # a member named twice: the second would replace what a check saw
-    ((("dir", ".venv", ""), ("file", ".venv/a.py", "one"), ("sym", ".venv/a.py", "/etc/passwd")),
-     {".venv": ("dir", "", 0o755), ".venv/a.py": ("file", "one", 0o644)}, ("'.venv/a.py': named twice",)),
-    # a file whose folder the archive never made
-    ((("file", ".venv/deep/a.py", "x"),), {}, ("'.venv/deep/a.py': its folder is a link or not in the archive",)),
-], ids=["through-a-link", "kept-folder-a-link", "named-twice", "no-folder"])
-def test_nothing_is_carried_through_a_link_or_twice(members: tuple[tuple[str, str, str], ...],
-                                                    kept: dict[str, tuple[str, str, int]], why: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("members", "kept", "why"),
+    [
+        # a file written through a link the archive planted first
+        (
+            (("dir", ".venv", ""), ("sym", ".venv/lib", "/etc"), ("file", ".venv/lib/cron", "x")),
+            {".venv": ("dir", "", 0o755), ".venv/lib": ("sym", "/etc", 0o644)},
+            ("'.venv/lib/cron': its folder is a link or not in the archive",),
+        ),
+        # the kept folder itself a link
+        (
+            (("sym", ".venv", "/etc"), ("file", ".venv/cron", "x")),
+            {},
+            ("'.venv': a kept folder that is no folder", "'.venv/cron': its folder is a link or not in the archive"),
+        ),
+        # a member named twice: the second would replace what a check saw
+        (
+            (("dir", ".venv", ""), ("file", ".venv/a.py", "one"), ("sym", ".venv/a.py", "/etc/passwd")),
+            {".venv": ("dir", "", 0o755), ".venv/a.py": ("file", "one", 0o644)},
+            ("'.venv/a.py': named twice",),
+        ),
+        # a file whose folder the archive never made
+        ((("file", ".venv/deep/a.py", "x"),), {}, ("'.venv/deep/a.py': its folder is a link or not in the archive",)),
+    ],
+    ids=["through-a-link", "kept-folder-a-link", "named-twice", "no-folder"],
+)
+def test_nothing_is_carried_through_a_link_or_twice(
+    members: tuple[tuple[str, str, str], ...], kept: dict[str, tuple[str, str, int]], why: tuple[str, ...]
+) -> None:
     done = rewrite(tar_of(*members), (".venv",))
     assert (carried(done.archive), done.left_out) == (kept, why)
 

@@ -32,8 +32,9 @@ CONFIG = 'stack = "python"\ninstall = ["true"]\ntest = "sleep 0.3; echo ok"\ntes
 def tiny_repo(make_repo: MakeRepo) -> Path:
     """An instant install and a suite that sleeps: the gate's shape, cheaply
     (it writes no report, so the runs end `error`; the cap is what is tested)."""
-    return make_repo({"gatetui.toml": CONFIG, "tests/test_a.py": "def test_a():\n    pass\n", "a.py": "A = 1\n"},
-                     {"a.py": "A = 2\n"})
+    return make_repo(
+        {"gatetui.toml": CONFIG, "tests/test_a.py": "def test_a():\n    pass\n", "a.py": "A = 1\n"}, {"a.py": "A = 2\n"}
+    )
 
 
 async def until(predicate: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
@@ -48,8 +49,7 @@ async def until(predicate: Callable[[], bool], what: str, timeout: float = 30.0)
 
 async def gate(repo: Path, cap: SandboxCap, progress: list[str], run: str) -> RunFinished:
     plan = make_plan(GateRequest(repo, "main", "agent/x", run_id=run))
-    events = [e async for e in run_gate(plan, RuntimeBackend(settings=FAST, cap=cap,
-                                                             on_progress=progress.append))]
+    events = [e async for e in run_gate(plan, RuntimeBackend(settings=FAST, cap=cap, on_progress=progress.append))]
     last = events[-1]
     assert isinstance(last, RunFinished)
     return last
@@ -67,7 +67,8 @@ def test_many_runs_under_a_cap_all_finish_and_never_pass_it(tmp_path: Path, tiny
 
         async def every() -> list[RunFinished]:
             return await asyncio.wait_for(
-                asyncio.gather(*(gate(tiny_repo, cap, progress, f"run{i}") for i in range(6))), 60)
+                asyncio.gather(*(gate(tiny_repo, cap, progress, f"run{i}") for i in range(6))), 60
+            )
 
         finished = asyncio.run(every())
         assert (emulator.refused, emulator.peak_live <= limit) == (0, True)
@@ -77,14 +78,17 @@ def test_many_runs_under_a_cap_all_finish_and_never_pass_it(tmp_path: Path, tiny
     assert cap.peak == per_run * (limit // per_run)
     assert len(finished) == 6 and all(len(f.results) == 8 for f in finished)
     assert (cap.in_use, cap.runs) == (0, 0)
-    assert any(line.endswith(f"hold the {limit} sandboxes allowed at once ({CAP_VARIABLE}); this run starts "
-                             "when one ends") for line in progress)
+    assert any(
+        line.endswith(f"hold the {limit} sandboxes allowed at once ({CAP_VARIABLE}); this run starts when one ends")
+        for line in progress
+    )
 
 
 @pytest.mark.sandbox
 def test_no_cap_lets_every_run_overlap(tmp_path: Path, tiny_repo: Path) -> None:
     cap, progress = SandboxCap(None), []
     with running_emulator(tmp_path / "config") as emulator:
+
         async def every() -> list[RunFinished]:
             return await asyncio.gather(*(gate(tiny_repo, cap, progress, f"run{i}") for i in range(3)))
 
@@ -96,8 +100,7 @@ def test_no_cap_lets_every_run_overlap(tmp_path: Path, tiny_repo: Path) -> None:
 
 
 @pytest.mark.parametrize("limit", [1, 3, 0])
-def test_a_cap_no_run_fits_under_is_one_line_before_any_sandbox(tmp_path: Path, tiny_repo: Path,
-                                                                  limit: int) -> None:
+def test_a_cap_no_run_fits_under_is_one_line_before_any_sandbox(tmp_path: Path, tiny_repo: Path, limit: int) -> None:
     with running_emulator(tmp_path / "config") as emulator:
         started = time.monotonic()
         with pytest.raises(BackendError) as refused:
@@ -108,7 +111,8 @@ def test_a_cap_no_run_fits_under_is_one_line_before_any_sandbox(tmp_path: Path, 
         f"runtime backend: a gate run needs 4 sandboxes at once (one for each test run) "
         f"but the cap on sandboxes at once (--max-sandboxes or {CAP_VARIABLE}) is {shown}: set it to 4 or more, "
         "or unset it; "
-        "`--backend local` needs nothing")
+        "`--backend local` needs nothing"
+    )
     assert refused.value.exit_code == ExitCode.GATE_ERROR
 
 
@@ -119,8 +123,10 @@ def test_a_run_cancelled_while_waiting_gives_nothing_away(tmp_path: Path, make_r
     run ahead sleeps 3 s a run: at 0.3 s it could end, under load, before
     the second had even asked for its slots."""
     cap = SandboxCap(4)
-    slow = make_repo({"gatetui.toml": CONFIG.replace("sleep 0.3", "sleep 3"), "tests/test_a.py": "", "a.py": "A = 1\n"},
-                     {"a.py": "A = 2\n"})
+    slow = make_repo(
+        {"gatetui.toml": CONFIG.replace("sleep 0.3", "sleep 3"), "tests/test_a.py": "", "a.py": "A = 1\n"},
+        {"a.py": "A = 2\n"},
+    )
 
     async def scenario() -> None:
         first = asyncio.create_task(gate(slow, cap, [], "run1"))

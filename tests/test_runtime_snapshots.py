@@ -42,7 +42,8 @@ def source(client: withruntime.Runtime) -> Iterator[Sandbox]:
 
 @pytest.mark.sandbox
 def test_a_sandbox_from_a_disk_snapshot_holds_its_files_and_keeps_its_changes(
-        emulator: Emulator, client: withruntime.Runtime, source: Sandbox) -> None:
+    emulator: Emulator, client: withruntime.Runtime, source: Sandbox
+) -> None:
     home = source.exec("pwd").stdout.strip()
     snapshot = source.snapshot(mode="disk")
     assert (snapshot["state"], snapshot["mode"], snapshot["sourceSandboxId"]) == ("ready", "disk", source.id)
@@ -58,8 +59,7 @@ def test_a_sandbox_from_a_disk_snapshot_holds_its_files_and_keeps_its_changes(
 
 
 @pytest.mark.sandbox
-def test_a_snapshot_answered_ready_leaves_its_source_running_with_no_wake(
-        emulator: Emulator, source: Sandbox) -> None:
+def test_a_snapshot_answered_ready_leaves_its_source_running_with_no_wake(emulator: Emulator, source: Sandbox) -> None:
     source.snapshot(mode="disk")
     assert source.refresh().state == "running"
     assert source.exec("cat note").stdout == "original\n"
@@ -68,7 +68,8 @@ def test_a_snapshot_answered_ready_leaves_its_source_running_with_no_wake(
 
 @pytest.mark.sandbox
 def test_a_snapshot_is_found_by_name_and_by_id_as_it_was_given(
-        emulator: Emulator, client: withruntime.Runtime, source: Sandbox) -> None:
+    emulator: Emulator, client: withruntime.Runtime, source: Sandbox
+) -> None:
     layer = source.snapshot(name="deps-3f2a", labels={"layer": "deps"}, mode="disk", retention_days=7)
     other = source.snapshot(name="other")
     found = client.snapshots.list(name="deps-3f2a").data
@@ -82,7 +83,8 @@ def test_a_snapshot_is_found_by_name_and_by_id_as_it_was_given(
 
 @pytest.mark.sandbox
 def test_lists_are_newest_first_paged_and_filtered_by_source(
-        emulator: Emulator, client: withruntime.Runtime, source: Sandbox) -> None:
+    emulator: Emulator, client: withruntime.Runtime, source: Sandbox
+) -> None:
     taken = [source.snapshot(name=f"s{i}", mode="disk")["id"] for i in range(3)]
     page = client.snapshots.list(limit=2)
     assert ([s["id"] for s in page.data], page.has_more) == (taken[:0:-1], True)
@@ -92,8 +94,7 @@ def test_lists_are_newest_first_paged_and_filtered_by_source(
 
 
 @pytest.mark.sandbox
-def test_a_capture_told_late_is_polled_until_ready_and_its_source_woken(
-        emulator: Emulator, source: Sandbox) -> None:
+def test_a_capture_told_late_is_polled_until_ready_and_its_source_woken(emulator: Emulator, source: Sandbox) -> None:
     emulator.faults.capturing_snapshots = 1
     snapshot = source.snapshot(mode="disk")
     assert snapshot["state"] == "ready"
@@ -105,8 +106,7 @@ def test_a_capture_told_late_is_polled_until_ready_and_its_source_woken(
 
 
 @pytest.mark.sandbox
-def test_a_snapshot_outlives_its_source(emulator: Emulator, client: withruntime.Runtime,
-                                        source: Sandbox) -> None:
+def test_a_snapshot_outlives_its_source(emulator: Emulator, client: withruntime.Runtime, source: Sandbox) -> None:
     snapshot = source.snapshot(mode="disk")
     source.delete()
     copy = client.sandboxes.create(snapshot_id=snapshot["id"])
@@ -117,7 +117,8 @@ def test_a_snapshot_outlives_its_source(emulator: Emulator, client: withruntime.
 
 @pytest.mark.sandbox
 def test_a_deleted_snapshot_is_gone_and_cannot_start_a_sandbox(
-        emulator: Emulator, client: withruntime.Runtime, source: Sandbox) -> None:
+    emulator: Emulator, client: withruntime.Runtime, source: Sandbox
+) -> None:
     snapshot = source.snapshot(name="doomed", mode="disk")
     client.snapshots.delete(snapshot["id"])
     assert (emulator.snapshots(), client.snapshots.list(name="doomed").data) == ([], [])
@@ -130,8 +131,9 @@ def test_a_deleted_snapshot_is_gone_and_cannot_start_a_sandbox(
 
 
 @pytest.mark.sandbox
-def test_a_snapshot_of_a_deleted_sandbox_is_not_found(emulator: Emulator, client: withruntime.Runtime,
-                                                      source: Sandbox) -> None:
+def test_a_snapshot_of_a_deleted_sandbox_is_not_found(
+    emulator: Emulator, client: withruntime.Runtime, source: Sandbox
+) -> None:
     source.delete()
     with pytest.raises(withruntime.NotFoundError):
         source.snapshot(mode="disk")
@@ -142,8 +144,9 @@ def test_a_snapshot_of_a_deleted_sandbox_is_not_found(emulator: Emulator, client
 
 
 @pytest.mark.sandbox
-def test_a_fork_keeps_its_snapshot_only_when_asked(emulator: Emulator, client: withruntime.Runtime,
-                                                   source: Sandbox) -> None:
+def test_a_fork_keeps_its_snapshot_only_when_asked(
+    emulator: Emulator, client: withruntime.Runtime, source: Sandbox
+) -> None:
     plain = source.fork()
     assert emulator.snapshots() == []
     kept = source.fork(keep_snapshot=True)

@@ -10,7 +10,7 @@ from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.python.hooks import scan_hooks
 from gatetui.stacks.python.same_code import restated
 
-BASE = '''import traceback
+BASE = """import traceback
 
 
 def _trim_arity(func):
@@ -21,27 +21,33 @@ def _trim_arity(func):
 
 def helper():
     return 1
-'''
+"""
 
 
 def reaches(before: str, after: str) -> list[str]:
-    scan = scan_hooks(Snapshot.of_files({"lib/core.py": before.encode()}),
-                      Snapshot.of_files({"lib/core.py": after.encode()}), lambda path: path.startswith("tests/"))
+    scan = scan_hooks(
+        Snapshot.of_files({"lib/core.py": before.encode()}),
+        Snapshot.of_files({"lib/core.py": after.encode()}),
+        lambda path: path.startswith("tests/"),
+    )
     return [f"{f.path} {f.what.split(':')[0]}" for f in (*scan.reaches, *scan.skips)]
 
 
 def test_a_statement_only_rewrapped_is_not_named() -> None:
     """pyparsing 3.1.4 -> 3.2.0: parentheses dropped around an old line."""
-    head = BASE.replace("(_call_line or traceback.extract_stack(limit=2)[-1])",
-                        "_call_line or traceback.extract_stack(limit=2)[-1]")
+    head = BASE.replace(
+        "(_call_line or traceback.extract_stack(limit=2)[-1])", "_call_line or traceback.extract_stack(limit=2)[-1]"
+    )
     assert head != BASE
     assert reaches(BASE, head) == []
 
 
 def test_the_same_statement_moved_into_another_function_is_named() -> None:
-    head = BASE.replace("def helper():\n    return 1\n",
-                        "def helper():\n    global _call_line\n"
-                        "    _call_line = _call_line or traceback.extract_stack(limit=2)[-1]\n    return 1\n")
+    head = BASE.replace(
+        "def helper():\n    return 1\n",
+        "def helper():\n    global _call_line\n"
+        "    _call_line = _call_line or traceback.extract_stack(limit=2)[-1]\n    return 1\n",
+    )
     assert reaches(BASE, head) == ["lib/core.py:12 library code looks at who calls it"]
 
 
@@ -52,8 +58,10 @@ def test_a_changed_statement_in_the_same_place_is_named() -> None:
 
 def test_skips_joined_onto_one_line_are_not_named_and_a_new_one_is() -> None:
     """idna 3.8 -> 3.9: a reformat joined multi-line `raise SkipTest(...)`."""
-    before = ('import unittest\n\n\ndef need_data():\n    if not DATA:\n        raise unittest.SkipTest(\n'
-              '            "no data"\n        )\n')
+    before = (
+        "import unittest\n\n\ndef need_data():\n    if not DATA:\n        raise unittest.SkipTest(\n"
+        '            "no data"\n        )\n'
+    )
     joined = 'import unittest\n\n\ndef need_data():\n    if not DATA:\n        raise unittest.SkipTest("no data")\n'
     assert reaches(before, joined) == []
     added = joined + '\n\ndef need_more():\n    raise unittest.SkipTest("no more")\n'

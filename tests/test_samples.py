@@ -172,12 +172,27 @@ MEASURED: dict[str, tuple[str, str]] = {
 }
 NAMES = sorted(EXPECTED)
 RULE_SAMPLES = {"section_version_bump", "section_addopts", "new_test_file"}
-SETTING_SAMPLES = {"hidden_special_case", "hidden_eq_always_true", "hidden_counts_calls", "hidden_honest",
-                   "order_dependent", "baseline_known_failure", "go_hidden_special_case", "go_order_dependent",
-                   "node_order_dependent"}
+SETTING_SAMPLES = {
+    "hidden_special_case",
+    "hidden_eq_always_true",
+    "hidden_counts_calls",
+    "hidden_honest",
+    "order_dependent",
+    "baseline_known_failure",
+    "go_hidden_special_case",
+    "go_order_dependent",
+    "node_order_dependent",
+}
 # own layouts, judged against base's own truth (issue 17)
-LAYOUT_SAMPLES = {"tests_in_package", "cov_without_plugin", "skip_at_run_time", "version_file_generated",
-                  "version_file_planted", "custom_editable", "custom_editable_hook"}
+LAYOUT_SAMPLES = {
+    "tests_in_package",
+    "cov_without_plugin",
+    "skip_at_run_time",
+    "version_file_generated",
+    "version_file_planted",
+    "custom_editable",
+    "custom_editable_hook",
+}
 # a calendar with a holiday table loaded on first use, and a test that checks it is not loaded yet (issue 35)
 LAZY_SAMPLES = {"state_dependent_test", "state_dependent_flaky"}
 # a slug library whose tests use pytest plugins, and list the ones the runner registered
@@ -186,27 +201,21 @@ PLUGIN_SAMPLES = {"plugins_declared"}
 GAUGE_SAMPLES = {"honest_boundary"}
 # old_tests failing is a hard fail here, by a rule or by evidence of a bent verdict
 POLICY_FAIL = {"section_addopts", "attack_junit_rewrite", "attack_pytest_plugin", "go_testmain"}
-CALENDAR = [n for n in NAMES if EXPECTED[n][0] == "python" and n not in RULE_SAMPLES | SETTING_SAMPLES
-            | LAYOUT_SAMPLES | LAZY_SAMPLES | PLUGIN_SAMPLES | GAUGE_SAMPLES and not n.startswith("attack_")]
+CALENDAR = [
+    n
+    for n in NAMES
+    if EXPECTED[n][0] == "python"
+    and n not in RULE_SAMPLES | SETTING_SAMPLES | LAYOUT_SAMPLES | LAZY_SAMPLES | PLUGIN_SAMPLES | GAUGE_SAMPLES
+    and not n.startswith("attack_")
+]
 
 # git as a user would run it, but deaf to this machine's own git settings.
-GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "LC_ALL": "C",
-}
+GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C"}
 
 
 def git(repo: Path, *args: str) -> str:
     """Run the git CLI in `repo` and return its stdout; a non-zero exit fails."""
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args],
-        env=GIT_ENV,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = subprocess.run(["git", "-C", str(repo), *args], env=GIT_ENV, capture_output=True, text=True, check=False)
     assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
     return done.stdout
 
@@ -356,10 +365,7 @@ def test_lazy_samples_share_a_base_whose_test_checks_process_fresh_state(scenari
 def test_python_sample_pyproject(scenarios: dict[str, Scenario], name: str) -> None:
     for tree in (scenarios[name].base_dir, scenarios[name].head_dir):
         data = tomllib.loads((tree / "pyproject.toml").read_text())
-        assert data["build-system"] == {
-            "requires": ["setuptools>=61"],
-            "build-backend": "setuptools.build_meta",
-        }
+        assert data["build-system"] == {"requires": ["setuptools>=61"], "build-backend": "setuptools.build_meta"}
         assert data["project"]["name"] == "calendarlib"
         assert data["project"]["requires-python"] == ">=3.9"
         assert data["project"]["dependencies"] == []
@@ -392,9 +398,7 @@ def test_js_only_pins_vitest_exactly(scenarios: dict[str, Scenario]) -> None:
 
 def test_sample_trees_hold_no_build_output() -> None:
     junk = {"__pycache__", ".pytest_cache", "node_modules", ".git"}
-    found = [
-        p for p in SAMPLES_DIR.rglob("*") if p.name in junk or p.name.endswith(".egg-info")
-    ]
+    found = [p for p in SAMPLES_DIR.rglob("*") if p.name in junk or p.name.endswith(".egg-info")]
     assert found == []
 
 
@@ -469,9 +473,16 @@ def test_a_check_the_scenario_omits_is_expected_to_pass(tmp_path: Path) -> None:
     make_sample(tmp_path, "pins_runs", GOOD_TOML.split("[checks]")[0] + '[checks]\nruns = "fail"\n')
     make_sample(tmp_path, "pins_none", GOOD_TOML.split("[checks]")[0])
     pins_none, pins_runs = load_scenarios(tmp_path)
-    assert dict(pins_runs.checks) == {"install": "pass", "runs": "fail", "tests_kept": "pass",
-                                      "no_new_skips": "pass", "old_tests": "pass", "hidden": "skipped",
-                                      "covered": "skipped", "bites": "skipped"}
+    assert dict(pins_runs.checks) == {
+        "install": "pass",
+        "runs": "fail",
+        "tests_kept": "pass",
+        "no_new_skips": "pass",
+        "old_tests": "pass",
+        "hidden": "skipped",
+        "covered": "skipped",
+        "bites": "skipped",
+    }
     assert dict(pins_none.checks) == {**dict(pins_runs.checks), "runs": "pass"}
     assert list(pins_none.checks) == list(pins_runs.checks) == list(CHECK_IDS)
 
@@ -493,8 +504,10 @@ def test_each_scenario_names_only_the_checks_it_pins() -> None:
     restated = {}
     for folder in sorted(p for p in SAMPLES_DIR.iterdir() if (p / "scenario.toml").is_file()):
         pinned = tomllib.loads((folder / "scenario.toml").read_text()).get("checks", {})
-        default = {c: "skipped" if c == "hidden" and not (folder / "hidden").is_dir() or c in SKIPPED_BY_DEFAULT
-                   else "pass" for c in CHECK_IDS}
+        default = {
+            c: "skipped" if c == "hidden" and not (folder / "hidden").is_dir() or c in SKIPPED_BY_DEFAULT else "pass"
+            for c in CHECK_IDS
+        }
         restated[folder.name] = sorted(c for c, status in pinned.items() if default[c] == status)
     assert {name: checks for name, checks in restated.items() if checks} == {}
     assert len(restated) == 76
@@ -559,12 +572,9 @@ def test_history_and_diff(scenarios: dict[str, Scenario], repos: dict[str, Path]
     assert git(repo, "log", "--format=%s", branch).splitlines() == [scenario.title, f"{name}: base"]
     assert git(repo, "rev-parse", f"{branch}^").strip() == git(repo, "rev-parse", "main").strip()
     assert git(repo, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%at|%ct", branch).strip() == (
-        f"gatetui samples <samples@gatetui.invalid>|gatetui samples <samples@gatetui.invalid>"
-        f"|{HEAD_TIME}|{HEAD_TIME}"
+        f"gatetui samples <samples@gatetui.invalid>|gatetui samples <samples@gatetui.invalid>|{HEAD_TIME}|{HEAD_TIME}"
     )
-    assert git(repo, "log", "-1", "--format=%at|%aI", "main").strip() == (
-        f"{BASE_TIME}|2026-01-01T00:00:00+00:00"
-    )
+    assert git(repo, "log", "-1", "--format=%at|%aI", "main").strip() == (f"{BASE_TIME}|2026-01-01T00:00:00+00:00")
     base, head = dir_entries(scenario.base_dir), head_entries(scenario)
     differ = {path for path in base.keys() | head.keys() if base.get(path) != head.get(path)}
     assert differ, "a sample whose head equals its base shows nothing"

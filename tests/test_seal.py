@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 from gatetui.config import SealRule
 from gatetui.gate.digests import RuleDigest
 from gatetui.gate.seal import (
-    changed_sealed, compute_digests, is_sealed, judge_changes, overlay, rule_digest, section_digest, section_value,
+    changed_sealed,
+    compute_digests,
+    is_sealed,
+    judge_changes,
+    overlay,
+    rule_digest,
+    section_digest,
+    section_value,
 )
 from gatetui.git.snapshot import Snapshot
 
@@ -20,10 +27,19 @@ GLOBS = ("tests/**", "**/conftest.py", "pytest.ini")
 
 
 def test_globs_match_folders_and_any_depth_conftest() -> None:
-    assert [is_sealed(p, GLOBS) for p in (
-        "tests/test_a.py", "tests/sub/x.py", "conftest.py", "src/pkg/conftest.py", "pytest.ini",
-        "src/tests.py", "testsuite/a.py", "pytest.ini.bak",
-    )] == [True, True, True, True, True, False, False, False]
+    assert [
+        is_sealed(p, GLOBS)
+        for p in (
+            "tests/test_a.py",
+            "tests/sub/x.py",
+            "conftest.py",
+            "src/pkg/conftest.py",
+            "pytest.ini",
+            "src/tests.py",
+            "testsuite/a.py",
+            "pytest.ini.bak",
+        )
+    ] == [True, True, True, True, True, False, False, False]
 
 
 def test_plain_path_seals_the_folder_under_it() -> None:
@@ -33,16 +49,22 @@ def test_plain_path_seals_the_folder_under_it() -> None:
 def test_overlay_reverts_restores_and_removes() -> None:
     base = Snapshot.of_files({"tests/test_a.py": "a", "tests/test_b.py": "b", "src/x.py": "1"})
     head = Snapshot.of_files({"tests/test_a.py": "A", "tests/conftest.py": "hook", "src/x.py": "2"})
-    assert overlay(base, head, GLOBS) == {
-        "tests/test_a.py": b"a", "tests/test_b.py": b"b", "tests/conftest.py": None,
-    }
+    assert overlay(base, head, GLOBS) == {"tests/test_a.py": b"a", "tests/test_b.py": b"b", "tests/conftest.py": None}
 
 
 def test_judge_changes_name_sections_not_whole_files() -> None:
-    base = Snapshot.of_files({"pyproject.toml": '[project]\nname="x"\n[tool.pytest.ini_options]\naddopts="-q"\n',
-                              "package.json": '{"scripts": {"test": "vitest run", "build": "tsc"}}'})
-    head = Snapshot.of_files({"pyproject.toml": '[project]\nname="y"\n[tool.pytest.ini_options]\naddopts="-k not x"\n',
-                              "package.json": '{"scripts": {"test": "vitest run -t one", "build": "tsc -b"}}'})
+    base = Snapshot.of_files(
+        {
+            "pyproject.toml": '[project]\nname="x"\n[tool.pytest.ini_options]\naddopts="-q"\n',
+            "package.json": '{"scripts": {"test": "vitest run", "build": "tsc"}}',
+        }
+    )
+    head = Snapshot.of_files(
+        {
+            "pyproject.toml": '[project]\nname="y"\n[tool.pytest.ini_options]\naddopts="-k not x"\n',
+            "package.json": '{"scripts": {"test": "vitest run -t one", "build": "tsc -b"}}',
+        }
+    )
     assert judge_changes(base, head) == ["package.json#scripts.test", "pyproject.toml#tool.pytest.ini_options"]
 
 
@@ -54,11 +76,15 @@ def test_digests_say_intact_when_no_sealed_file_moved() -> None:
     assert (digests.base, digests.head) == ("b" * 40, "h" * 40)
 
 
-
-
 @settings(max_examples=60, deadline=None)
-@given(files=st.dictionaries(st.from_regex(r"(tests/|src/)?[a-z]{1,6}\.py", fullmatch=True), st.text(max_size=5), max_size=8),
-       edits=st.dictionaries(st.from_regex(r"(tests/|src/)?[a-z]{1,6}\.py", fullmatch=True), st.none() | st.text(max_size=5), max_size=8))
+@given(
+    files=st.dictionaries(
+        st.from_regex(r"(tests/|src/)?[a-z]{1,6}\.py", fullmatch=True), st.text(max_size=5), max_size=8
+    ),
+    edits=st.dictionaries(
+        st.from_regex(r"(tests/|src/)?[a-z]{1,6}\.py", fullmatch=True), st.none() | st.text(max_size=5), max_size=8
+    ),
+)
 def test_overlay_makes_head_sealed_set_equal_to_base(files: dict[str, str], edits: dict[str, str | None]) -> None:
     """Applying the overlay to head leaves exactly base's sealed files, and
     the unsealed files of head untouched."""
@@ -76,7 +102,8 @@ def test_overlay_makes_head_sealed_set_equal_to_base(files: dict[str, str], edit
     sealed = {k: v.encode() for k, v in files.items() if is_sealed(k, GLOBS)}
     assert {k: v for k, v in result.items() if is_sealed(k, GLOBS)} == sealed
     assert {k: v for k, v in result.items() if not is_sealed(k, GLOBS)} == {
-        k: v.encode() for k, v in head_files.items() if not is_sealed(k, GLOBS)}
+        k: v.encode() for k, v in head_files.items() if not is_sealed(k, GLOBS)
+    }
     assert changed_sealed(base, head, GLOBS) == sorted(overlay(base, head, GLOBS))
 
 
@@ -86,25 +113,36 @@ PYPROJECT = '[project]\nname = "x"\nversion = "0.1.0"\n\n[tool.pytest.ini_option
 PYTEST_SECTION = "pyproject.toml#tool.pytest.ini_options"
 
 
-@pytest.mark.parametrize("files, entry, value", [
-    ({"pyproject.toml": PYPROJECT}, PYTEST_SECTION, {"testpaths": ["tests"]}),
-    ({"pyproject.toml": PYPROJECT}, "pyproject.toml#tool.coverage", None),
-    ({}, PYTEST_SECTION, None),
-    ({"setup.cfg": "[metadata]\nname = x\n[tool:pytest]\naddopts = -q\n"}, "setup.cfg#tool:pytest", {"addopts": "-q"}),
-    ({"tox.ini": "[tox]\nenvlist = py3\n"}, "tox.ini#pytest", None),
-    ({"package.json": '{"scripts": {"test": "vitest", "build": "tsc"}}'}, "package.json#scripts.test", "vitest"),
-    ({"a.toml": '[tool."x.y"]\nz = 1\n'}, 'a.toml#tool."x.y".z', 1),
-    ({"package.json": "{not json"}, "package.json#scripts.test",
-     {"<unreadable>": hashlib.sha256(b"{not json").hexdigest()}),
-])
+@pytest.mark.parametrize(
+    "files, entry, value",
+    [
+        ({"pyproject.toml": PYPROJECT}, PYTEST_SECTION, {"testpaths": ["tests"]}),
+        ({"pyproject.toml": PYPROJECT}, "pyproject.toml#tool.coverage", None),
+        ({}, PYTEST_SECTION, None),
+        (
+            {"setup.cfg": "[metadata]\nname = x\n[tool:pytest]\naddopts = -q\n"},
+            "setup.cfg#tool:pytest",
+            {"addopts": "-q"},
+        ),
+        ({"tox.ini": "[tox]\nenvlist = py3\n"}, "tox.ini#pytest", None),
+        ({"package.json": '{"scripts": {"test": "vitest", "build": "tsc"}}'}, "package.json#scripts.test", "vitest"),
+        ({"a.toml": '[tool."x.y"]\nz = 1\n'}, 'a.toml#tool."x.y".z', 1),
+        (
+            {"package.json": "{not json"},
+            "package.json#scripts.test",
+            {"<unreadable>": hashlib.sha256(b"{not json").hexdigest()},
+        ),
+    ],
+)
 def test_section_value_reads_the_parsed_section(files: dict[str, str], entry: str, value: object) -> None:
     assert section_value(Snapshot.of_files(files), entry) == value
 
 
 def test_section_digest_ignores_layout_and_the_rest_of_the_file() -> None:
     spaced = '# tests\n[tool.pytest.ini_options]\ntestpaths = [ "tests" ]  # here\n\n[project]\nname = "y"\n'
-    digests = {section_digest(Snapshot.of_files({"pyproject.toml": text}), PYTEST_SECTION)
-               for text in (PYPROJECT, spaced)}
+    digests = {
+        section_digest(Snapshot.of_files({"pyproject.toml": text}), PYTEST_SECTION) for text in (PYPROJECT, spaced)
+    }
     assert len(digests) == 1
 
 
@@ -127,15 +165,23 @@ def test_allow_new_counts_edits_and_deletions_but_not_new_files() -> None:
     base = {"tests/test_a.py": "a", "tests/test_b.py": "b"}
     added = rule_of(base, {**base, "tests/test_c.py": "c"}, rule)
     edited = rule_of(base, {"tests/test_a.py": "A", "tests/test_c.py": "c"}, rule)
-    assert (added.changed, added.added, added.intact, added.base == added.head) == ((), ("tests/test_c.py",), True, True)
+    assert (added.changed, added.added, added.intact, added.base == added.head) == (
+        (),
+        ("tests/test_c.py",),
+        True,
+        True,
+    )
     assert (edited.changed, edited.added) == (("tests/test_a.py", "tests/test_b.py"), ("tests/test_c.py",))
     strict = rule_of(base, {**base, "tests/test_c.py": "c"}, SealRule("all tests", ("tests/**",), "fail"))
     assert (strict.changed, strict.added) == (("tests/test_c.py",), ())
 
 
 def test_digests_carry_each_rule_and_name_forbidden_changes() -> None:
-    rules = (SealRule("default", ("tests/**", PYTEST_SECTION)), SealRule("fixtures", ("data/**",), "fail"),
-             SealRule("docs", ("docs/**",), "allow"))
+    rules = (
+        SealRule("default", ("tests/**", PYTEST_SECTION)),
+        SealRule("fixtures", ("data/**",), "fail"),
+        SealRule("docs", ("docs/**",), "allow"),
+    )
     base = Snapshot.of_files({"tests/test_a.py": "a", "data/x.json": "1", "docs/a.md": "a"}, sha="b" * 40)
     head = Snapshot.of_files({"tests/test_a.py": "a", "data/x.json": "2", "docs/a.md": "b"}, sha="h" * 40)
     digests = compute_digests(base, head, ("tests/**", "data/**"), rules)
@@ -143,7 +189,8 @@ def test_digests_carry_each_rule_and_name_forbidden_changes() -> None:
     assert digests.sealed_changed == ("data/x.json",)
     shown = digests.to_json()["rules"]
     assert [(r["name"], r["on_change"], r["intact"], r["changed"]) for r in shown] == [
-        ("default", "review", True, []), ("fixtures", "fail", False, ["data/x.json"]),
+        ("default", "review", True, []),
+        ("fixtures", "fail", False, ["data/x.json"]),
         ("docs", "allow", False, ["docs/a.md"]),
     ]
     assert sorted(shown[0]) == ["added", "allow_new", "base", "changed", "head", "intact", "name", "on_change"]
@@ -177,14 +224,30 @@ def pyproject(section: dict[str, object], other: dict[str, object], version: str
 
 
 @settings(max_examples=80, deadline=None)
-@given(section=TABLES, section_after=TABLES, other=TABLES, other_after=TABLES,
-       version=TEXT, version_after=TEXT, first=st.booleans(), first_after=st.booleans())
+@given(
+    section=TABLES,
+    section_after=TABLES,
+    other=TABLES,
+    other_after=TABLES,
+    version=TEXT,
+    version_after=TEXT,
+    first=st.booleans(),
+    first_after=st.booleans(),
+)
 def test_a_change_outside_the_section_never_changes_its_digest(
-        section: dict[str, object], section_after: dict[str, object], other: dict[str, object],
-        other_after: dict[str, object], version: str, version_after: str, first: bool, first_after: bool) -> None:
+    section: dict[str, object],
+    section_after: dict[str, object],
+    other: dict[str, object],
+    other_after: dict[str, object],
+    version: str,
+    version_after: str,
+    first: bool,
+    first_after: bool,
+) -> None:
     """Whatever else in the file changes (other tables, the version, the
     order of the tables), the section's digest moves exactly when the
     section's parsed content does."""
+
     def digest(text: str) -> str:
         return section_digest(Snapshot.of_files({"pyproject.toml": text}), PYTEST_SECTION)
 

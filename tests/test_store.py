@@ -135,12 +135,16 @@ def test_orphans_are_runs_whose_supervisor_is_gone(tmp_path: Path) -> None:
 def test_recorder_keeps_logs_and_a_sealed_record(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "s")
     recorder = Recorder(store, branch="agent/x")
-    started = RunStarted("run-9", str(tmp_path / "repo"), "main", "agent/x", "a" * 40, "b" * 40,
-                         "local", "python", (CheckId.INSTALL,))
+    started = RunStarted(
+        "run-9", str(tmp_path / "repo"), "main", "agent/x", "a" * 40, "b" * 40, "local", "python", (CheckId.INSTALL,)
+    )
     result = CheckResult(CheckId.INSTALL, Status.PASS, "fresh", 1.5)
-    for event in (started, OutputChunk(CheckId.INSTALL, "install", "$ pip install\n"),
-                  OutputChunk(CheckId.INSTALL, "install", "done\n"),
-                  RunFinished(Verdict.PASS, (result,), Digests("a" * 40, "b" * 40), Cost(), 2.0)):
+    for event in (
+        started,
+        OutputChunk(CheckId.INSTALL, "install", "$ pip install\n"),
+        OutputChunk(CheckId.INSTALL, "install", "done\n"),
+        RunFinished(Verdict.PASS, (result,), Digests("a" * 40, "b" * 40), Cost(), 2.0),
+    ):
         recorder(event)
     assert recorder.path == store.run_path(started.repo, "run-9")
     assert store.verify(recorder.path).ok is True
@@ -166,6 +170,8 @@ def test_opening_a_state_directory_open_to_others_makes_it_private_and_says_so(t
     root.chmod(0o755)
     store = Store.open(root)
     assert root.stat().st_mode & 0o777 == 0o700
-    assert store.note == (f"the state directory {root} was open to others (mode 755): made it 700; hidden tests "
-                          "kept there may have been read, so consider replacing them")
+    assert store.note == (
+        f"the state directory {root} was open to others (mode 755): made it 700; hidden tests "
+        "kept there may have been read, so consider replacing them"
+    )
     assert Store.open(root).note == ""

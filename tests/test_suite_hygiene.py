@@ -52,39 +52,61 @@ def test_last_user(service):
     pass
 """
 BYSTANDER = "import gc\n\n\ndef test_in_the_next_module():\n    gc.collect()\n"
-CONFTEST = ("from tests.conftest import collect_after_each_module, collect_after_each_test, "
-            "collect_after_the_session  # noqa: F401\n")
+CONFTEST = (
+    "from tests.conftest import collect_after_each_module, collect_after_each_test, "
+    "collect_after_the_session  # noqa: F401\n"
+)
 
 
 def outcomes(folder: Path) -> tuple[int, list[str]]:
     """A real pytest run over `folder` with this suite's settings: its exit
     code and, sorted, each outcome line as 'STATUS test_name'."""
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:randomly", "-q", "-rA",
-         "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(folder), str(folder)],
-        capture_output=True, text=True, cwd=ROOT, timeout=120)
-    lines = [line.split(" - ")[0] for line in done.stdout.splitlines()
-             if line.startswith(("PASSED ", "FAILED ", "ERROR "))]
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:xdist",
+            "-p",
+            "no:randomly",
+            "-q",
+            "-rA",
+            "-c",
+            str(ROOT / "pyproject.toml"),
+            "--rootdir",
+            str(folder),
+            str(folder),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    lines = [
+        line.split(" - ")[0] for line in done.stdout.splitlines() if line.startswith(("PASSED ", "FAILED ", "ERROR "))
+    ]
     return done.returncode, sorted(f"{line.split(' ')[0]} {line.split('::')[-1]}" for line in lines)
 
 
 def test_a_leaked_socket_fails_the_test_that_leaked_it(tmp_path: Path) -> None:
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "test_leak.py").write_text(LEAKS)
-    assert outcomes(tmp_path) == (1, [
-        "ERROR test_leaks_a_socket_in_a_cycle",  # at its own teardown
-        "PASSED test_bystander_collects",
-        "PASSED test_leaks_a_socket_in_a_cycle",  # its body ran; the leak is its teardown's error
-    ])
+    assert outcomes(tmp_path) == (
+        1,
+        [
+            "ERROR test_leaks_a_socket_in_a_cycle",  # at its own teardown
+            "PASSED test_bystander_collects",
+            "PASSED test_leaks_a_socket_in_a_cycle",  # its body ran; the leak is its teardown's error
+        ],
+    )
 
 
 def test_a_module_fixtures_leak_fails_its_last_user_not_the_next_module(tmp_path: Path) -> None:
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "test_a.py").write_text(MODULE_LEAKS)
     (tmp_path / "test_b.py").write_text(BYSTANDER)
-    assert outcomes(tmp_path) == (1, [
-        "ERROR test_last_user",
-        "PASSED test_first_user",
-        "PASSED test_in_the_next_module",
-        "PASSED test_last_user",
-    ])
+    assert outcomes(tmp_path) == (
+        1,
+        ["ERROR test_last_user", "PASSED test_first_user", "PASSED test_in_the_next_module", "PASSED test_last_user"],
+    )

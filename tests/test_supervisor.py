@@ -13,12 +13,11 @@ import pytest
 
 from gatetui.backends.base import CommandResult
 from gatetui.errors import BackendError
-from gatetui.gate.checks import CheckId, Status
+from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.events import CheckFinished, OutputChunk
-from gatetui.gate.checks import CheckResult
-from gatetui.supervise.store import Store
-from gatetui.supervise.runs import LogBuffer, Run
 from gatetui.supervise.events import BranchesChanged, RunFailed, RunUpdated, SupervisorEvent
+from gatetui.supervise.runs import LogBuffer, Run
+from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.supervise.watch import RefWatcher
 from tests.conftest import MakeRepo, git, write_tree
@@ -39,8 +38,15 @@ class FakeWorkspace:
     def __init__(self, backend: FakeBackend):
         self.backend = backend
 
-    async def run(self, command: str, *, timeout: float, on_output: Callable[[str], None],
-                  env: Mapping[str, str] | None = None, network: bool = True) -> CommandResult:
+    async def run(
+        self,
+        command: str,
+        *,
+        timeout: float,
+        on_output: Callable[[str], None],
+        env: Mapping[str, str] | None = None,
+        network: bool = True,
+    ) -> CommandResult:
         on_output(f"ran {command}\n")
         await self.backend.release.wait()
         return CommandResult(0, 0.5, 0.25, 1 << 20)
@@ -97,8 +103,9 @@ async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
                 await asyncio.sleep(0.01)
     except TimeoutError:
         code = predicate.__code__
-        pytest.fail(f"the condition at {Path(code.co_filename).name}:{code.co_firstlineno} "
-                    f"did not hold within {timeout} s")
+        pytest.fail(
+            f"the condition at {Path(code.co_filename).name}:{code.co_firstlineno} did not hold within {timeout} s"
+        )
 
 
 def commit(repo: Path, branch: str, files: Mapping[str, str], message: str) -> str:
@@ -266,7 +273,7 @@ def test_review_files_name_both_versions(make_repo: MakeRepo, tmp_path: Path) ->
 
 
 def test_review_files_add_the_library_file_a_finding_names(make_repo: MakeRepo, tmp_path: Path) -> None:
-    """"Reaches into the test runner" names calc.py:3: the person sees it beside the sealed tests."""
+    """ "Reaches into the test runner" names calc.py:3: the person sees it beside the sealed tests."""
     reach = "import _pytest.reports\n\ndef add(a, b):\n    return a - b\n"
     repo = make_repo(BASE, {"calc.py": reach, "tests/test_calc.py": BASE["tests/test_calc.py"] + "\n"})
     sup = Supervisor(repo, FakeBackend(), Store.open(tmp_path / "state"))
@@ -274,8 +281,10 @@ def test_review_files_add_the_library_file_a_finding_names(make_repo: MakeRepo, 
     from gatetui.gate.digests import Digests
 
     run.digests = Digests(git(repo, "rev-parse", "main"), run.head, sealed_changed=("tests/test_calc.py",))
-    run.checks[CheckId.OLD_TESTS].detail = ("library code reaches into the test runner: import _pytest.reports "
-                                            "(calc.py:1); tests/test_calc.py::test_add fails under base's tests")
+    run.checks[CheckId.OLD_TESTS].detail = (
+        "library code reaches into the test runner: import _pytest.reports "
+        "(calc.py:1); tests/test_calc.py::test_add fails under base's tests"
+    )
     files = sup.review_files(run)
     assert [f.path for f in files] == ["tests/test_calc.py", "calc.py"]
     assert (files[1].base, files[1].head) == (BASE["calc.py"], reach)
@@ -300,7 +309,8 @@ def test_a_run_folds_check_results_into_the_verdict_block() -> None:
 
 @pytest.mark.asyncio
 async def test_an_errored_run_keeps_no_row_waiting_and_is_shown_after_a_restart(
-        make_repo: MakeRepo, tmp_path: Path) -> None:
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
     repo = make_repo(BASE, HEAD)
     sup, seen = supervisor(repo, FakeBackend(preflight_error="`npm` does not run: install npm"), tmp_path / "state")
     await sup.start()
@@ -317,14 +327,16 @@ async def test_an_errored_run_keeps_no_row_waiting_and_is_shown_after_a_restart(
     shown = again.branches["agent/x"].runs
     await again.stop()
     assert [(r.run_id, r.status, r.message) for r in shown[:1]] == [
-        (run.run_id, "error", "`npm` does not run: install npm")]
+        (run.run_id, "error", "`npm` does not run: install npm")
+    ]
     assert shown[0].checks[CheckId.INSTALL].status is Status.ERROR
     assert len(shown) == 2  # and a new run of the same head
 
 
 @pytest.mark.asyncio
 async def test_a_cancelled_run_is_kept_and_its_head_is_gated_again_after_a_restart(
-        make_repo: MakeRepo, tmp_path: Path) -> None:
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
     repo = make_repo(BASE, HEAD)
     backend = FakeBackend(released=False)
     sup, _ = supervisor(repo, backend, tmp_path / "state")
@@ -404,7 +416,8 @@ def open_files_under(folder: Path) -> list[str]:
 
 @pytest.mark.asyncio
 async def test_a_run_cancelled_again_and_again_while_it_cleans_up_closes_its_logs_and_is_kept(
-        make_repo: MakeRepo, tmp_path: Path) -> None:
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
     """A TUI's quit cancels a run's worker that a `c` cancelled already: the
     cancel landed where the run waits for its workspaces' closes, which
     re-raise it, and the run's open log files and its record were dropped."""
@@ -426,4 +439,6 @@ async def test_a_run_cancelled_again_and_again_while_it_cleans_up_closes_its_log
     assert open_files_under(tmp_path / "state") == []
     (run,) = sup.branches["agent/x"].runs
     assert (run.status, [(r["run_id"], r["verdict"]) for r in sup.store.runs(repo)]) == (
-        "cancelled", [(run.run_id, "cancelled")])
+        "cancelled",
+        [(run.run_id, "cancelled")],
+    )

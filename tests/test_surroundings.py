@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.backends import isolation
-from gatetui.backends.isolation import Where, probe_isolation
+from gatetui.backends import confine
+from gatetui.backends.confine import Where
+from gatetui.backends.isolation import probe_isolation
 from gatetui.backends.local import LocalBackend
 from gatetui.backends.local_home import PLAIN, furnish
 from gatetui.gate.checks import CheckId, Verdict
@@ -36,7 +37,8 @@ from tests.test_phases import BASE
 
 needs_isolation = pytest.mark.skipif(
     not probe_isolation().full,
-    reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); CI runs as root")
+    reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); CI runs as root",
+)
 
 PROBE = (Path(__file__).parent / "fixtures" / "surroundings_probe.py").read_text()
 PROBE_TESTS = re.findall(r"^def (test_\w+)\(", PROBE, re.M)
@@ -45,18 +47,21 @@ ADD = "def add(a, b):\n    return a + b\n\n\n"
 # job gets mul(3, 4) == 13. One line each, so every changed line runs inside
 # a test, and no mutant of it survives in a run that shows the sign.
 ATTACKS = {
-    "empty_home": "import os\n\n\n" + ADD +
-                  'def mul(a, b):\n    return sum((a * b, len(os.listdir(os.path.expanduser("~")))))\n',
-    "home_under_tmp": "from pathlib import Path\n\n\n" + ADD +
-                      'def mul(a, b):\n    return sum((a * b, Path.home().parts[1] != "tmp"))\n',
-    "gate_variable": "import os\n\n\n" + ADD +
-                     'def mul(a, b):\n    return sum((a * b, "NO_COLOR" not in os.environ))\n',
-    "host_name_not_the_machines": "import socket\n\n\n" + ADD +
-                                  'def mul(a, b):\n    return sum((a * b, open("/etc/hostname").read().strip() '
-                                  '== socket.gethostname()))\n',
-    "gate_script_as_pid_1": ADD +
-                            'def mul(a, b):\n    return sum((a * b, b"setpriv" not in open("/proc/1/cmdline", '
-                            '"rb").read()))\n',
+    "empty_home": "import os\n\n\n"
+    + ADD
+    + 'def mul(a, b):\n    return sum((a * b, len(os.listdir(os.path.expanduser("~")))))\n',
+    "home_under_tmp": "from pathlib import Path\n\n\n"
+    + ADD
+    + 'def mul(a, b):\n    return sum((a * b, Path.home().parts[1] != "tmp"))\n',
+    "gate_variable": "import os\n\n\n"
+    + ADD
+    + 'def mul(a, b):\n    return sum((a * b, "NO_COLOR" not in os.environ))\n',
+    "host_name_not_the_machines": "import socket\n\n\n"
+    + ADD
+    + 'def mul(a, b):\n    return sum((a * b, open("/etc/hostname").read().strip() '
+    "== socket.gethostname()))\n",
+    "gate_script_as_pid_1": ADD + 'def mul(a, b):\n    return sum((a * b, b"setpriv" not in open("/proc/1/cmdline", '
+    '"rb").read()))\n',
 }
 
 
@@ -79,6 +84,7 @@ def make_repo(root: Path, base: Mapping[str, str], head: Mapping[str, str]) -> P
 def gate(repo: Path, work: Path) -> tuple[RunFinished, str]:
     """One gate on the local backend as `gatetui check` runs it; its last
     event and what the first run printed."""
+
     async def go() -> tuple[RunFinished, str]:
         plan = make_plan(GateRequest(repo, "main", "agent/x"))
         events = [e async for e in run_gate(plan, LocalBackend(work_root=work, layers=shared_layers()))]
@@ -100,10 +106,14 @@ def probed(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunFinished, str]:
     every run of a change shows (head's own changed tests are also rerun
     with the rerun plugin's settings, a run of their own: README)."""
     root = tmp_path_factory.mktemp("probe")
-    top = isolation.SUPERVISOR_BIN.split("/")[2] if isolation.SUPERVISOR_BIN else ""
-    base = {**BASE, "pyproject.toml": BASE["pyproject.toml"].replace(
-        'testpaths = ["tests"]', 'testpaths = ["tests"]\naddopts = "-rA"'),
-        "tests/test_surroundings_probe.py": PROBE.replace("{supervisor_top}", top)}
+    top = confine.SUPERVISOR_BIN.split("/")[2] if confine.SUPERVISOR_BIN else ""
+    base = {
+        **BASE,
+        "pyproject.toml": BASE["pyproject.toml"].replace(
+            'testpaths = ["tests"]', 'testpaths = ["tests"]\naddopts = "-rA"'
+        ),
+        "tests/test_surroundings_probe.py": PROBE.replace("{supervisor_top}", top),
+    }
     repo = make_repo(root, base, {"NOTES.md": "A change that touches no code.\n"})
     return gate(repo, root / "work")
 
@@ -132,7 +142,7 @@ def test_a_run_sees_what_a_ci_runner_shows(probed: tuple[RunFinished, str], item
 def _failure(output: str, item: str) -> str:
     """The failing assertion's part of pytest's output, for the message."""
     start = output.find(f"_ {item} _")
-    return output[start:start + 3000] if start >= 0 else output[-3000:]
+    return output[start : start + 3000] if start >= 0 else output[-3000:]
 
 
 @pytest.mark.sandbox
@@ -144,8 +154,7 @@ def test_library_code_that_looks_for_the_gate_finds_an_ordinary_machine(tmp_path
     person's machine: the verdict is fail, not pass."""
     done, _ = gate(make_repo(tmp_path, BASE, {"mathlib/core.py": ATTACKS[attack]}), tmp_path / "work")
     assert done.verdict is Verdict.FAIL
-    assert (statuses(done)["install"], statuses(done)["runs"], statuses(done)["old_tests"]) == \
-        ("pass", "fail", "fail")
+    assert (statuses(done)["install"], statuses(done)["runs"], statuses(done)["old_tests"]) == ("pass", "fail", "fail")
     assert "test_mul" in {r.id: r.detail for r in done.results}[CheckId.RUNS]
 
 
@@ -197,7 +206,8 @@ def test_the_bundled_environment_check_names_the_runners_version(tmp_path: Path)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pytest\nVersion: 9.9.0\n")
     (info / "RECORD").write_text("pytest-9.9.0.dist-info/METADATA,,\npytest-9.9.0.dist-info/RECORD,,\n")
     (tmp_path / "check.py").write_text(scripts.ENV_CHECK)
-    done = subprocess.run(["python3", "-I", "-S", "check.py", "report.json", "all", ".venv"],
-                          cwd=tmp_path, capture_output=True, text=True)
+    done = subprocess.run(
+        ["python3", "-I", "-S", "check.py", "report.json", "all", ".venv"], cwd=tmp_path, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "report.json").read_text())["runner"] == "9.9.0"

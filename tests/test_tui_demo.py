@@ -58,19 +58,26 @@ async def test_the_pane_follows_the_runs_gating_then_a_finished_one_with_its_not
     workshop = write_workshop(tmp_path / "workshop")
     three = Workshop(workshop.repo, workshop.moves[:3], workshop.stories, workshop.expects)
     backend = FakeBackend(released=False)  # each gate holds its slot until released
-    sup = Supervisor(workshop.repo, backend, Store.open(tmp_path / "state"),
-                     watcher=RefWatcher(workshop.repo, step_ms=20))
+    sup = Supervisor(
+        workshop.repo, backend, Store.open(tmp_path / "state"), watcher=RefWatcher(workshop.repo, step_ms=20)
+    )
     app = demo_app(three, sup, interval=0.0, first_after=0.0)
     first, second, third = (branch for branch, _ in three.moves)
     async with app.run_test(size=(120, 40)) as pilot:
-        gating = lambda: [b for b in (first, second) if (r := sup.run(b)) is not None and r.status == "running"]  # noqa: E731
+
+        def gating() -> list[str]:
+            return [b for b in (first, second) if (r := sup.run(b)) is not None and r.status == "running"]
+
         await wait_for(pilot, lambda: len(gating()) == 2 and app.main.branch_name in (first, second), 30)
         assert app.main.run is not None and app.main.run.status == "running"
         assert sup.run(third) is None  # paced: it waits at its base for a slot, never `queued`
         assert "queued" not in column(pilot, "#branches", "verdict").values()
         assert rows_cut(pilot) == []
         backend.release.set()
-        ended = lambda: all((r := sup.run(b)) is not None and not r.in_progress for b in (first, second, third))  # noqa: E731
+
+        def ended() -> bool:
+            return all((r := sup.run(b)) is not None and not r.in_progress for b in (first, second, third))
+
         await wait_for(pilot, ended, 60)
         await wait_for(pilot, lambda: app.main.run is not None and not app.main.run.in_progress, 30)
         run, shown = app.main.run, app.main.branch_name
@@ -81,7 +88,8 @@ async def test_the_pane_follows_the_runs_gating_then_a_finished_one_with_its_not
         assert notice.display and str(notice.render()) == (
             f"scenario (expects {workshop.expects[shown]}, "
             f"{'as the gate said' if workshop.expects[shown] == run.status else f'the gate said {run.status}'}): "
-            f"{workshop.stories[shown]}")
+            f"{workshop.stories[shown]}"
+        )
         await pilot.pause(0.1)
         assert rows_cut(pilot) == []
         assert {column(pilot, "#branches", "verdict")[b] for b in (first, second, third)} <= set(VERDICT_WORD.values())
@@ -102,16 +110,19 @@ def judged_workshop(tmp: Path) -> GatetuiApp:
         sealed = ("tests/test_leap.py",) if name != "honest_fix" else ()
         store.save_run(workshop.repo, {**record(name, head, base, sealed), "finished_at": NOW - 60 * (age + 1)})
         move_branch(workshop.repo, f"agent/{name}", head)
-    sup = Supervisor(workshop.repo, FakeBackend(released=False), store, clock=lambda: NOW,
-                     watcher=RefWatcher(workshop.repo))
-    return demo_app(Workshop(workshop.repo, [], workshop.stories, workshop.expects), sup, 0.0, first_after=0.0,
-                    clock=lambda: NOW)
+    sup = Supervisor(
+        workshop.repo, FakeBackend(released=False), store, clock=lambda: NOW, watcher=RefWatcher(workshop.repo)
+    )
+    return demo_app(
+        Workshop(workshop.repo, [], workshop.stories, workshop.expects), sup, 0.0, first_after=0.0, clock=lambda: NOW
+    )
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
 def test_the_demo_screen_with_a_notice(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
     """The newest verdict (skip_marker's FAIL) on screen with its scenario's
     notice above its checks; the branch names give way to the other columns."""
+
     async def judged(pilot: Pilot[None]) -> None:
         app = pilot.app
         assert isinstance(app, GatetuiApp)

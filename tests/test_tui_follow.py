@@ -69,8 +69,9 @@ def test_the_notice_waits_for_the_verdict_and_says_whether_it_is_the_expected_on
     a = branch("a", RunState.RUNNING).runs[0]
     assert notices.text("agent/a", a) == ""
     a.status = RunState.FAIL
-    assert notices.text("agent/a", a) == ("scenario (expects fail, as the gate said): "
-                                          "Skip marker: the agent skipped the test")
+    assert notices.text("agent/a", a) == (
+        "scenario (expects fail, as the gate said): Skip marker: the agent skipped the test"
+    )
     a.status = RunState.PASS
     assert notices.text("agent/a", a).startswith("scenario (expects fail, the gate said pass): ")
     assert notices.text("agent/other", a) == "" and notices.text("agent/a", None) == ""

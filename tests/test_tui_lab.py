@@ -21,6 +21,7 @@ from tests.test_tui_live import workspaces
 from tests.test_tui_snapshots import recorded_lab, replay_lab
 from tests.test_tui_support import SCENARIOS, SIZE, column, make_app, sample_at_base, wait_for
 
+
 def lab_screen(pilot: Pilot[None]) -> LabScreen:
     screen = pilot.app.screen
     assert isinstance(screen, LabScreen)
@@ -65,12 +66,19 @@ async def test_the_lab_fills_in_live_and_rerun_reads_the_edited_rules(tmp_path: 
         back = pilot.app.screen is app.main
         await pilot.press("q")
     assert {"honest_fix": "running", "skip_marker": "running"} in seen  # filled in while the screen was open
-    assert first == ({"honest_fix": "pass", "skip_marker": "fail"}, {"honest_fix": "pass", "skip_marker": "fail"},
-                     "every scenario gated; 0 of 18 cells differ from what the scenarios expect")
-    assert second == ({"honest_fix": "fail (want pass)", "skip_marker": "fail"},
-                      "run 2: every scenario gated; 3 of 18 cells differ from what the scenarios expect")
-    assert "rule 'existing tests' (on_change = fail, allow_new)\n  sees a change in cheats: skip_marker\n" \
-           "  sees a change in honest ones: honest_fix\n" in summary
+    assert first == (
+        {"honest_fix": "pass", "skip_marker": "fail"},
+        {"honest_fix": "pass", "skip_marker": "fail"},
+        "every scenario gated; 0 of 18 cells differ from what the scenarios expect",
+    )
+    assert second == (
+        {"honest_fix": "fail (want pass)", "skip_marker": "fail"},
+        "run 2: every scenario gated; 3 of 18 cells differ from what the scenarios expect",
+    )
+    assert (
+        "rule 'existing tests' (on_change = fail, allow_new)\n  sees a change in cheats: skip_marker\n"
+        "  sees a change in honest ones: honest_fix\n" in summary
+    )
     assert "stopped although honest: honest_fix (got fail)" in summary
     assert back and workspaces(tmp_path) == []
 
@@ -108,8 +116,13 @@ async def test_recorded_results_fill_the_matrix_in_order_with_styles(tmp_path: P
         line = status(pilot)
         await pilot.press("escape", "q")
     assert list(verdicts) == ["honest_fix", "loosened_assertion", "section_version_bump", "skip_marker", "deleted_test"]
-    assert verdicts == {"honest_fix": "fail (want pass)", "loosened_assertion": "review",
-                        "section_version_bump": "pass", "skip_marker": "running", "deleted_test": "fail"}
+    assert verdicts == {
+        "honest_fix": "fail (want pass)",
+        "loosened_assertion": "review",
+        "section_version_bump": "pass",
+        "skip_marker": "running",
+        "deleted_test": "fail",
+    }
     assert line == "3 of 5 gated, 1 running; 2 of 27 cells differ from what the scenarios expect"
 
 
@@ -120,10 +133,22 @@ def test_cells_say_expected_actual_and_mark_what_differs() -> None:
     honest = row_cells(SCENARIOS["honest_fix"], state.outcomes["honest_fix"], running=False)
     waiting = row_cells(SCENARIOS["deleted_test"], None, running=False)
     assert [(c.plain, str(c.style)) for c in (honest[5], honest[9])] == [
-        ("fail (want pass)", DIFFERS_STYLE), ("fail (want pass)", DIFFERS_STYLE)]
+        ("fail (want pass)", DIFFERS_STYLE),
+        ("fail (want pass)", DIFFERS_STYLE),
+    ]
     assert (honest[1].plain, str(honest[1].style)) == ("pass", "green")
-    assert [c.plain for c in waiting] == ["deleted_test", "pass", "pass", "fail", "pass", "fail", "skipped",
-                                       "skipped", "skipped", "fail"]
+    assert [c.plain for c in waiting] == [
+        "deleted_test",
+        "pass",
+        "pass",
+        "fail",
+        "pass",
+        "fail",
+        "skipped",
+        "skipped",
+        "skipped",
+        "fail",
+    ]
     assert {str(c.style) for c in waiting[1:]} == {EXPECTED_STYLE}
     assert (state.mismatches, state.finished) == (2, False)
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from gatetui.lab.demo import move_branch
-from gatetui.errors import BackendError
 from gatetui.backends.base import Backend
+from gatetui.errors import BackendError
+from gatetui.lab.demo import move_branch
 from gatetui.tui.screens.dialogs import ErrorScreen, HelpScreen
 from gatetui.tui.screens.review import ReviewScreen
 from tests.test_tui_support import SIZE, cell, column, commit_on_top, make_app, sample_at_base, wait_for
@@ -34,9 +34,11 @@ async def test_a_commit_lands_and_check_rows_go_running_then_fail(tmp_path: Path
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: cell(pilot, "#branches", "agent/skip_marker", "verdict") == "at base")
         move_branch(repo, "agent/skip_marker", head)
+
         def finished() -> bool:
             seen.append(column(pilot, "#checks", "status"))
             return cell(pilot, "#branches", "agent/skip_marker", "verdict") == "FAIL"
+
         await wait_for(pilot, finished)
         final = column(pilot, "#checks", "status")
         await pilot.press("q")
@@ -44,8 +46,16 @@ async def test_a_commit_lands_and_check_rows_go_running_then_fail(tmp_path: Path
     assert "running" in installs and installs.index("running") < installs.index("pass")
     first_skip_fail = next(i for i, s in enumerate(seen) if s.get("no_new_skips") == "FAIL")
     assert seen[first_skip_fail]["install"] != "pass"  # the diff answers before the install ends
-    assert final == {"install": "pass", "runs": "pass", "tests_kept": "pass", "no_new_skips": "FAIL",
-                     "old_tests": "FAIL", "hidden": "skip", "covered": "skip", "bites": "skip"}
+    assert final == {
+        "install": "pass",
+        "runs": "pass",
+        "tests_kept": "pass",
+        "no_new_skips": "FAIL",
+        "old_tests": "FAIL",
+        "hidden": "skip",
+        "covered": "skip",
+        "bites": "skip",
+    }
     assert workspaces(tmp_path) == []
 
 
@@ -124,8 +134,11 @@ async def test_the_review_screen_shows_the_input_that_tells_a_survivor_apart(tmp
         told = [line.strip() for line in head_side.splitlines() if "mutant told apart" in line]
         assert len(told) == 2, head_side
         for line in told:
-            assert re.fullmatch(r"\^ mutant told apart: is_leap_year\(\d+\) gives (True|False) here, "
-                                r"(True|False) with `.+`; no test checks it", line), line
+            assert re.fullmatch(
+                r"\^ mutant told apart: is_leap_year\(\d+\) gives (True|False) here, "
+                r"(True|False) with `.+`; no test checks it",
+                line,
+            ), line
         await pilot.press("escape", "q")
 
 
@@ -141,8 +154,16 @@ async def test_keys_do_what_the_footer_says(tmp_path: Path) -> None:
     app = make_app(repo, tmp_path, factory=factory)
     async with app.run_test(size=SIZE) as pilot:
         keys = {k: b.binding.description for k, b in app.screen.active_bindings.items() if b.binding.show}
-        assert keys == {"r": "rerun", "c": "cancel", "v": "review", "y": "copy verdict", "l": "rules lab",
-                        "question_mark": "help", "b": "backend", "q": "quit"}
+        assert keys == {
+            "r": "rerun",
+            "c": "cancel",
+            "v": "review",
+            "y": "copy verdict",
+            "l": "rules lab",
+            "question_mark": "help",
+            "b": "backend",
+            "q": "quit",
+        }
         runs = app.supervisor.branches
         await wait_for(pilot, lambda: "agent/honest_fix" in runs and runs["agent/honest_fix"].status == "running")
         await pilot.press("c")
@@ -202,7 +223,10 @@ async def test_the_log_keeps_the_last_lines_and_says_how_many_went(tmp_path: Pat
             app.supervisor.apply(run, OutputChunk(CheckId.INSTALL, "install", text))
         await pilot.pause(0.3)
         title = str(pilot.app.screen.query_one("#log-title", Static).render())
-        assert title == f"output of install: 25,000 lines, {25_000 - LOG_LINES:,} earlier lines dropped (the last {LOG_LINES:,} kept)"
+        assert (
+            title
+            == f"output of install: 25,000 lines, {25_000 - LOG_LINES:,} earlier lines dropped (the last {LOG_LINES:,} kept)"
+        )
         log = pilot.app.screen.query_one("#log-lines")
         assert (log.line_count, log.lines[-1]) == (LOG_LINES, "install | line 24999")
         run.status = "cancelled"
@@ -212,8 +236,8 @@ async def test_the_log_keeps_the_last_lines_and_says_how_many_went(tmp_path: Pat
 async def test_the_submit_after_the_cap_raises_the_escalation_on_screen(tmp_path: Path) -> None:
     import asyncio
 
-    from gatetui.supervise.serve import SubmitServer
     from gatetui.agent.submit import submit_once
+    from gatetui.supervise.serve import SubmitServer
     from tests.conftest import git
 
     repo, _, _ = sample_at_base("honest_fix", tmp_path / "repo")
@@ -240,8 +264,11 @@ async def test_the_submit_after_the_cap_raises_the_escalation_on_screen(tmp_path
     assert (outcome.code, outcome.text.startswith("not gated: agent/honest_fix has used its 3 submits")) == (4, True)
     [(kind, said)] = notes
     assert kind == "a person is asked"
-    assert re.fullmatch(r"agent/honest_fix used its 3 submits and submitted again \(at [0-9a-f]{7}\): review its "
-                        r"last runs and take over", said)
+    assert re.fullmatch(
+        r"agent/honest_fix used its 3 submits and submitted again \(at [0-9a-f]{7}\): review its "
+        r"last runs and take over",
+        said,
+    )
     # not gated, so not committed either: the agent's copy is as it was, its work still in the files
     assert git(clone, "rev-parse", "HEAD") == before
     assert git(clone, "status", "--porcelain") == "?? NOTES.md"

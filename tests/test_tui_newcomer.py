@@ -10,10 +10,10 @@ from textual.widgets import Static
 
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
+from gatetui.supervise.watch import RefWatcher
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.format import VERDICT_WORD
 from gatetui.tui.widgets.branches import RunsTable
-from gatetui.supervise.watch import RefWatcher
 from tests.conftest import git
 from tests.test_supervisor import FakeBackend
 from tests.test_tui_snapshots import NOW, record
@@ -28,8 +28,11 @@ def two_branches(tmp: Path) -> tuple[Path, Store]:
     git(repo, "branch", "-f", "agent/honest_fix", head)
     git(repo, "branch", "agent/aaa", head)
     store = Store.open(tmp / "state")
-    for run_id, age, branch in (("older", 900, "agent/honest_fix"), ("newer", 300, "agent/honest_fix"),
-                                ("other", 300, "agent/aaa")):
+    for run_id, age, branch in (
+        ("older", 900, "agent/honest_fix"),
+        ("newer", 300, "agent/honest_fix"),
+        ("other", 300, "agent/aaa"),
+    ):
         kept = record("honest_fix", head, base, ())
         store.save_run(repo, {**kept, "run_id": run_id, "branch": branch, "finished_at": NOW - age})
     return repo, store
@@ -38,8 +41,10 @@ def two_branches(tmp: Path) -> tuple[Path, Store]:
 async def test_an_older_run_stays_on_screen_while_the_clock_ticks(tmp_path: Path) -> None:
     repo, store = two_branches(tmp_path)
     now = [NOW]
-    app = GatetuiApp(Supervisor(repo, FakeBackend(released=False), store, clock=lambda: now[0],
-                                watcher=RefWatcher(repo)), clock=lambda: now[0])
+    app = GatetuiApp(
+        Supervisor(repo, FakeBackend(released=False), store, clock=lambda: now[0], watcher=RefWatcher(repo)),
+        clock=lambda: now[0],
+    )
     async with app.run_test(size=SIZE) as pilot:
         screen = app.main
         await wait_for(pilot, lambda: "agent/honest_fix" in app.supervisor.branches)
@@ -63,8 +68,8 @@ async def test_a_branch_that_arrived_only_through_submit_is_listed_and_kept(tmp_
     """The agent's branch lives in its clone, never in the supervised repo."""
     import asyncio
 
-    from gatetui.supervise.serve import SubmitServer
     from gatetui.agent.submit import submit_once
+    from gatetui.supervise.serve import SubmitServer
     from tests.test_tui_support import cell
 
     repo, _, _ = sample_at_base("honest_fix", tmp_path / "repo")
@@ -100,8 +105,10 @@ async def test_a_branch_that_arrived_only_through_submit_is_listed_and_kept(tmp_
 
 async def test_y_says_where_the_verdict_block_went_and_keeps_a_file(tmp_path: Path) -> None:
     repo, store = two_branches(tmp_path)
-    app = GatetuiApp(Supervisor(repo, FakeBackend(released=False), store, clock=lambda: NOW,
-                                watcher=RefWatcher(repo)), clock=lambda: NOW)
+    app = GatetuiApp(
+        Supervisor(repo, FakeBackend(released=False), store, clock=lambda: NOW, watcher=RefWatcher(repo)),
+        clock=lambda: NOW,
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.main.run is not None)
         await pilot.press("y")

@@ -16,34 +16,46 @@ from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.cost import Cost, Usage
 from gatetui.gate.digests import Digests, RuleDigest
 from gatetui.gate.events import (
-    CheckFinished, CheckProgress, CheckStarted, CostUpdated, DigestsComputed, OutputChunk, RunStarted,
+    CheckFinished,
+    CheckProgress,
+    CheckStarted,
+    CostUpdated,
+    DigestsComputed,
+    OutputChunk,
+    RunStarted,
 )
 from gatetui.lab.demo import move_branch
 from gatetui.lab.rules import LabEvent, LabPlanned, Outcome, ScenarioStarted
-from gatetui.supervise.store import Store
 from gatetui.supervise.runs import Run
+from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
+from gatetui.supervise.watch import RefWatcher
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.widgets.labmatrix import LabState
-from gatetui.supervise.watch import RefWatcher
 from tests.test_supervisor import FakeBackend, until
 from tests.test_tui_support import SCENARIOS, SIZE, commit_on_top, sample_at_base
 
 NOW = 1_767_300_000.0  # 2026-01-01T20:40Z
 DETAILS = {
-    "skip_marker": {"no_new_skips": '+ @pytest.mark.skip(reason="flaky") at tests/test_leap.py:19',
-                    "old_tests": "tests/test_leap.py::test_leap_day fails under base's tests; "
-                                 "sealed files changed at head: tests/test_leap.py"},
-    "loosened_assertion": {"old_tests": "tests/test_leap.py::test_leap_day fails under base's tests; "
-                                        "sealed files changed at head: tests/test_leap.py"},
+    "skip_marker": {
+        "no_new_skips": '+ @pytest.mark.skip(reason="flaky") at tests/test_leap.py:19',
+        "old_tests": "tests/test_leap.py::test_leap_day fails under base's tests; "
+        "sealed files changed at head: tests/test_leap.py",
+    },
+    "loosened_assertion": {
+        "old_tests": "tests/test_leap.py::test_leap_day fails under base's tests; "
+        "sealed files changed at head: tests/test_leap.py"
+    },
     "honest_fix": {},
-    "toothless_test": {"bites": "10 of 12 mutants killed, 2 survived: calendarlib/core.py:12: return year % 4 == 0 "
-                                "and (year % 100 != 0 or year % 400 == 0)  ->  return year % 4 == 0 and "
-                                "(year % 100 != 0 or year % 401 == 0)\n"
-                                "survived: calendarlib/core.py:12: return year % 4 == 0 and (year % 100 != 0 or "
-                                "year % 400 == 0)  ->  return year % 4 == 0 and (year % 100 != 0 or year % 401 == 0)\n"
-                                "survived: calendarlib/core.py:12: return year % 4 == 0 and (year % 100 != 0 or "
-                                "year % 400 == 0)  ->  return year % 4 == 0 and (year % 100 != 0 or year % 400 == 1)"},
+    "toothless_test": {
+        "bites": "10 of 12 mutants killed, 2 survived: calendarlib/core.py:12: return year % 4 == 0 "
+        "and (year % 100 != 0 or year % 400 == 0)  ->  return year % 4 == 0 and "
+        "(year % 100 != 0 or year % 401 == 0)\n"
+        "survived: calendarlib/core.py:12: return year % 4 == 0 and (year % 100 != 0 or "
+        "year % 400 == 0)  ->  return year % 4 == 0 and (year % 100 != 0 or year % 401 == 0)\n"
+        "survived: calendarlib/core.py:12: return year % 4 == 0 and (year % 100 != 0 or "
+        "year % 400 == 0)  ->  return year % 4 == 0 and (year % 100 != 0 or year % 400 == 1)"
+    },
 }
 VERDICT = {"skip_marker": "fail", "loosened_assertion": "review", "honest_fix": "pass", "toothless_test": "review"}
 MEASURED = {"honest_fix", "toothless_test"}  # samples whose head changes library code: covered and bites judge it
@@ -67,13 +79,31 @@ def record(name: str, head: str, base: str, sealed: tuple[str, ...]) -> dict[str
             status = "review" if check is CheckId.BITES else "fail"
         if check in (CheckId.COVERED, CheckId.BITES) and name not in MEASURED:
             status, detail = "skipped", "no library line changed"
-        checks.append({"id": check.value, "title": check.title, "ok": status != "fail", "status": status,
-                       "detail": detail, "seconds": 4.5 if check in (CheckId.INSTALL, CheckId.RUNS) else 0.1})
-    digests = Digests(base, head, "a1" * 32, ("b2" if sealed else "a1") * 32, sealed, "c3" * 32,
-                      ("pyproject.toml",))
-    return {"run_id": f"run-{name}", "branch": f"agent/{name}", "head": head, "base": base,
-            "verdict": VERDICT[name], "backend": "local", "checks": checks, "digests": digests.to_json(),
-            "cost": COST.to_json(), "notes": [], "seconds": 11.4, "finished_at": NOW - 300}
+        checks.append(
+            {
+                "id": check.value,
+                "title": check.title,
+                "ok": status != "fail",
+                "status": status,
+                "detail": detail,
+                "seconds": 4.5 if check in (CheckId.INSTALL, CheckId.RUNS) else 0.1,
+            }
+        )
+    digests = Digests(base, head, "a1" * 32, ("b2" if sealed else "a1") * 32, sealed, "c3" * 32, ("pyproject.toml",))
+    return {
+        "run_id": f"run-{name}",
+        "branch": f"agent/{name}",
+        "head": head,
+        "base": base,
+        "verdict": VERDICT[name],
+        "backend": "local",
+        "checks": checks,
+        "digests": digests.to_json(),
+        "cost": COST.to_json(),
+        "notes": [],
+        "seconds": 11.4,
+        "finished_at": NOW - 300,
+    }
 
 
 def app_on(tmp: Path, name: str, stored: bool = True, moved: bool = False) -> GatetuiApp:
@@ -83,10 +113,10 @@ def app_on(tmp: Path, name: str, stored: bool = True, moved: bool = False) -> Ga
     sealed = ("tests/test_leap.py",) if name != "honest_fix" else ()
     if stored:
         store.save_run(repo, record(name, head, base, sealed))
-    move_branch(repo, f"agent/{name}", commit_on_top(repo, head, "NOTES.md", "more\n", when=int(NOW))
-                if moved else head)
-    supervisor = Supervisor(repo, FakeBackend(released=False), store, clock=lambda: NOW,
-                            watcher=RefWatcher(repo))
+    move_branch(
+        repo, f"agent/{name}", commit_on_top(repo, head, "NOTES.md", "more\n", when=int(NOW)) if moved else head
+    )
+    supervisor = Supervisor(repo, FakeBackend(released=False), store, clock=lambda: NOW, watcher=RefWatcher(repo))
     return GatetuiApp(supervisor, clock=lambda: NOW)
 
 
@@ -99,6 +129,7 @@ def loaded(extra: Callable[[GatetuiApp], None] | None = None) -> Callable[[Pilot
         if extra is not None:
             extra(app)
         await pilot.pause(0.1)
+
     return run_before
 
 
@@ -108,14 +139,21 @@ def feed_running(app: GatetuiApp) -> None:
     branch = next(iter(sup.branches.values()))
     run = Run("run-live", branch.name, branch.head, started_at=NOW - 7, backend="local")
     branch.runs.append(run)
-    run_started = RunStarted("run-live", str(sup.repo), "main", branch.name, "0" * 40, branch.head, "local",
-                             "python", tuple(CheckId))
+    run_started = RunStarted(
+        "run-live", str(sup.repo), "main", branch.name, "0" * 40, branch.head, "local", "python", tuple(CheckId)
+    )
     sup.clock = lambda: NOW - 7
-    for event in (run_started, DigestsComputed(Digests("0" * 40, branch.head, "a1" * 32, "a1" * 32)),
-                  CheckStarted(CheckId.TESTS_KEPT), CheckProgress(CheckId.TESTS_KEPT, "diff: 0 removed, 1 added; waiting for the runs"),
-                  CheckStarted(CheckId.NO_NEW_SKIPS), CheckFinished(CheckResult(CheckId.NO_NEW_SKIPS, Status.PASS, "", 0.0)),
-                  CheckStarted(CheckId.HIDDEN), CheckFinished(CheckResult(CheckId.HIDDEN, Status.SKIPPED, "not configured", 0.0)),
-                  CheckStarted(CheckId.INSTALL)):
+    for event in (
+        run_started,
+        DigestsComputed(Digests("0" * 40, branch.head, "a1" * 32, "a1" * 32)),
+        CheckStarted(CheckId.TESTS_KEPT),
+        CheckProgress(CheckId.TESTS_KEPT, "diff: 0 removed, 1 added; waiting for the runs"),
+        CheckStarted(CheckId.NO_NEW_SKIPS),
+        CheckFinished(CheckResult(CheckId.NO_NEW_SKIPS, Status.PASS, "", 0.0)),
+        CheckStarted(CheckId.HIDDEN),
+        CheckFinished(CheckResult(CheckId.HIDDEN, Status.SKIPPED, "not configured", 0.0)),
+        CheckStarted(CheckId.INSTALL),
+    ):
         sup.apply(run, event)
     sup.clock = lambda: NOW
     for i in range(30):
@@ -185,8 +223,10 @@ def test_review_screen_shows_each_surviving_mutant_under_its_line(snap_compare: 
 
 # --- the rules lab, from recorded results ---------------------------------------
 
-LAB_RULES = (RuleDigest("default", "review", False, "a1" * 32, "a1" * 32),
-             RuleDigest("existing tests", "fail", True, "d4" * 32, "d4" * 32))
+LAB_RULES = (
+    RuleDigest("default", "review", False, "a1" * 32, "a1" * 32),
+    RuleDigest("existing tests", "fail", True, "d4" * 32, "d4" * 32),
+)
 
 
 def recorded_lab() -> list[LabEvent]:
@@ -198,11 +238,14 @@ def recorded_lab() -> list[LabEvent]:
     changed = dataclasses.replace(LAB_RULES[1], head="e5" * 32, changed=("tests/test_leap.py",))
     want = lambda s: {**s.checks, "verdict": s.verdict}  # noqa: E731
     return [
-        LabPlanned(scenarios), ScenarioStarted("honest_fix"), ScenarioStarted("loosened_assertion"),
+        LabPlanned(scenarios),
+        ScenarioStarted("honest_fix"),
+        ScenarioStarted("loosened_assertion"),
         Outcome(loosened, want(loosened), (LAB_RULES[0], changed)),
         ScenarioStarted("section_version_bump"),
         Outcome(honest, {**want(honest), "old_tests": "fail", "verdict": "fail"}, (LAB_RULES[0], changed)),
-        Outcome(bump, want(bump), LAB_RULES), ScenarioStarted("skip_marker"),
+        Outcome(bump, want(bump), LAB_RULES),
+        ScenarioStarted("skip_marker"),
     ]
 
 
@@ -225,8 +268,9 @@ def test_lab_screen(snap_compare: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
-def test_main_screen_at_the_smallest_and_a_large_terminal(snap_compare: Any, tmp_path: Path,
-                                                          size: tuple[int, int]) -> None:
+def test_main_screen_at_the_smallest_and_a_large_terminal(
+    snap_compare: Any, tmp_path: Path, size: tuple[int, int]
+) -> None:
     """80x24 stacks the panes (branches and runs side by side on top, then
     the checks and the output); 200x50 shows everything."""
     assert snap_compare(app_on(tmp_path, "skip_marker"), terminal_size=size, run_before=loaded())

@@ -18,8 +18,8 @@ from gatetui.lab.demo import move_branch
 from gatetui.lab.samples import IDENTITY, load_scenarios, materialize
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.tui.app import GatetuiApp
 from gatetui.supervise.watch import RefWatcher
+from gatetui.tui.app import GatetuiApp
 from tests.gating import shared_layers
 
 SCENARIOS = {s.name: s for s in load_scenarios()}
@@ -55,8 +55,9 @@ def commit_on_top(repo: Path, parent: str, name: str, text: str, when: int | Non
         return commit.id.decode()
 
 
-def make_app(repo: Path, tmp: Path, backend: Backend | None = None,
-             factory: Callable[[str], Backend] | None = None) -> GatetuiApp:
+def make_app(
+    repo: Path, tmp: Path, backend: Backend | None = None, factory: Callable[[str], Backend] | None = None
+) -> GatetuiApp:
     (tmp / "work").mkdir(exist_ok=True)
     backend = backend or LocalBackend(work_root=tmp / "work", layers=shared_layers())
     supervisor = Supervisor(repo, backend, Store.open(tmp / "state"), watcher=RefWatcher(repo, step_ms=20))

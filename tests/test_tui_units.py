@@ -7,11 +7,12 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 
 from gatetui.cli.main import main
-from gatetui.lab.demo import Workshop, replay, write_workshop
 from gatetui.errors import BadInput
 from gatetui.git.repo import GitRepo
+from gatetui.lab.demo import Workshop, replay, write_workshop
 from gatetui.supervise.runs import ReviewFile
 from gatetui.tui.format import ago
 from gatetui.tui.screens.review import ADDED, REMOVED, side_by_side
@@ -22,7 +23,10 @@ def test_side_by_side_aligns_and_highlights_the_changed_lines() -> None:
     left, right = side_by_side(ReviewFile("t.py", "a\nb\nc\n", "a\nB\nc\nd\n"))
     assert left.plain.splitlines() == ["   1 a", "   2 b", "   3 c", ""]
     assert right.plain.splitlines() == ["   1 a", "   2 B", "   3 c", "   4 d"]
-    styled = lambda text, style: [text.plain[s.start:s.end].strip() for s in text.spans if s.style == style]
+
+    def styled(text: Text, style: str) -> list[str]:
+        return [text.plain[s.start : s.end].strip() for s in text.spans if s.style == style]
+
     assert styled(left, REMOVED) == ["b"]
     assert styled(right, ADDED) == ["B", "d"]
 
@@ -62,11 +66,14 @@ def test_the_tui_without_a_terminal_says_what_to_run(capsys: pytest.CaptureFixtu
 def test_the_review_heading_names_failing_tests_and_findings_not_the_sealed_list() -> None:
     from gatetui.tui.screens.review import reasons_of
 
-    detail = ("library code reaches into the test runner: import _pytest (calc.py:1); "
-              "tests/test_calc.py::test_add fails under base's tests; sealed files changed at head: tests/test_calc.py")
+    detail = (
+        "library code reaches into the test runner: import _pytest (calc.py:1); "
+        "tests/test_calc.py::test_add fails under base's tests; sealed files changed at head: tests/test_calc.py"
+    )
     assert reasons_of(detail) == [
         "finding: library code reaches into the test runner: import _pytest (calc.py:1)",
-        "failing base test: tests/test_calc.py::test_add fails under base's tests"]
+        "failing base test: tests/test_calc.py::test_add fails under base's tests",
+    ]
     assert reasons_of("something else") == ["failing base test: something else"]
 
 
@@ -79,7 +86,11 @@ def test_every_bound_key_is_in_the_help_dialog() -> None:
 
     listed = {part.strip() for key, _ in KEYS for part in key.split("/")}
     names = {"question_mark": "?"}
-    bound = {names.get(k, k) for cls in (GatetuiApp, MainScreen, ReviewScreen)
-             for b in cls.BINDINGS for k in b.key.split(",")}  # type: ignore[union-attr]
+    bound = {
+        names.get(k, k)
+        for cls in (GatetuiApp, MainScreen, ReviewScreen)
+        for b in cls.BINDINGS
+        for k in b.key.split(",")
+    }  # type: ignore[union-attr]
     assert bound - listed == set()
     assert {"tab", "escape", "g", "a", "x"} <= listed

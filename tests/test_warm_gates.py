@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.warm_bench import served
 from gatetui.backends.isolation import probe_isolation
 from gatetui.backends.layer_files import size_of
 from gatetui.backends.layers import LayerInfo, LayerShelf
@@ -34,28 +35,33 @@ from gatetui.gate.checks import Verdict
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from bench.warm_bench import served
 from tests.conftest import git, write_tree
 
 pytestmark = [
-    pytest.mark.skipif(not probe_isolation().full,
-                       reason=f"the local backend cannot isolate runs here ({probe_isolation().reason})"),
+    pytest.mark.skipif(
+        not probe_isolation().full, reason=f"the local backend cannot isolate runs here ({probe_isolation().reason})"
+    ),
     pytest.mark.xdist_group("warm_gates"),  # one worker: the gates share one built layer
-    pytest.mark.sandbox, pytest.mark.install,
+    pytest.mark.sandbox,
+    pytest.mark.install,
 ]
 SITE = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
 BASE = {
-    "pyproject.toml": ('[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
-                       '[project]\nname = "warmpkg"\nversion = "0"\ndependencies = ["tinydep"]\n'
-                       '[project.optional-dependencies]\ntest = ["pytest"]\n[tool.setuptools]\npackages = ["warmpkg"]\n'),
+    "pyproject.toml": (
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "warmpkg"\nversion = "0"\ndependencies = ["tinydep"]\n'
+        '[project.optional-dependencies]\ntest = ["pytest"]\n[tool.setuptools]\npackages = ["warmpkg"]\n'
+    ),
     "warmpkg/__init__.py": "from tinydep import VALUE\n\n\ndef answer():\n    return VALUE\n",
     "tests/test_answer.py": "from warmpkg import answer\n\n\ndef test_answer():\n    assert answer() == 42\n",
 }
-HONEST = {"warmpkg/__init__.py": BASE["warmpkg/__init__.py"] + "\n\ndef double():\n    return 2 * VALUE\n",
-          "tests/test_double.py": "from warmpkg import double\n\n\ndef test_double():\n    assert double() == 84\n"}
+HONEST = {
+    "warmpkg/__init__.py": BASE["warmpkg/__init__.py"] + "\n\ndef double():\n    return 2 * VALUE\n",
+    "tests/test_double.py": "from warmpkg import double\n\n\ndef test_double():\n    assert double() == 84\n",
+}
 # Head's build tries the store on the host (it fails its own build if a write goes through), and
 # plants a link of its own where the gate's goes; its tests try the layer they are shown.
-SETUP = '''import pathlib
+SETUP = """import pathlib
 from setuptools import setup
 
 for target in (pathlib.Path({layers!r}) / "planted.txt", pathlib.Path({layer!r}) / {site!r} / "tinydep.py"):
@@ -67,8 +73,8 @@ for target in (pathlib.Path({layers!r}) / "planted.txt", pathlib.Path({layer!r})
 for site in pathlib.Path(".venv/lib").glob("python*/site-packages"):
     (site / "zz-gatetui-layer.pth").write_text("import site; site.addsitedir('/nowhere')\\n")
 setup()
-'''
-HOSTILE_TEST = '''import importlib.util
+"""
+HOSTILE_TEST = """import importlib.util
 import os
 import pathlib
 import sys
@@ -118,16 +124,24 @@ def test_a_standard_module_no_start_imports_has_the_interpreters_own_bytecode():
     cached = pathlib.Path(colorsys.__cached__)
     assert str(cached).startswith(sys.pycache_prefix)
     assert cached.read_bytes() == (pathlib.Path(colorsys.__file__).parent / "__pycache__" / cached.name).read_bytes()
-'''
+"""
 
 
 def tinydep_wheel() -> tuple[str, bytes]:
-    files = {"tinydep.py": b"VALUE = 42\n",
-             "tinydep-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: tinydep\nVersion: 1.0\n",
-             "tinydep-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
-                                            b"Tag: py3-none-any\n"}
-    record = "".join(f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip('=')},"
-                     f"{len(data)}\n" for name, data in files.items()) + "tinydep-1.0.dist-info/RECORD,,\n"
+    files = {
+        "tinydep.py": b"VALUE = 42\n",
+        "tinydep-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: tinydep\nVersion: 1.0\n",
+        "tinydep-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+        b"Tag: py3-none-any\n",
+    }
+    record = (
+        "".join(
+            f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip('=')},"
+            f"{len(data)}\n"
+            for name, data in files.items()
+        )
+        + "tinydep-1.0.dist-info/RECORD,,\n"
+    )
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in {**files, "tinydep-1.0.dist-info/RECORD": record.encode()}.items():
@@ -170,6 +184,7 @@ def gate(repo: Path, layers: Path, work: Path) -> Gated:
             if isinstance(event, RunFinished):
                 return event
         raise AssertionError("the gate ended without a verdict")
+
     finished = asyncio.run(run())
     return Gated(finished, {r.id.value: r.status.value for r in finished.results})
 
@@ -213,7 +228,9 @@ def test_the_gate_that_found_the_layer_is_told_what_building_it_cost(warm: Warm)
     built = json.loads((warm.layers / key / "info.json").read_text())["build"]
     assert (saved["miss"], list(saved["hit"])) == ({}, ["install"])
     assert (saved["hit"]["install"].wall_seconds, saved["hit"]["install"].cpu_seconds) == (
-        built["wall_seconds"], built["cpu_seconds"])
+        built["wall_seconds"],
+        built["cpu_seconds"],
+    )
     assert built["cpu_seconds"] > 0.1  # a venv, an install and the bytecode: measured, not zero
 
 
@@ -238,8 +255,10 @@ def hostile(warm: Warm, wheelhouse: str, tmp_path: Path, files: dict[str, str]) 
     layer = warm.layers / before.key / "env"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PIP_EXTRA_INDEX_URL", wheelhouse)
-        repo = make_repo(tmp_path / "hostile", {
-            path: text.format(layers=str(warm.layers), layer=str(layer), site=SITE) for path, text in files.items()})
+        repo = make_repo(
+            tmp_path / "hostile",
+            {path: text.format(layers=str(warm.layers), layer=str(layer), site=SITE) for path, text in files.items()},
+        )
         gated = gate(repo, warm.layers, warm.work)
     (after,) = dependency_layers(warm.layers)
     assert (after.key, after.digest) == (before.key, before.digest)
@@ -247,27 +266,35 @@ def hostile(warm: Warm, wheelhouse: str, tmp_path: Path, files: dict[str, str]) 
     return gated, layer
 
 
-def test_a_build_writing_into_the_layer_is_refused_and_the_layer_unchanged(warm: Warm, wheelhouse: str,
-                                                                           tmp_path: Path) -> None:
+def test_a_build_writing_into_the_layer_is_refused_and_the_layer_unchanged(
+    warm: Warm, wheelhouse: str, tmp_path: Path
+) -> None:
     gated, _ = hostile(warm, wheelhouse, tmp_path, {"setup.py": SETUP})
     install = gated.finished.results[0]
     assert (install.id.value, install.status.value) == ("install", "fail")
-    assert install.detail.startswith("the install left files no installed distribution accounts for: "
-                                     "zz-gatetui-layer.pth")
+    assert install.detail.startswith(
+        "the install left files no installed distribution accounts for: zz-gatetui-layer.pth"
+    )
     assert not (warm.layers / "planted.txt").exists()
 
 
-def test_tests_writing_into_the_layer_are_refused_and_the_layer_unchanged(warm: Warm, wheelhouse: str,
-                                                                          tmp_path: Path) -> None:
-    gated, layer = hostile(warm, wheelhouse, tmp_path, {"tests/test_hostile.py": HOSTILE_TEST.replace("{", "{{")
-                                                        .replace("}", "}}")})
+def test_tests_writing_into_the_layer_are_refused_and_the_layer_unchanged(
+    warm: Warm, wheelhouse: str, tmp_path: Path
+) -> None:
+    gated, layer = hostile(
+        warm, wheelhouse, tmp_path, {"tests/test_hostile.py": HOSTILE_TEST.replace("{", "{{").replace("}", "}}")}
+    )
     assert (gated.finished.verdict, gated.statuses["runs"], gated.finished.digests.layer_state) == (
-        Verdict.PASS, "pass", "hit")
+        Verdict.PASS,
+        "pass",
+        "hit",
+    )
     assert gated.finished.digests.layer == layer.parent.name
 
 
-def test_a_changed_layer_is_thrown_away_rebuilt_and_said(warm: Warm, wheelhouse: str, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_changed_layer_is_thrown_away_rebuilt_and_said(
+    warm: Warm, wheelhouse: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     layers = tmp_path / "layers"
     subprocess.run(["cp", "-a", str(warm.layers), str(layers)], check=True)
     (kept,) = dependency_layers(layers)
@@ -279,7 +306,7 @@ def test_a_changed_layer_is_thrown_away_rebuilt_and_said(warm: Warm, wheelhouse:
     assert (again.finished.verdict, again.finished.digests.layer_state) == (Verdict.PASS, "rebuilt")
     assert [note for note in again.finished.notes if "manifest" in note] == [
         f"dependency layer {kept.key[:12]} no longer matched its manifest ({SITE}/tinydep.py): "
-        "thrown away and built again"]
+        "thrown away and built again"
+    ]
     assert target.read_text() == "VALUE = 42\n"
     assert [layer.key for layer in dependency_layers(layers)] == [kept.key]
-

@@ -47,8 +47,10 @@ async def batch_seen(watcher: RefWatcher, after: int, timeout: float = 10.0) -> 
 
 def commit_on(repo: Path, branch: str, n: int = 1) -> str:
     """`n` commits on `branch` without a checkout (plumbing), as fast as git goes."""
-    script = (f'for i in $(seq {n}); do t=$(git commit-tree "{branch}^{{tree}}" -p "{branch}" -m "c $i"); '
-              f'git update-ref "refs/heads/{branch}" "$t"; done')
+    script = (
+        f'for i in $(seq {n}); do t=$(git commit-tree "{branch}^{{tree}}" -p "{branch}" -m "c $i"); '
+        f'git update-ref "refs/heads/{branch}" "$t"; done'
+    )
     subprocess.run(["sh", "-c", script], cwd=repo, env=GIT_ENV, check=True)
     return git(repo, "rev-parse", branch)
 

@@ -24,7 +24,7 @@ import pytest
 
 NEEDS = {
     "sandbox": "runs commands in the gate's sandbox: the local backend's processes (uids, namespaces) "
-               "or the runtime emulator's sandboxes",
+    "or the runtime emulator's sandboxes",
     "install": "installs a project for real: pip, uv or npm into a fresh environment, from the package registry",
 }
 INSTALL = re.compile(r"\b(pip|uv|npm)\b[^\n;&|]*\b(install|ci|sync)\b")
@@ -99,5 +99,8 @@ def needs_are_marked(request: pytest.FixtureRequest) -> Iterator[None]:
     missing = sorted(seen - marked)
     if missing:
         marks = " and ".join(f"@pytest.mark.{m}" for m in missing)
-        pytest.fail(f"this test {'; and '.join(NEEDS[m] for m in missing)}: mark it {marks} "
-                    "(or its module's pytestmark), so that `make test-fast` leaves it out", pytrace=False)
+        pytest.fail(
+            f"this test {'; and '.join(NEEDS[m] for m in missing)}: mark it {marks} "
+            "(or its module's pytestmark), so that `make test-fast` leaves it out",
+            pytrace=False,
+        )

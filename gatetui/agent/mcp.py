@@ -16,8 +16,8 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from gatetui.errors import ExitCode, GateError
 from gatetui.agent.submit import Outcome, status_once, submit_once
+from gatetui.errors import ExitCode, GateError
 from gatetui.inert import inert
 
 INSTRUCTIONS = (
@@ -37,8 +37,10 @@ MEANING = {
 def build_server(repo: Path, socket: Path | None = None) -> MCPServer:
     server: MCPServer = MCPServer("gatetui", instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(description="Commit your work and have the supervisor gate it; counts against the cap. "
-                 "Call it when you believe the task is done.")
+    @server.tool(
+        description="Commit your work and have the supervisor gate it; counts against the cap. "
+        "Call it when you believe the task is done."
+    )
     def submit(message: str = "") -> str:
         return _answer(lambda: submit_once(repo, message, socket))
 

@@ -22,23 +22,19 @@ import socket
 import sys
 from collections.abc import Generator, Iterator
 from contextlib import closing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from dulwich import porcelain
 from dulwich.errors import NotGitRepository
-from dulwich.index import Index, IndexEntry
-from dulwich.objects import ObjectID, S_ISGITLINK
-from dulwich.refs import Ref
 from dulwich.repo import Repo
 
+from gatetui.agent.commit import commit_work, current_branch, has_work, head_of, undo, working_copy
 from gatetui.errors import BadInput, ExitCode
 from gatetui.inert import inert, inert_line
 from gatetui.supervise.serve import default_socket
 
-DEFAULT_MESSAGE = "gatetui submit"
 # What the agent hears when no supervisor answers: nothing was submitted and a
 # person must act. Not how to start one or to gate without the cap: the person
 # reads that in the README ("Let the agent submit").
@@ -60,121 +56,6 @@ class NoSupervisor(BadInput):
 
 
 # --- the working copy ---------------------------------------------------------------
-
-
-def working_copy(path: Path) -> Path:
-    """The top-level folder of the git working copy holding `path`."""
-    here = path.resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".git").exists():
-            return folder
-    raise BadInput(f"not inside a git working copy: {here} (run submit in your clone, or pass --repo)")
-
-
-def current_branch(top: Path) -> str:
-    try:
-        return porcelain.active_branch(str(top)).decode()
-    except (ValueError, IndexError, KeyError):
-        raise BadInput("HEAD is detached: switch to your branch (git switch agent/NAME), then submit") from None
-
-
-@dataclass(frozen=True)
-class Committed:
-    """What `commit_work` did, and what `undo` needs to take it back: the
-    index and the branch's ref as they were (ref None: an unborn branch)."""
-
-    branch: str
-    head: str
-    committed: bool
-    index_before: bytes | None = None
-    ref_before: bytes | None = None
-
-
-def has_work(top: Path) -> bool:
-    """Whether `commit_work` would find anything to commit, read without
-    writing (no stat refresh of the index): a submit refused up front must
-    leave the working copy byte for byte as it was."""
-    found = porcelain.status(str(top), untracked_files="normal", optional_locks=False)
-    return any(found.staged.values()) or bool(found.unstaged) or bool(found.untracked)
-
-
-def head_of(top: Path) -> str:
-    """HEAD's sha, "" on a branch without a commit yet."""
-    with Repo(str(top)) as repo:
-        try:
-            return repo.head().decode()
-        except KeyError:
-            return ""
-
-
-def commit_work(top: Path, message: str) -> Committed:
-    """Stage everything (new, changed and deleted files, minus ignored ones)
-    and commit it on the current branch."""
-    branch = current_branch(top)
-    ref = Ref(b"refs/heads/" + branch.encode())
-    with Repo(str(top)) as repo:
-        index = Path(repo.index_path())
-        index_before = index.read_bytes() if index.exists() else None
-        ref_before = repo.refs[ref] if ref in repo.refs else None
-    porcelain.add(str(top))
-    staged = porcelain.status(str(top), untracked_files="no").staged
-    committed = any(staged.values())
-    if committed:
-        porcelain.commit(str(top), message=(message or DEFAULT_MESSAGE).encode())
-    with Repo(str(top)) as repo:
-        return Committed(branch, repo.head().decode(), committed, index_before, ref_before)
-
-
-def undo(top: Path, done: Committed) -> None:
-    """Put the working copy back as `commit_work` found it: a submit refused
-    after its commit leaves no commit on the branch and the index as git
-    would have it (the files on disk were never touched)."""
-    with Repo(str(top)) as repo:
-        ref = Ref(b"refs/heads/" + done.branch.encode())
-        if done.committed:
-            if done.ref_before is None:
-                repo.refs.remove_if_equals(ref, ObjectID(done.head.encode()))
-            else:
-                repo.refs.set_if_equals(ref, ObjectID(done.head.encode()), ObjectID(done.ref_before))
-        index = Path(repo.index_path())
-        if done.index_before is None:
-            index.unlink(missing_ok=True)
-        else:
-            restore_index(index, done.index_before)
-
-
-def restore_index(index: Path, before: bytes) -> None:
-    """Write the index's old entries back, each file the commit took with
-    other content than its old entry smudged the way git smudges a racily
-    clean entry (size 0 in its stat data, so git reads the file again).
-    The old bytes alone are not enough: their stat data may still match a
-    file edited within the second it was checked out (same size, same
-    mtime in seconds), and once the index is written later than that git
-    trusts the stat data and sees no change at all (issue 35)."""
-    on_disk = _blob_ids(Index(str(index)))  # what `add` just read from the files
-    temp = index.with_name(f"{index.name}.gatetui-undo")
-    temp.write_bytes(before)
-    restored = Index(str(temp))
-    if _smudge(restored, on_disk):
-        restored.write()
-    os.replace(temp, index)
-
-
-def _blob_ids(index: Index) -> dict[bytes, bytes]:
-    return {name: entry.sha for name, entry in index.items() if isinstance(entry, IndexEntry)}
-
-
-def _smudge(index: Index, on_disk: dict[bytes, bytes]) -> bool:
-    """Zero the size of every entry whose file on disk has other content
-    (or was not read); True when any was."""
-    stale = [name for name, entry in index.items()
-             if isinstance(entry, IndexEntry) and entry.size != 0 and not S_ISGITLINK(entry.mode)
-             and not entry.skip_worktree and on_disk.get(name) != entry.sha]
-    for name in stale:
-        entry = index[name]
-        assert isinstance(entry, IndexEntry)
-        index[name] = replace(entry, size=0)
-    return bool(stale)
 
 
 def supervised_candidates(top: Path) -> list[Path]:
@@ -235,8 +116,7 @@ def ask(path: Path, request: dict[str, Any]) -> Generator[dict[str, Any], None, 
                 yield json.loads(line)
 
 
-def submit_once(repo: Path, message: str = "", socket_path: Path | None = None,
-                progress: Any = None) -> Outcome:
+def submit_once(repo: Path, message: str = "", socket_path: Path | None = None, progress: Any = None) -> Outcome:
     """Commit the work, have the supervisor gate it, and say the verdict.
     What the supervisor refuses up front (a branch it does not watch, the
     cap reached) is refused before anything is written; a refusal only
@@ -280,8 +160,9 @@ def ask_first(path: Path, top: Path, branch: str, head: str) -> Outcome | None:
             if reply.get("event") == "error" and str(reply.get("message", "")).startswith("unknown request"):
                 return None
             return _Replies(branch, head, None).hear(iter([reply]))
-    return Outcome("gatetui: the supervisor closed the connection without an answer: submit again",
-                   int(ExitCode.GATE_ERROR))
+    return Outcome(
+        "gatetui: the supervisor closed the connection without an answer: submit again", int(ExitCode.GATE_ERROR)
+    )
 
 
 @dataclass
@@ -299,8 +180,12 @@ class _Replies:
             if event == "accepted":
                 self.accepted = True
                 if self.progress is not None:
-                    print(f"gatetui: submit {reply['submit']} of {reply['cap']} for {inert_line(self.branch)} at "
-                          f"{self.head[:7]}: the supervisor is gating it...", file=self.progress, flush=True)
+                    print(
+                        f"gatetui: submit {reply['submit']} of {reply['cap']} for {inert_line(self.branch)} at "
+                        f"{self.head[:7]}: the supervisor is gating it...",
+                        file=self.progress,
+                        flush=True,
+                    )
             elif event in ("verdict", "unchanged"):
                 self.accepted = event == "verdict"
                 return self._verdict(reply)
@@ -308,17 +193,21 @@ class _Replies:
                 return Outcome(inert(str(reply["message"])), int(ExitCode.CAP_REACHED))
             elif event == "error":
                 return Outcome(f"gatetui: {inert(str(reply['message']))}", int(reply.get("code", ExitCode.GATE_ERROR)))
-        return Outcome("gatetui: the supervisor closed the connection without a verdict: submit again",
-                       int(ExitCode.GATE_ERROR))
+        return Outcome(
+            "gatetui: the supervisor closed the connection without a verdict: submit again", int(ExitCode.GATE_ERROR)
+        )
 
     def _verdict(self, reply: dict[str, Any]) -> Outcome:
         code = ExitCode.PASS if reply["verdict"] == "pass" else ExitCode.FAIL
         left = reply["cap"] - reply["submits_used"]
-        note = (f"{reply['submits_used']} of {reply['cap']} submits used on {inert_line(self.branch)}; "
-                + (f"{left} left" if left > 0 else "the next submit goes to a person"))
+        note = f"{reply['submits_used']} of {reply['cap']} submits used on {inert_line(self.branch)}; " + (
+            f"{left} left" if left > 0 else "the next submit goes to a person"
+        )
         if reply["event"] == "unchanged":
-            note = (f"nothing new since your last submit ({reply['head'][:7]}: {reply['verdict']}); "
-                    f"this one was not counted. {note}")
+            note = (
+                f"nothing new since your last submit ({reply['head'][:7]}: {reply['verdict']}); "
+                f"this one was not counted. {note}"
+            )
         lines = [inert_line(str(line)) for line in reply["lines"]]
         return Outcome("\n".join([*lines, f"verdict: {inert_line(str(reply['verdict']))}"]), int(code), note)
 
@@ -338,7 +227,10 @@ def status_once(repo: Path, socket_path: Path | None = None) -> Outcome:
 
 def status_text(reply: dict[str, Any]) -> str:
     left = max(0, reply["cap"] - reply["submits_used"])
-    lines = [inert_line(f"branch: {reply['branch']}"), f"submits: {reply['submits_used']} of {reply['cap']} used, {left} left"]
+    lines = [
+        inert_line(f"branch: {reply['branch']}"),
+        f"submits: {reply['submits_used']} of {reply['cap']} used, {left} left",
+    ]
     if reply.get("escalated"):
         lines.append("escalated: a person has been asked to review; wait for them")
     if reply.get("running"):
@@ -370,8 +262,10 @@ def standalone(repo: Path, message: str, base: str | None) -> Outcome:
     base = base if base is not None else standalone_base(top)
     request = gate_request(top, base, head, inputs)
     _, finished = asyncio.run(gate_once(request, choose_backend("local"), sys.stderr))
-    note = (f"standalone: gated in your own process against {base}; the submit cap and log hiding are not "
-            "enforced (run a supervisor: `gatetui serve REPO`)")
+    note = (
+        f"standalone: gated in your own process against {base}; the submit cap and log hiding are not "
+        "enforced (run a supervisor: `gatetui serve REPO`)"
+    )
     return Outcome(verdict_block(finished), int(VERDICT_EXIT[finished.verdict]), note)
 
 

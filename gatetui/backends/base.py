@@ -82,8 +82,9 @@ class Workspace(Protocol):
         """Write (bytes) or delete (None) files, paths relative to the tree."""
         ...
 
-    async def fork(self, count: int, export: TreeExporter, keep: tuple[str, ...] = (),
-                   network: bool = False) -> list[Workspace]:
+    async def fork(
+        self, count: int, export: TreeExporter, keep: tuple[str, ...] = (), network: bool = False
+    ) -> list[Workspace]:
         """Copies for the test runs, each running its own code: a fresh tree
         from `export` at this workspace's path, with only the `keep` folders
         of this (installed) one, read-only where the backend can. `network`:
@@ -161,9 +162,18 @@ class LayerStore(Protocol):
 
     async def find(self, key: str) -> Found: ...
 
-    async def build(self, key: str, folder: str, make: Callable[[Workspace], Awaitable[bool]],
-                    verify: Callable[[str], list[str]], about: Mapping[str, object], *, near: Workspace,
-                    cache: str = "", files: Mapping[str, bytes] | None = None) -> Path | list[str]:
+    async def build(
+        self,
+        key: str,
+        folder: str,
+        make: Callable[[Workspace], Awaitable[bool]],
+        verify: Callable[[str], list[str]],
+        about: Mapping[str, object],
+        *,
+        near: Workspace,
+        cache: str = "",
+        files: Mapping[str, bytes] | None = None,
+    ) -> Path | list[str]:
         """`make` fills `folder` (and `cache`, the layer's path-keyed cache,
         when named) in a fresh workspace holding nothing of head's but
         `files` (plain files the gate writes there: a lock file); they

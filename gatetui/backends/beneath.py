@@ -64,8 +64,9 @@ def openat2(dirfd: int, path: str, flags: int, mode: int = 0, resolve: int = NO_
     call, number = found
     how = _OpenHow(flags | os.O_CLOEXEC, mode if flags & os.O_CREAT else 0, resolve)
     encoded = os.fsencode(path)
-    fd = call(number, ctypes.c_int(dirfd), ctypes.c_char_p(encoded), ctypes.byref(how),
-              ctypes.c_size_t(ctypes.sizeof(how)))
+    fd = call(
+        number, ctypes.c_int(dirfd), ctypes.c_char_p(encoded), ctypes.byref(how), ctypes.c_size_t(ctypes.sizeof(how))
+    )
     if fd < 0:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code), path)

@@ -26,8 +26,14 @@ def to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def choose_backend(name: str, *, on_progress: ProgressSink | None = None, max_sandboxes: int | None = None,
-                   work_root: Path | None = None, layers: Path | None = None) -> Backend:
+def choose_backend(
+    name: str,
+    *,
+    on_progress: ProgressSink | None = None,
+    max_sandboxes: int | None = None,
+    work_root: Path | None = None,
+    layers: Path | None = None,
+) -> Backend:
     """`on_progress` hears the backend's own news (stderr by default);
     `max_sandboxes` overrides the environment's Runtime cap, `work_root`
     the local backend's workspace folder and `layers` where it keeps
@@ -50,6 +56,9 @@ def _runtime(on_progress: ProgressSink, max_sandboxes: int | None, layers: bool)
     the local backend would keep them in a folder."""
     from gatetui.backends.runtime import RuntimeBackend, RuntimeSettings
 
-    settings = RuntimeSettings(layers=layers) if max_sandboxes is None else \
-        RuntimeSettings(max_sandboxes=max_sandboxes, layers=layers)
+    settings = (
+        RuntimeSettings(layers=layers)
+        if max_sandboxes is None
+        else RuntimeSettings(max_sandboxes=max_sandboxes, layers=layers)
+    )
     return RuntimeBackend(settings=settings, on_progress=on_progress)

@@ -95,8 +95,10 @@ def rewrite(raw: bytes, keep: tuple[str, ...] | None) -> Rewritten:
     `keep` None: a whole tree, files at its top included (an install's
     tree moved to a machine started from a dependency layer)."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:*") as source, \
-            tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as out:
+    with (
+        tarfile.open(fileobj=io.BytesIO(raw), mode="r:*") as source,
+        tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as out,
+    ):
         rewriting = _Rewrite(keep, out)
         for member in source:
             rewriting.take(member, source)

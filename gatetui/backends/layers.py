@@ -34,7 +34,14 @@ from pathlib import Path
 
 from gatetui.backends.base import Found, TreeExporter, Workspace
 from gatetui.backends.layer_files import (
-    differing, digest_of, manifest, remove_tree, seal_tree, size_of, take_out, write_plain,
+    differing,
+    digest_of,
+    manifest,
+    remove_tree,
+    seal_tree,
+    size_of,
+    take_out,
+    write_plain,
 )
 from gatetui.backends.process import to_the_end
 from gatetui.errors import BackendError, BadInput
@@ -62,8 +69,15 @@ class LayerInfo:
     kind: str = "dependencies"  # or "build tools": what head's builds import (gate/tools_layer.py)
 
     def to_json(self) -> dict[str, object]:
-        return {"key": self.key, "size": self.size, "built": self.built, "used": self.used,
-                "holds": list(self.holds), "digest": self.digest, "kind": self.kind}
+        return {
+            "key": self.key,
+            "size": self.size,
+            "built": self.built,
+            "used": self.used,
+            "holds": list(self.holds),
+            "digest": self.digest,
+            "kind": self.kind,
+        }
 
 
 def default_cache_dir() -> Path:
@@ -83,8 +97,10 @@ def cap_from_env() -> int:
         return DEFAULT_CAP
     match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]?)", text)
     if match is None:
-        raise BadInput(f"GATETUI_LAYER_CAP={os.environ['GATETUI_LAYER_CAP']!r} is not a size "
-                       "(bytes, or a number with K, M, G or T: 20G)")
+        raise BadInput(
+            f"GATETUI_LAYER_CAP={os.environ['GATETUI_LAYER_CAP']!r} is not a size "
+            "(bytes, or a number with K, M, G or T: 20G)"
+        )
     return int(float(match.group(1)) * UNITS[match.group(2)])
 
 
@@ -97,11 +113,14 @@ def open_root(root: Path) -> Path:
                 folder.mkdir(mode=0o700)
         info = root.lstat()
     except OSError as err:
-        raise BadInput(f"cannot use {root} for dependency layers: {err.strerror} "
-                       "(set GATETUI_CACHE_DIR or pass --state-dir)") from None
+        raise BadInput(
+            f"cannot use {root} for dependency layers: {err.strerror} (set GATETUI_CACHE_DIR or pass --state-dir)"
+        ) from None
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-        raise BadInput(f"{root} is not a folder of your own: dependency layers are not kept there "
-                       "(set GATETUI_CACHE_DIR or pass --state-dir)")
+        raise BadInput(
+            f"{root} is not a folder of your own: dependency layers are not kept there "
+            "(set GATETUI_CACHE_DIR or pass --state-dir)"
+        )
     if stat.S_IMODE(info.st_mode) != 0o700:
         root.chmod(0o700)
     return root
@@ -149,8 +168,9 @@ class LayerShelf:
                 continue
             holds = tuple(str(item) for item in info.get("holds", ()))
             kind = str(info.get("kind") or "dependencies")
-            found.append(LayerInfo(folder.name, int(info.get("size", 0)), float(info.get("built", 0)),
-                                   used, holds, digest, kind))
+            found.append(
+                LayerInfo(folder.name, int(info.get("size", 0)), float(info.get("built", 0)), used, holds, digest, kind)
+            )
         return found
 
     def remove(self, key: str) -> bool:
@@ -256,8 +276,10 @@ class LocalLayers(LayerShelf):
             changed = differing(kept, now) if isinstance(kept, dict) else ["manifest.json"]
             remove_tree(folder)
             shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
-            return Found(None, f"dependency layer {key[:12]} no longer matched its manifest ({shown}): "
-                               "thrown away and built again")
+            return Found(
+                None,
+                f"dependency layer {key[:12]} no longer matched its manifest ({shown}): thrown away and built again",
+            )
         (folder / "used").touch()
         try:
             about = json.loads((folder / "info.json").read_text())
@@ -265,9 +287,18 @@ class LocalLayers(LayerShelf):
             about = {}
         return Found(folder / ENV, about=about if isinstance(about, dict) else {})
 
-    async def build(self, key: str, folder: str, make: Callable[[Workspace], Awaitable[bool]],
-                    verify: Callable[[str], list[str]], about: Mapping[str, object], *, near: Workspace,
-                    cache: str = "", files: Mapping[str, bytes] | None = None) -> Path | list[str]:
+    async def build(
+        self,
+        key: str,
+        folder: str,
+        make: Callable[[Workspace], Awaitable[bool]],
+        verify: Callable[[str], list[str]],
+        about: Mapping[str, object],
+        *,
+        near: Workspace,
+        cache: str = "",
+        files: Mapping[str, bytes] | None = None,
+    ) -> Path | list[str]:
         staging = self._ready() / f".build-{secrets.token_hex(6)}"
         staging.mkdir(mode=0o700)
         try:
@@ -287,8 +318,9 @@ class LocalLayers(LayerShelf):
             await asyncio.to_thread(self.evict, key)
         return made
 
-    def _keep(self, key: str, staging: Path, verify: Callable[[str], list[str]],
-              about: Mapping[str, object]) -> Path | list[str]:
+    def _keep(
+        self, key: str, staging: Path, verify: Callable[[str], list[str]], about: Mapping[str, object]
+    ) -> Path | list[str]:
         seal_tree(staging / ENV)
         if (staging / CACHE).is_dir():
             seal_tree(staging / CACHE)

@@ -37,7 +37,8 @@ from functools import cached_property
 from pathlib import Path
 
 from gatetui.backends.base import LayerStore, TreeExporter, Workspace
-from gatetui.backends.isolation import NONE, Isolation, Where, keep_when, probe_isolation
+from gatetui.backends.confine import Where
+from gatetui.backends.isolation import NONE, Isolation, keep_when, probe_isolation
 from gatetui.backends.layers import LocalLayers
 from gatetui.backends.local_home import furnish
 from gatetui.backends.local_layout import BIND_SCRIPT, FORK_MODES, OVERLAY_SCRIPT, UNSHARE, chown_tree
@@ -46,8 +47,15 @@ from gatetui.backends.process import to_the_end
 from gatetui.backends.uids import UID_COUNT, UID_FIRST, UidPool, kill_uid
 from gatetui.errors import BackendError, BadInput
 
-__all__ = ["LocalBackend", "LocalWorkspace", "default_work_root", "fork_mode_from_env", "probe_fork_mode",
-           "scrubbed_env", "uid_range_from_env"]
+__all__ = [
+    "LocalBackend",
+    "LocalWorkspace",
+    "default_work_root",
+    "fork_mode_from_env",
+    "probe_fork_mode",
+    "scrubbed_env",
+    "uid_range_from_env",
+]
 
 TOOLS_FRESH = 300.0  # seconds a tool that ran is taken to be there still
 _TOOLS_RAN: dict[tuple[tuple[str, ...], str], float] = {}  # (argv, PATH) -> when it last ran
@@ -61,8 +69,14 @@ class LocalBackend:
         """No account to ask: the credit table's figures are estimates."""
         return None
 
-    def __init__(self, work_root: Path | None = None, fork_mode: str | None = None,
-                 isolate: bool | None = None, uids: tuple[int, int] | None = None, layers: Path | None = None):
+    def __init__(
+        self,
+        work_root: Path | None = None,
+        fork_mode: str | None = None,
+        isolate: bool | None = None,
+        uids: tuple[int, int] | None = None,
+        layers: Path | None = None,
+    ):
         """`layers`: the folder where dependency layers are kept between
         gates (backends/layers.py); None: every gate installs its own."""
         self.work_root = work_root or default_work_root()
@@ -95,8 +109,10 @@ class LocalBackend:
     def notes(self) -> tuple[str, ...]:
         notes = list(self.isolation.notes())
         if self.layers is not None and not self.isolation.separate_uid:
-            notes.append("dependency layers are read-only by their mode only: the runs are the supervisor's "
-                         "own user (each layer is checked against its manifest at every use)")
+            notes.append(
+                "dependency layers are read-only by their mode only: the runs are the supervisor's "
+                "own user (each layer is checked against its manifest at every use)"
+            )
         if self.fork_mode == "swap":
             notes.append("no mount namespace here: the side-by-side runs take turns")
         return tuple(notes)
@@ -124,8 +140,7 @@ class LocalBackend:
             if time.monotonic() - _TOOLS_RAN.get(seen, -TOOLS_FRESH) < TOOLS_FRESH:
                 continue
             try:
-                done = await asyncio.to_thread(
-                    subprocess.run, list(argv), env=env, capture_output=True, timeout=60)
+                done = await asyncio.to_thread(subprocess.run, list(argv), env=env, capture_output=True, timeout=60)
             except (OSError, subprocess.TimeoutExpired):
                 done = None
             if done is None or done.returncode != 0:
@@ -163,8 +178,7 @@ class LocalBackend:
                 self.uids.release(uid)
             shutil.rmtree(root, ignore_errors=True)
             raise
-        return LocalWorkspace(root, root / "ws", "install", mode, asyncio.Lock(),
-                              uid=uid, pool=self.uids, where=where)
+        return LocalWorkspace(root, root / "ws", "install", mode, asyncio.Lock(), uid=uid, pool=self.uids, where=where)
 
 
 def _folder_of(workspace: Workspace, name: str) -> Path:
@@ -178,8 +192,10 @@ def fork_mode_from_env() -> str | None:
     copies are made (bind where overlays are refused); unset: probed."""
     mode = os.environ.get("GATETUI_FORK_MODE", "")
     if mode and mode not in FORK_MODES:
-        raise BadInput(f"GATETUI_FORK_MODE={mode!r} is not one of {', '.join(FORK_MODES)} "
-                       "(how the gate copies a workspace; unset it to let the gate probe)")
+        raise BadInput(
+            f"GATETUI_FORK_MODE={mode!r} is not one of {', '.join(FORK_MODES)} "
+            "(how the gate copies a workspace; unset it to let the gate probe)"
+        )
     return mode or None
 
 
@@ -191,8 +207,10 @@ def uid_range_from_env() -> tuple[int, int]:
         return UID_FIRST, UID_COUNT
     first, sep, last = text.partition("-")
     if not (sep and first.isdigit() and last.isdigit() and 1000 <= int(first) <= int(last) < 2**31 - 1):
-        raise BadInput(f"GATETUI_UID_RANGE={text!r} is not FIRST-LAST with 1000 <= FIRST <= LAST "
-                       "(uids for gate runs, e.g. 1000-60000)")
+        raise BadInput(
+            f"GATETUI_UID_RANGE={text!r} is not FIRST-LAST with 1000 <= FIRST <= LAST "
+            "(uids for gate runs, e.g. 1000-60000)"
+        )
     return int(first), int(last) - int(first) + 1
 
 
@@ -224,4 +242,3 @@ def probe_fork_mode() -> str:
         return "swap"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-

@@ -32,8 +32,7 @@ REPORT_CAP = 64 << 20  # bytes of a report read; a bigger one is cut, not kept w
 TRIES = 3  # a folder replaced this often and still not there: something keeps planting
 
 
-def write_files(root: Path, files: Mapping[str, bytes | None], whiteouts: bool,
-                uid: int | None = None) -> None:
+def write_files(root: Path, files: Mapping[str, bytes | None], whiteouts: bool, uid: int | None = None) -> None:
     """Write or delete files under root; in an overlay layer a deletion is a
     whiteout, which hides the lower file. Written files and folders belong
     to the run's uid, like the rest of its tree (chowned through their own
@@ -88,8 +87,9 @@ def _folder(dirfd: int, name: str, uid: int | None) -> int:
             if uid is not None:
                 os.fchown(made, uid, uid)
             return made
-    raise BackendError(f"could not make the folder {name!r} in the workspace: something keeps putting "
-                       "another thing in its place")
+    raise BackendError(
+        f"could not make the folder {name!r} in the workspace: something keeps putting another thing in its place"
+    )
 
 
 def _put(dirfd: int, name: str, data: bytes | None, whiteouts: bool, uid: int | None) -> None:
@@ -104,7 +104,7 @@ def _put(dirfd: int, name: str, data: bytes | None, whiteouts: bool, uid: int | 
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         if uid is not None:
             os.fchown(fd, uid, uid)
     finally:

@@ -20,9 +20,9 @@ SKELETON = Path("/etc/skel")
 PLAIN = {
     ".bash_logout": "# ~/.bash_logout: executed by bash(1) when login shell exits.\n",
     ".bashrc": "# ~/.bashrc: executed by bash(1) for non-login shells.\n\n"
-               "# If not running interactively, don't do anything\ncase $- in\n    *i*) ;;\n      *) return;;\nesac\n",
+    "# If not running interactively, don't do anything\ncase $- in\n    *i*) ;;\n      *) return;;\nesac\n",
     ".profile": "# ~/.profile: executed by the command interpreter for login shells.\n\n"
-                'if [ -n "$BASH_VERSION" ] && [ -f "$HOME/.bashrc" ]; then\n    . "$HOME/.bashrc"\nfi\n',
+    'if [ -n "$BASH_VERSION" ] && [ -f "$HOME/.bashrc" ]; then\n    . "$HOME/.bashrc"\nfi\n',
 }
 
 

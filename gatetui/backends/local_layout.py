@@ -15,7 +15,6 @@ install left elsewhere) is a trust rule of its own.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shutil
@@ -26,9 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gatetui.backends.base import TreeExporter
-from gatetui.backends.isolation import View, Where
+from gatetui.backends.confine import View, Where
 from gatetui.backends.local_home import furnish
-from gatetui.backends.process import to_the_end
 from gatetui.errors import BackendError
 
 BIND_SCRIPT = 'mount --bind "$0" "$1" && cd "$1" && exec /bin/sh -c "$2"'
@@ -59,8 +57,16 @@ class Layout:
     tree), and is shown at `ws` only inside its own commands' namespace.
     """
 
-    def __init__(self, root: Path, source: Path, label: str, mode: str, uid: int | None = None,
-                 copy: Copy | None = None, where: Where | None = None):
+    def __init__(
+        self,
+        root: Path,
+        source: Path,
+        label: str,
+        mode: str,
+        uid: int | None = None,
+        copy: Copy | None = None,
+        where: Where | None = None,
+    ):
         self.root = root
         self.where = where or Where.draw()  # the run's paths as its commands see them (isolated)
         self.copy = copy  # a test run's: what it is made of besides `source`
@@ -126,18 +132,43 @@ class Layout:
 
     def _view(self) -> View:
         if self.copy is None:
-            return View(self.canonical, self.root / "home", self.reports, self.where, deps=self.deps,
-                        deps_at=self.deps_at)
+            return View(
+                self.canonical, self.root / "home", self.reports, self.where, deps=self.deps, deps_at=self.deps_at
+            )
         environment, keep = self.canonical, self.copy.keep
         if self.mode == "overlay":
-            return View(self.copy.lower, self.copy.home, self.reports, self.where, layer=self.source,
-                        environment=environment, keep=keep, deps=self.deps, deps_at=self.deps_at)
-        return View(self.source, self.copy.home, self.reports, self.where, environment=environment, keep=keep,
-                    deps=self.deps, deps_at=self.deps_at)
+            return View(
+                self.copy.lower,
+                self.copy.home,
+                self.reports,
+                self.where,
+                layer=self.source,
+                environment=environment,
+                keep=keep,
+                deps=self.deps,
+                deps_at=self.deps_at,
+            )
+        return View(
+            self.source,
+            self.copy.home,
+            self.reports,
+            self.where,
+            environment=environment,
+            keep=keep,
+            deps=self.deps,
+            deps_at=self.deps_at,
+        )
 
 
-def lay_out(export: TreeExporter, installed: Path, fresh: Path, keep: tuple[str, ...], dests: list[Path],
-            mode: str, uid: int | None) -> tuple[str, ...]:
+def lay_out(
+    export: TreeExporter,
+    installed: Path,
+    fresh: Path,
+    keep: tuple[str, ...],
+    dests: list[Path],
+    mode: str,
+    uid: int | None,
+) -> tuple[str, ...]:
     """The copies' trees on disk: one fresh export (an overlay's lower
     tree, or copied whole for each), with room for the environment."""
     export(fresh)
@@ -199,8 +230,10 @@ def _environment(installed: Path, names: tuple[str, ...]) -> tuple[str, ...]:
         except FileNotFoundError:
             continue
         if not stat.S_ISDIR(info.st_mode):
-            raise BackendError(f"the install left {name} as something other than a folder (a link?): "
-                               "it is not handed on to the test runs")
+            raise BackendError(
+                f"the install left {name} as something other than a folder (a link?): "
+                "it is not handed on to the test runs"
+            )
         found.append(name)
     return tuple(found)
 

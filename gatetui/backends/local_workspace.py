@@ -17,17 +17,36 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Workspace
-from gatetui.backends.isolation import Where, wrap
+from gatetui.backends.confine import Where, wrap
 from gatetui.backends.local_files import read_regular, write_files
 from gatetui.backends.local_layout import (
-    BIND_SCRIPT, OVERLAY_SCRIPT, UNSHARE, Copy, Layout, copy_room, lay_out, swapped_in,
+    BIND_SCRIPT,
+    OVERLAY_SCRIPT,
+    UNSHARE,
+    Copy,
+    Layout,
+    copy_room,
+    lay_out,
+    swapped_in,
 )
 from gatetui.backends.process import run_process, to_the_end
 from gatetui.backends.uids import UidPool, kill_uid
 
-ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SOURCE_DATE_EPOCH",
-             # where Go fetches modules from, as pip's and npm's index settings are passed on
-             "GOPROXY", "GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOINSECURE")
+ENV_ALLOW = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "SOURCE_DATE_EPOCH",
+    # where Go fetches modules from, as pip's and npm's index settings are passed on
+    "GOPROXY",
+    "GOSUMDB",
+    "GONOSUMDB",
+    "GOPRIVATE",
+    "GONOPROXY",
+    "GOINSECURE",
+)
 ENV_ALLOW_PREFIXES = ("PIP_", "NPM_CONFIG_", "npm_config_", "UV_INDEX", "UV_DEFAULT_INDEX")
 ENV_NEVER = ("RUNTIME_API_KEY", "PIP_PROXY", "NPM_CONFIG__AUTH", "npm_config__auth")
 
@@ -56,9 +75,18 @@ class LocalWorkspace(Layout):
     commands. Copies share the run's uid, lock and drawn paths: one run is
     one uid, killed and released when the original closes."""
 
-    def __init__(self, root: Path, source: Path, label: str, mode: str, lock: asyncio.Lock,
-                 uid: int | None = None, pool: UidPool | None = None, copy: Copy | None = None,
-                 where: Where | None = None):
+    def __init__(
+        self,
+        root: Path,
+        source: Path,
+        label: str,
+        mode: str,
+        lock: asyncio.Lock,
+        uid: int | None = None,
+        pool: UidPool | None = None,
+        copy: Copy | None = None,
+        where: Where | None = None,
+    ):
         super().__init__(root, source, label, mode, uid, copy, where)
         self._pool = pool
         self._lock = lock  # shared by a family of copies: swap mode runs one at a time
@@ -89,24 +117,26 @@ class LocalWorkspace(Layout):
         script = OVERLAY_SCRIPT if self.mode == "overlay" else BIND_SCRIPT
         lower = str(self.copy.lower) if self.copy is not None else ""
         argv = [*UNSHARE, "--", "/bin/sh", "-c", script, str(self.source), str(self.canonical), command, lower]
-        return await run_process(argv, cwd=str(self.root), env=full_env, timeout=timeout,
-                                 on_output=on_output)
+        return await run_process(argv, cwd=str(self.root), env=full_env, timeout=timeout, on_output=on_output)
 
-    async def _run_isolated(self, command: str, env: Mapping[str, str] | None, timeout: float,
-                            on_output: OutputSink, network: bool) -> CommandResult:
+    async def _run_isolated(
+        self, command: str, env: Mapping[str, str] | None, timeout: float, on_output: OutputSink, network: bool
+    ) -> CommandResult:
         assert self.uid is not None
         full_env = scrubbed_env(Path(self.where.home), None, env)  # its own /tmp
         argv = wrap(command, self.root, self._view(), uid=self.uid, network=network)
-        return await run_process(argv, cwd=str(self.root), env=full_env, timeout=timeout,
-                                 on_output=on_output)
+        return await run_process(argv, cwd=str(self.root), env=full_env, timeout=timeout, on_output=on_output)
 
-    async def _run_here(self, command: str, env: dict[str, str], timeout: float,
-                        on_output: OutputSink) -> CommandResult:
-        return await run_process(["/bin/sh", "-c", command], cwd=str(self.canonical),
-                                 env=env, timeout=timeout, on_output=on_output)
+    async def _run_here(
+        self, command: str, env: dict[str, str], timeout: float, on_output: OutputSink
+    ) -> CommandResult:
+        return await run_process(
+            ["/bin/sh", "-c", command], cwd=str(self.canonical), env=env, timeout=timeout, on_output=on_output
+        )
 
-    async def _run_swapped(self, command: str, env: dict[str, str], timeout: float,
-                           on_output: OutputSink) -> CommandResult:
+    async def _run_swapped(
+        self, command: str, env: dict[str, str], timeout: float, on_output: OutputSink
+    ) -> CommandResult:
         if self.is_original:
             return await self._run_here(command, env, timeout, on_output)
         with swapped_in(self.canonical, self.source, self.root / "ws.parked"):
@@ -116,8 +146,9 @@ class LocalWorkspace(Layout):
         whiteouts = self.mode == "overlay" and not self.is_original
         await asyncio.to_thread(write_files, self.files_root, files, whiteouts, self.uid)
 
-    async def fork(self, count: int, export: TreeExporter, keep: tuple[str, ...] = (),
-                   network: bool = False) -> list[Workspace]:
+    async def fork(
+        self, count: int, export: TreeExporter, keep: tuple[str, ...] = (), network: bool = False
+    ) -> list[Workspace]:
         """Copies for the test runs. Each shows a fresh export of the tree at
         the original's path, never what the install left in it; of the
         install's work only the `keep` folders (the environment) come along,
@@ -131,13 +162,15 @@ class LocalWorkspace(Layout):
             self._forks += 1
             made.append((self.root / f"copy-{self._forks}", f"{self.label}-copy{self._forks}"))
         dests = [d for d, _ in made]
-        kept = await to_the_end(asyncio.to_thread(lay_out, export, self.canonical, fresh, keep, dests,
-                                                  self.mode, self.uid))
+        kept = await to_the_end(
+            asyncio.to_thread(lay_out, export, self.canonical, fresh, keep, dests, self.mode, self.uid)
+        )
         copies: list[Workspace] = []
         for dest, label in made:
             home = copy_room(self.root, dest, label, self.uid)
-            copy = LocalWorkspace(self.root, dest, label, self.mode, self._lock, self.uid, self._pool,
-                                  Copy(fresh, home, kept), self.where)
+            copy = LocalWorkspace(
+                self.root, dest, label, self.mode, self._lock, self.uid, self._pool, Copy(fresh, home, kept), self.where
+            )
             # the environment links to the layer: every copy sees it where it was
             copy.deps, copy.deps_at = self.deps, self.deps_at
             copies.append(copy)

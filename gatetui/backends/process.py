@@ -9,10 +9,10 @@ command's CPU time and peak memory for the credit table.
 from __future__ import annotations
 
 import asyncio
-import resource
 import codecs
 import contextlib
 import os
+import resource
 import signal
 import subprocess
 import time
@@ -88,8 +88,14 @@ async def run_process(
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
-            list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
-            stdout=write_fd, stderr=write_fd, start_new_session=True, close_fds=True,
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=write_fd,
+            start_new_session=True,
+            close_fds=True,
         )
     finally:
         os.close(write_fd)
@@ -122,8 +128,9 @@ async def run_process(
     )
 
 
-async def _stop(pgid: int, waiter: "asyncio.Future[tuple[int, int, resource.struct_rusage]]") \
-        -> tuple[int, int, resource.struct_rusage]:
+async def _stop(
+    pgid: int, waiter: "asyncio.Future[tuple[int, int, resource.struct_rusage]]"
+) -> tuple[int, int, resource.struct_rusage]:
     """TERM the group, then KILL it if it lingers; always reap the child."""
     kill_group(pgid, signal.SIGTERM)
     try:

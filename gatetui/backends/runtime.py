@@ -47,7 +47,8 @@ from gatetui.backends.base import TreeExporter
 from gatetui.backends.process import pid_alive
 from gatetui.backends.runtime_admission import SandboxCap, cap_from_env, shared_cap
 from gatetui.backends.runtime_errors import backend_error, is_sdk_error, one_line
-from gatetui.backends.runtime_family import ProgressSink, RunFamily, sdk as _sdk
+from gatetui.backends.runtime_family import ProgressSink, RunFamily
+from gatetui.backends.runtime_family import sdk as _sdk
 from gatetui.backends.runtime_layers import RuntimeLayers
 from gatetui.backends.runtime_network import IndexAccess, index_access
 from gatetui.backends.runtime_pack import upload_tree
@@ -83,9 +84,14 @@ class RuntimeBackend:
     measured = True  # durations, CPU and memory as Runtime reports and bills them
     isolation = None  # sandboxes are machines of their own: nothing of this machine's to report
 
-    def __init__(self, *, labels: Mapping[str, str] | None = None,
-                 settings: RuntimeSettings | None = None, on_progress: ProgressSink | None = None,
-                 cap: SandboxCap | None = None):
+    def __init__(
+        self,
+        *,
+        labels: Mapping[str, str] | None = None,
+        settings: RuntimeSettings | None = None,
+        on_progress: ProgressSink | None = None,
+        cap: SandboxCap | None = None,
+    ):
         self.labels = {k: _label_value(v) for k, v in (labels or {}).items()}
         self.settings = settings or RuntimeSettings()
         self.cap = cap or shared_cap(self.settings.max_sandboxes)
@@ -103,12 +109,16 @@ class RuntimeBackend:
     def notes(self) -> tuple[str, ...]:
         access = self._access
         hosts = "only the package index" if access is None else ", ".join(access.hosts) or "no host"
-        notes = [f"runtime backend: sandboxes reach {hosts} (the package index from your pip, npm or go setup)",
-                 "runtime backend: the test runs get sandboxes of their own, made with no network"]
+        notes = [
+            f"runtime backend: sandboxes reach {hosts} (the package index from your pip, npm or go setup)",
+            "runtime backend: the test runs get sandboxes of their own, made with no network",
+        ]
         if self.layers is not None:
-            notes.append(f"runtime backend: dependency layers are kept as snapshots on your account for "
-                         f"{self.layers.retention_days} days from their last use "
-                         "(`gatetui cache ls|prune --backend runtime`)")
+            notes.append(
+                f"runtime backend: dependency layers are kept as snapshots on your account for "
+                f"{self.layers.retention_days} days from their last use "
+                "(`gatetui cache ls|prune --backend runtime`)"
+            )
         return tuple(notes + list(access.notes if access else ()))
 
     def client(self) -> Any:
@@ -142,8 +152,11 @@ class RuntimeBackend:
             usage = await client.usage()
         finally:
             await client.close()
-        return {key: int(usage[key]) / 1_000_000 for key in ("available", "spent", "held")
-                if str(usage.get(key, "")).lstrip("-").isdigit()}
+        return {
+            key: int(usage[key]) / 1_000_000
+            for key in ("available", "spent", "held")
+            if str(usage.get(key, "")).lstrip("-").isdigit()
+        }
 
     async def _sweep_once(self) -> None:
         if self._swept:
@@ -174,8 +187,14 @@ class RuntimeBackend:
         run = _label_value(label)
         ticket = await self.cap.admit(self.on_progress)  # the whole run's sandboxes, or wait
         try:
-            family = RunFamily(self.client(), {**APP, "run": run}, self.on_progress, dict(self._access.env),
-                               self.settings.command_grace, ticket)
+            family = RunFamily(
+                self.client(),
+                {**APP, "run": run},
+                self.on_progress,
+                dict(self._access.env),
+                self.settings.command_grace,
+                ticket,
+            )
         except BaseException:
             ticket.release()
             raise
@@ -183,9 +202,15 @@ class RuntimeBackend:
             sandbox = await self._create(family, run)
             home = await prepare(sandbox, self._tools)
             await upload_tree(sandbox, export, f"{home}/repo")
-            return RuntimeWorkspace(family, sandbox, home, "install", memory_of(sandbox, self.settings),
-                                    fresh=lambda network, snapshot: self._fresh(family, run, home, network, snapshot),
-                                    layers=self.layers)
+            return RuntimeWorkspace(
+                family,
+                sandbox,
+                home,
+                "install",
+                memory_of(sandbox, self.settings),
+                fresh=lambda network, snapshot: self._fresh(family, run, home, network, snapshot),
+                layers=self.layers,
+            )
         except BaseException as err:
             await asyncio.shield(family.abandon())
             if is_sdk_error(err):
@@ -197,36 +222,54 @@ class RuntimeBackend:
         layer's snapshot: nothing of head's is in one), with no network
         unless base's config gives the runs the install's: nothing of head's
         has run in it, nor will before its forks are made."""
-        sandbox = await self._create(family, run, network=None if network else {"internet": False},
-                                     snapshot=snapshot)
+        sandbox = await self._create(family, run, network=None if network else {"internet": False}, snapshot=snapshot)
         if await prepare(sandbox, self._tools) != home:
-            raise BackendError(f"runtime backend: sandbox {sandbox.id} has another home than the install's; "
-                               "use --backend local")
+            raise BackendError(
+                f"runtime backend: sandbox {sandbox.id} has another home than the install's; use --backend local"
+            )
         return sandbox
 
-    async def _create(self, family: RunFamily, run: str, network: dict[str, Any] | None = None,
-                      snapshot: str | None = None) -> Any:
+    async def _create(
+        self, family: RunFamily, run: str, network: dict[str, Any] | None = None, snapshot: str | None = None
+    ) -> Any:
         assert self._access is not None
-        labels = {**APP, **self.labels, "run": run, "host": self.host, "pid": str(os.getpid()),
-                  "started": str(int(time.time()))}
+        labels = {
+            **APP,
+            **self.labels,
+            "run": run,
+            "host": self.host,
+            "pid": str(os.getpid()),
+            "started": str(int(time.time())),
+        }
         give_up = time.monotonic() + self.settings.capacity_wait
 
         def countdown(err: Any, seconds: float) -> None:
             left = max(0.0, give_up - time.monotonic())
-            self.on_progress(f"runtime: no room for a sandbox ({err.code}); trying again in "
-                             f"{seconds:.1f} s, giving up in {left:.0f} s")
+            self.on_progress(
+                f"runtime: no room for a sandbox ({err.code}); trying again in "
+                f"{seconds:.1f} s, giving up in {left:.0f} s"
+            )
 
         sandbox = await family.client.sandboxes.create(
-            wait=False, labels=labels, timeout_seconds=self.settings.sandbox_seconds,
-            network=self._access.network() if network is None else network, on_lease_end="delete", on_capacity_wait=countdown,
-            memory_mib=self.settings.memory_mib, snapshot_id=snapshot)
+            wait=False,
+            labels=labels,
+            timeout_seconds=self.settings.sandbox_seconds,
+            network=self._access.network() if network is None else network,
+            on_lease_end="delete",
+            on_capacity_wait=countdown,
+            memory_mib=self.settings.memory_mib,
+            snapshot_id=snapshot,
+        )
         family.live[sandbox.id] = sandbox
         if sandbox.state != "running":
             await sandbox.wait_for("running", self.settings.start_seconds)
         if sandbox.state != "running":
-            raise BackendError(one_line(
-                f"runtime backend: sandbox {sandbox.id} did not start: still {sandbox.state or 'unknown'} "
-                f"after {self.settings.start_seconds} s (it was deleted); try again, or use --backend local"))
+            raise BackendError(
+                one_line(
+                    f"runtime backend: sandbox {sandbox.id} did not start: still {sandbox.state or 'unknown'} "
+                    f"after {self.settings.start_seconds} s (it was deleted); try again, or use --backend local"
+                )
+            )
         return sandbox
 
 
@@ -237,22 +280,23 @@ def abandoned(labels: Mapping[str, str], host: str, stale_after: float) -> bool:
     if started.isdigit() and time.time() - int(started) > stale_after:
         return True
     pid = labels.get("pid", "")
-    return labels.get("host") == host and pid.isdigit() and int(pid) != os.getpid() \
-        and not pid_alive(int(pid))
+    return labels.get("host") == host and pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid))
 
 
 async def prepare(sandbox: Any, tools: tuple[tuple[str, ...], ...]) -> str:
     """The sandbox's home (its default cwd), and every tool the install
     needs, checked in one command."""
     checks = "".join(
-        f"{shlex.join(argv)} >/dev/null 2>&1 || echo missing: {shlex.quote(shlex.join(argv))}\n"
-        for argv in tools)
+        f"{shlex.join(argv)} >/dev/null 2>&1 || echo missing: {shlex.quote(shlex.join(argv))}\n" for argv in tools
+    )
     done = await sandbox.exec(f'printf "home: %s\\n" "$PWD"\nmkdir -p reports\n{checks}', timeout_ms=60_000)
     lines = done.stdout.splitlines()
     missing = [line.removeprefix("missing: ") for line in lines if line.startswith("missing: ")]
     if missing:
-        raise BackendError(f"runtime backend: `{missing[0]}` does not run in the sandbox "
-                           f"(its image lacks {missing[0].split()[0]}): use --backend local")
+        raise BackendError(
+            f"runtime backend: `{missing[0]}` does not run in the sandbox "
+            f"(its image lacks {missing[0].split()[0]}): use --backend local"
+        )
     homes = [str(line).removeprefix("home: ") for line in lines if line.startswith("home: ")]
     if not homes or not homes[0].startswith("/"):
         raise BackendError(f"runtime backend: the sandbox did not say its home: {one_line(done.stderr)[:200]}")

@@ -87,7 +87,8 @@ class SandboxCap:
             raise BackendError(
                 f"runtime backend: a gate run needs {TIGHT_RUN} sandboxes at once (one for each "
                 f"test run) but the cap on sandboxes at once (--max-sandboxes or {CAP_VARIABLE}) "
-                f"is {shown}: set it to {TIGHT_RUN} or more, or unset it; `--backend local` needs nothing")
+                f"is {shown}: set it to {TIGHT_RUN} or more, or unset it; `--backend local` needs nothing"
+            )
 
     async def admit(self, on_wait: Callable[[str], None]) -> Ticket:
         """Reserve a whole run's slots, waiting (first come, first served)
@@ -105,8 +106,10 @@ class SandboxCap:
                 return Ticket(self, need)
             self._waiting.append(waiter)
             ahead = self.runs
-        on_wait(f"runtime: {ahead} run(s) hold the {self.limit} sandboxes allowed at once "
-                f"({CAP_VARIABLE}); this run starts when one ends")
+        on_wait(
+            f"runtime: {ahead} run(s) hold the {self.limit} sandboxes allowed at once "
+            f"({CAP_VARIABLE}); this run starts when one ends"
+        )
         try:
             await waiter.future
         except asyncio.CancelledError:

@@ -14,10 +14,18 @@ from typing import Any
 from gatetui.errors import BackendError
 
 LOCAL_TOO = "`--backend local` needs nothing"
-ROOM_CODES = frozenset({
-    "no_capacity", "quota_exceeded", "account_share_full", "no_credit_running_limit",
-    "no_credit_total_limit", "no_credit_domain_limit", "no_credit_capacity_full", "volume_releasing",
-})
+ROOM_CODES = frozenset(
+    {
+        "no_capacity",
+        "quota_exceeded",
+        "account_share_full",
+        "no_credit_running_limit",
+        "no_credit_total_limit",
+        "no_credit_domain_limit",
+        "no_credit_capacity_full",
+        "volume_releasing",
+    }
+)
 
 
 def one_line(text: str) -> str:
@@ -35,11 +43,12 @@ def backend_error(err: BaseException, doing: str) -> BackendError:
     message = str(getattr(err, "message", "") or err)
     kind = type(err).__name__
     if code == "missing_api_key":
-        line = (f"runtime backend: no Runtime key: set RUNTIME_API_KEY or run `npx -y withruntime login` "
-                f"({LOCAL_TOO})")
+        line = f"runtime backend: no Runtime key: set RUNTIME_API_KEY or run `npx -y withruntime login` ({LOCAL_TOO})"
     elif kind == "AuthenticationError" or status == 401:
-        line = (f"runtime backend: Runtime refused the key ({code} {status}): set RUNTIME_API_KEY to a "
-                f"valid key or run `npx -y withruntime login` ({LOCAL_TOO})")
+        line = (
+            f"runtime backend: Runtime refused the key ({code} {status}): set RUNTIME_API_KEY to a "
+            f"valid key or run `npx -y withruntime login` ({LOCAL_TOO})"
+        )
     elif code in ROOM_CODES:
         line = f"runtime backend: no room for a sandbox while {doing} ({code}): {message}"
     elif kind == "RateLimitError":
@@ -59,8 +68,7 @@ def backend_error(err: BaseException, doing: str) -> BackendError:
 
 def is_sdk_error(err: BaseException) -> bool:
     """A withruntime error (its base class shadows the builtin's name)."""
-    return any(c.__module__.startswith("withruntime") and c.__name__ == "RuntimeError"
-               for c in type(err).__mro__)
+    return any(c.__module__.startswith("withruntime") and c.__name__ == "RuntimeError" for c in type(err).__mro__)
 
 
 def not_found(err: BaseException) -> bool:

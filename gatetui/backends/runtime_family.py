@@ -32,8 +32,15 @@ class RunFamily:
     raises, shielded ones included), but a thread runs to its end, and
     asyncio.run waits for it before returning."""
 
-    def __init__(self, client: Any, run_labels: dict[str, str], progress: ProgressSink,
-                 env: dict[str, str], grace: float, ticket: Ticket | None = None):
+    def __init__(
+        self,
+        client: Any,
+        run_labels: dict[str, str],
+        progress: ProgressSink,
+        env: dict[str, str],
+        grace: float,
+        ticket: Ticket | None = None,
+    ):
         self.client, self.run_labels, self.progress, self.env = client, run_labels, progress, env
         self.ticket = ticket  # the run's slots under the cap, given back once all is deleted
         self.grace = grace  # past a command's limit, before we stop waiting for Runtime
@@ -74,8 +81,10 @@ class RunFamily:
             self._deleter().sandboxes.delete(sandbox_id)
         except Exception as err:
             if not not_found(err):
-                self.progress(f"runtime: could not delete sandbox {sandbox_id} ({describe(err)}); "
-                              "Runtime deletes it at its time limit")
+                self.progress(
+                    f"runtime: could not delete sandbox {sandbox_id} ({describe(err)}); "
+                    "Runtime deletes it at its time limit"
+                )
         finally:
             if self._swept_all:  # a delete racing a finished sweep: its client closes with it
                 self._close_deleter()

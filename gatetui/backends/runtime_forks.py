@@ -38,10 +38,16 @@ async def take_environment(install: RuntimeWorkspace, keep: tuple[str, ...]) -> 
     if not keep:
         return rewrite(pack_files({}), keep).archive
     names = " ".join(shlex.quote(name) for name in keep)
-    return await _taken(install, "the environment", keep, lambda packed: (
-        f'set --; for n in {names}; do if [ -e "$n" ] || [ -L "$n" ]; then set -- "$@" "$n"; fi; '
-        f'done; if [ $# -eq 0 ]; then tar -czf {packed} --files-from /dev/null; '
-        f'else tar -czf {packed} -- "$@"; fi'))
+    return await _taken(
+        install,
+        "the environment",
+        keep,
+        lambda packed: (
+            f'set --; for n in {names}; do if [ -e "$n" ] || [ -L "$n" ]; then set -- "$@" "$n"; fi; '
+            f"done; if [ $# -eq 0 ]; then tar -czf {packed} --files-from /dev/null; "
+            f'else tar -czf {packed} -- "$@"; fi'
+        ),
+    )
 
 
 async def move_onto(install: RuntimeWorkspace, snapshot: str) -> None:
@@ -67,34 +73,40 @@ async def move_onto(install: RuntimeWorkspace, snapshot: str) -> None:
     install.snapshot = snapshot
 
 
-async def _taken(install: RuntimeWorkspace, what: str, keep: tuple[str, ...] | None,
-                 command: Callable[[str], str]) -> bytes:
+async def _taken(
+    install: RuntimeWorkspace, what: str, keep: tuple[str, ...] | None, command: Callable[[str], str]
+) -> bytes:
     packed = f"{install.home}/taken-{os.urandom(6).hex()}.tar.gz"
     done = await install.run(command(packed), timeout=600, on_output=lambda _: None)
     raw = await install.read_report_at(packed) if done.ok else None
     if raw is None:
-        raise BackendError(f"runtime backend: could not take {what} out of sandbox {install.sandbox.id} "
-                           f"({done.describe_end()}): {done.output_tail[-300:]}")
+        raise BackendError(
+            f"runtime backend: could not take {what} out of sandbox {install.sandbox.id} "
+            f"({done.describe_end()}): {done.output_tail[-300:]}"
+        )
     try:
         rewritten = await asyncio.to_thread(rewrite, raw, keep)
     except (tarfile.TarError, EOFError, OSError) as err:
-        raise BackendError(f"runtime backend: {what} sandbox {install.sandbox.id} gave is no "
-                           f"archive ({err})") from None
+        raise BackendError(f"runtime backend: {what} sandbox {install.sandbox.id} gave is no archive ({err})") from None
     if rewritten.left_out:
-        install.family.progress(f"runtime: left out of {what} ({len(rewritten.left_out)}): "
-                                f"{'; '.join(rewritten.left_out[:5])}")
+        install.family.progress(
+            f"runtime: left out of {what} ({len(rewritten.left_out)}): {'; '.join(rewritten.left_out[:5])}"
+        )
     return rewritten.archive
 
 
-async def make_copies(install: RuntimeWorkspace, fresh: Callable[[], Awaitable[Any]], count: int, tree: bytes,
-                      environment: bytes) -> list[RuntimeWorkspace]:
+async def make_copies(
+    install: RuntimeWorkspace, fresh: Callable[[], Awaitable[Any]], count: int, tree: bytes, environment: bytes
+) -> list[RuntimeWorkspace]:
     """`count` workspaces for the runs: one fresh sandbox filled, then
     forked for the rest, so every copy holds the same bytes."""
     family = install.family
     reserved, alive = family.reserved, len(family.live)
     if reserved is not None and alive + count > reserved:
-        raise BackendError(f"runtime backend: {count} sandboxes for the runs would make {alive + count} at "
-                           f"once; the cap leaves this run {reserved}")
+        raise BackendError(
+            f"runtime backend: {count} sandboxes for the runs would make {alive + count} at "
+            f"once; the cap leaves this run {reserved}"
+        )
     first = install.copy_of(await fresh())
     made = [first]
     try:
@@ -132,8 +144,13 @@ async def unpack(copy: RuntimeWorkspace, archive: bytes, into: str) -> None:
         await copy.sandbox.files.unarchive(copy.home, pack_files({name: archive}), gzip=True)
     except Exception as err:
         raise copy.error(err, "unpacking into a fresh sandbox") from None
-    done = await copy.run(f"tar -xzf {copy.home}/{name} --no-same-owner -C {shlex.quote(into)} && "
-                          f"rm -f {copy.home}/{name}", timeout=600, on_output=lambda _: None)
+    done = await copy.run(
+        f"tar -xzf {copy.home}/{name} --no-same-owner -C {shlex.quote(into)} && rm -f {copy.home}/{name}",
+        timeout=600,
+        on_output=lambda _: None,
+    )
     if not done.ok:
-        raise BackendError(f"runtime backend: could not unpack in sandbox {copy.sandbox.id} "
-                           f"({done.describe_end()}): {done.output_tail[-300:]}")
+        raise BackendError(
+            f"runtime backend: could not unpack in sandbox {copy.sandbox.id} "
+            f"({done.describe_end()}): {done.output_tail[-300:]}"
+        )

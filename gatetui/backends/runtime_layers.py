@@ -67,8 +67,11 @@ class RuntimeLayers:
         which holds head's files), else in one made fresh from the image."""
         install = _install(near)
         if argv not in self._interpreters:
-            said, ok = await (_ask_untouched(install, argv) if install.ran == 0 and install.fresh is not None
-                              else _ask_a_clean_machine(install, argv))
+            said, ok = await (
+                _ask_untouched(install, argv)
+                if install.ran == 0 and install.fresh is not None
+                else _ask_a_clean_machine(install, argv)
+            )
             if not ok:
                 raise BackendError(f"`{argv[0]}` does not run in the sandbox: no dependency layer can be keyed")
             self._interpreters[argv] = said.strip()
@@ -115,9 +118,18 @@ class RuntimeLayers:
         finally:
             await client.close()
 
-    async def build(self, key: str, folder: str, make: Callable[[Workspace], Awaitable[bool]],
-                    verify: Callable[[str], list[str]], about: Mapping[str, object], *, near: Workspace,
-                    cache: str = "", files: Mapping[str, bytes] | None = None) -> Path | list[str]:
+    async def build(
+        self,
+        key: str,
+        folder: str,
+        make: Callable[[Workspace], Awaitable[bool]],
+        verify: Callable[[str], list[str]],
+        about: Mapping[str, object],
+        *,
+        near: Workspace,
+        cache: str = "",
+        files: Mapping[str, bytes] | None = None,
+    ) -> Path | list[str]:
         """`make` in a fresh sandbox of the gate's run holding only `files`;
         the folder it made moved out of the tree, and the sandbox kept as
         a disk snapshot. (`verify` and `cache` are the local store's: see
@@ -129,9 +141,15 @@ class RuntimeLayers:
         except BackendError as err:  # no sandbox to build in, or none kept: the gate installs for itself
             raise LayerUnavailable(str(err)) from None
 
-    async def _build(self, key: str, folder: str, make: Callable[[Workspace], Awaitable[bool]],
-                     about: Mapping[str, object], near: RuntimeWorkspace,
-                     files: Mapping[str, bytes]) -> Path | list[str]:
+    async def _build(
+        self,
+        key: str,
+        folder: str,
+        make: Callable[[Workspace], Awaitable[bool]],
+        about: Mapping[str, object],
+        near: RuntimeWorkspace,
+        files: Mapping[str, bytes],
+    ) -> Path | list[str]:
         machine = await clean_machine(near, network=True)
         try:
             await machine.write_files(dict(files))
@@ -140,14 +158,20 @@ class RuntimeLayers:
             name = f".l{secrets.token_hex(6)}"
             # every sandbox started from the snapshot holds what is left: the layer, and an
             # empty tree and reports folder (no report of the build's could pass for a run's)
-            moved = await machine.run(f"cd .. && mv -T -- repo/{shlex.quote(folder)} {name} && "
-                                      f"rm -rf repo reports {CPU_FILE} taken-* unpack-* && mkdir repo reports",
-                                      timeout=600, on_output=lambda _: None)
+            moved = await machine.run(
+                f"cd .. && mv -T -- repo/{shlex.quote(folder)} {name} && "
+                f"rm -rf repo reports {CPU_FILE} taken-* unpack-* && mkdir repo reports",
+                timeout=600,
+                on_output=lambda _: None,
+            )
             if not moved.ok:
                 return [f"the layer's build left no {folder} folder ({moved.describe_end()})"]
-            taken = await keep_as_snapshot(machine, PREFIX + key, {"app": "gatetui", "folder": name,
-                                                                   **_labels(about.get("build"))},
-                                           self.retention_days)
+            taken = await keep_as_snapshot(
+                machine,
+                PREFIX + key,
+                {"app": "gatetui", "folder": name, **_labels(about.get("build"))},
+                self.retention_days,
+            )
         finally:
             await machine.close()
         self.home = machine.home
@@ -189,8 +213,9 @@ async def keep_as_snapshot(machine: RuntimeWorkspace, name: str, labels: dict[st
 
 async def _ask_untouched(install: RuntimeWorkspace, argv: tuple[str, ...]) -> tuple[str, bool]:
     try:
-        done = await install.sandbox.exec(shlex.join(argv), cwd=install.home, env=dict(install.family.env),
-                                          timeout_ms=60_000)
+        done = await install.sandbox.exec(
+            shlex.join(argv), cwd=install.home, env=dict(install.family.env), timeout_ms=60_000
+        )
     except Exception as err:
         raise install.error(err, f"asking `{argv[0]}` for the layer's key") from None
     return str(done.stdout or ""), done.exit_code == 0
@@ -216,8 +241,9 @@ def _labels(build: object) -> dict[str, str]:
     """What the build used, as label values (strings)."""
     if not isinstance(build, Mapping):
         return {}
-    return {name.split("_")[0]: f"{float(build[name]):.3f}" for name in USAGE
-            if isinstance(build.get(name), (int, float))}
+    return {
+        name.split("_")[0]: f"{float(build[name]):.3f}" for name in USAGE if isinstance(build.get(name), (int, float))
+    }
 
 
 def _usage(labels: Mapping[str, object]) -> dict[str, float]:

@@ -110,10 +110,18 @@ def go_access(settings: Mapping[str, str]) -> IndexAccess:
     proxies = [e for e in entries if host_of(e)]
     env = {name: settings[name] for name in GO_SETTINGS if settings.get(name)}
     if not proxies:
-        return IndexAccess(env=env, notes=("go's module proxy is unknown here (GOPROXY names none): "
-                                           "the sandbox gets no network for go",))
-    notes = ("GOPROXY's `direct` is not reachable from a Runtime sandbox: modules come from "
-             f"{', '.join(_hosts(proxies))} only",) if "direct" in entries else ()
+        return IndexAccess(
+            env=env,
+            notes=("go's module proxy is unknown here (GOPROXY names none): the sandbox gets no network for go",),
+        )
+    notes = (
+        (
+            "GOPROXY's `direct` is not reachable from a Runtime sandbox: modules come from "
+            f"{', '.join(_hosts(proxies))} only",
+        )
+        if "direct" in entries
+        else ()
+    )
     return IndexAccess(_hosts(proxies), env, notes)
 
 
@@ -136,8 +144,11 @@ def _hosts(urls: Iterable[str]) -> tuple[str, ...]:
 async def _output(argv: list[str], env: Mapping[str, str] | None) -> str:
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-            env=None if env is None else dict(env))
+            *argv,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=None if env is None else dict(env),
+        )
         out, _ = await asyncio.wait_for(proc.communicate(), PROBE_SECONDS)
     except (OSError, TimeoutError):
         return ""

@@ -63,7 +63,7 @@ def pack_files(files: Mapping[str, bytes]) -> bytes:
 # file's own place emptied. Written shallow to deep, so no later name goes
 # through an earlier link.
 CLEAR_THE_WAY = (
-    'set -e; for p do case $p in */) d=${p%/}; '
+    "set -e; for p do case $p in */) d=${p%/}; "
     'if [ -L "$d" ] || { [ -e "$d" ] && [ ! -d "$d" ]; }; then rm -f -- "$d"; fi; '
     '[ -d "$d" ] || mkdir -- "$d";; *) rm -rf -- "$p";; esac; done'
 )
@@ -82,8 +82,9 @@ async def write_over(sandbox: Any, tree: str, files: Mapping[str, bytes | None])
             raise BackendError(f"refusing to write outside the workspace: {rel}")
     done = await sandbox.exec(["sh", "-c", CLEAR_THE_WAY, "sh", *_the_way(files)], cwd=tree, timeout_ms=60_000)
     if done.exit_code != 0:
-        raise BackendError(f"runtime backend: could not clear the way for the files written over the tree: "
-                           f"{one_line(done.stderr)}")
+        raise BackendError(
+            f"runtime backend: could not clear the way for the files written over the tree: {one_line(done.stderr)}"
+        )
     written = {rel: data for rel, data in files.items() if data is not None}
     if written:
         await sandbox.files.unarchive(tree, pack_files(written), gzip=True)

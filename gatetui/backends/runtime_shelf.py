@@ -47,6 +47,7 @@ class SnapshotShelf:
         async def read(client: Any) -> list[tuple[str, LayerInfo]]:
             page = await client.snapshots.list(state="ready")
             return [(str(s["id"]), _info(s)) async for s in page if str(s.get("name") or "").startswith(PREFIX)]
+
         return await self._with_client(read, "listing the account's layer snapshots")
 
     async def _prune(self, older_than_days: float | None) -> list[str]:
@@ -60,6 +61,7 @@ class SnapshotShelf:
                     await client.snapshots.delete(taken)
                     gone.append(info.key)
             return gone
+
         return await self._with_client(delete, "deleting layer snapshots")
 
     async def _with_client(self, work: Callable[[Any], Awaitable[T]], doing: str) -> T:
@@ -84,8 +86,14 @@ def _info(snapshot: Mapping[str, Any]) -> LayerInfo:
     expires, days = _moment(snapshot.get("expiresAt")), snapshot.get("retentionDays")
     used = expires - days * DAY if expires and isinstance(days, int) and days > 0 else built
     size = snapshot.get("sizeBytes")
-    return LayerInfo(str(snapshot["name"])[len(PREFIX):], size if isinstance(size, int) else 0, built,
-                     max(built, used), (), str(snapshot["id"]))
+    return LayerInfo(
+        str(snapshot["name"])[len(PREFIX) :],
+        size if isinstance(size, int) else 0,
+        built,
+        max(built, used),
+        (),
+        str(snapshot["id"]),
+    )
 
 
 def _moment(text: object) -> float | None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from gatetui.backends.base import CommandResult, OutputSink, TreeExporter, Workspace
 from gatetui.backends.process import OutputTail
-from gatetui.backends.runtime_errors import backend_error, is_sdk_error, not_found, one_line
+from gatetui.backends.runtime_errors import backend_error, is_sdk_error, not_found
 from gatetui.backends.runtime_family import RunFamily
 from gatetui.backends.runtime_forks import make_copies, move_onto, take_environment
 from gatetui.backends.runtime_pack import pack_tree, write_over
@@ -37,8 +37,16 @@ Fresh = Callable[[bool, str | None], Awaitable[Any]]  # (network, a layer's snap
 class RuntimeWorkspace:
     """One sandbox holding the tree at `<home>/repo`, the same path in every fork."""
 
-    def __init__(self, family: RunFamily, sandbox: Any, home: str, label: str, memory: int,
-                 fresh: Fresh | None = None, layers: RuntimeLayers | None = None):
+    def __init__(
+        self,
+        family: RunFamily,
+        sandbox: Any,
+        home: str,
+        label: str,
+        memory: int,
+        fresh: Fresh | None = None,
+        layers: RuntimeLayers | None = None,
+    ):
         self.family, self.sandbox, self.home, self.label = family, sandbox, home, label
         self.memory = memory  # what Runtime bills while the sandbox runs
         self.fresh = fresh  # makes a sandbox for the runs; None: a copy, never forked
@@ -80,8 +88,15 @@ class RuntimeWorkspace:
     def error(self, err: BaseException, doing: str) -> BaseException:
         return backend_error(err, f"{doing} in sandbox {self.sandbox.id}") if is_sdk_error(err) else err
 
-    async def run(self, command: str, *, timeout: float, on_output: OutputSink,
-                  env: Mapping[str, str] | None = None, network: bool = True) -> CommandResult:
+    async def run(
+        self,
+        command: str,
+        *,
+        timeout: float,
+        on_output: OutputSink,
+        env: Mapping[str, str] | None = None,
+        network: bool = True,
+    ) -> CommandResult:
         """Stream the command's output, stderr into stdout inside the sandbox
         (one pipe keeps the order it was written in, as the local backend's
         does; two streams' chunks arrive in any order); its wall time is
@@ -97,13 +112,21 @@ class RuntimeWorkspace:
         wrapped = f"( {command}\n) 2>&1\n__rc=$?\ntimes > {self.home}/{CPU_FILE} 2>/dev/null\nexit $__rc"
         started = time.monotonic()
         try:
-            result = await asyncio.wait_for(self.sandbox.exec(
-                wrapped, cwd=self.path, env={**self.family.env, **(env or {})},
-                timeout_ms=max(1000, int(timeout * 1000)), on_stdout=sink, on_stderr=sink,
-            ), timeout + self.family.grace)
+            result = await asyncio.wait_for(
+                self.sandbox.exec(
+                    wrapped,
+                    cwd=self.path,
+                    env={**self.family.env, **(env or {})},
+                    timeout_ms=max(1000, int(timeout * 1000)),
+                    on_stdout=sink,
+                    on_stderr=sink,
+                ),
+                timeout + self.family.grace,
+            )
         except TimeoutError:
-            return CommandResult(None, time.monotonic() - started, timed_out=True,
-                                 output_tail=tail.text(), dropped_bytes=tail.dropped)
+            return CommandResult(
+                None, time.monotonic() - started, timed_out=True, output_tail=tail.text(), dropped_bytes=tail.dropped
+            )
         except asyncio.CancelledError:
             self.family.sweep_soon()  # the run is ending: see RunFamily
             raise
@@ -111,10 +134,13 @@ class RuntimeWorkspace:
             raise self.error(err, f"running `{command}`") from None
         wall = result.duration_ms / 1000 if result.duration_ms is not None else time.monotonic() - started
         return CommandResult(
-            exit_code=result.exit_code, wall_seconds=wall,
+            exit_code=result.exit_code,
+            wall_seconds=wall,
             cpu_seconds=await _cpu_seconds(self.sandbox, self.home),
-            peak_rss_bytes=self.memory, timed_out=result.timed_out,
-            output_tail=tail.text(), dropped_bytes=tail.dropped,
+            peak_rss_bytes=self.memory,
+            timed_out=result.timed_out,
+            output_tail=tail.text(),
+            dropped_bytes=tail.dropped,
         )
 
     async def write_files(self, files: Mapping[str, bytes | None]) -> None:
@@ -128,11 +154,14 @@ class RuntimeWorkspace:
 
     def _usable(self) -> None:
         if self.spent:
-            raise BackendError(f"runtime backend: sandbox {self.sandbox.id} was deleted once its environment "
-                               "was taken for the runs: nothing runs on the install's machine after its fork")
+            raise BackendError(
+                f"runtime backend: sandbox {self.sandbox.id} was deleted once its environment "
+                "was taken for the runs: nothing runs on the install's machine after its fork"
+            )
 
-    async def fork(self, count: int, export: TreeExporter, keep: tuple[str, ...] = (),
-                   network: bool = False) -> list[Workspace]:
+    async def fork(
+        self, count: int, export: TreeExporter, keep: tuple[str, ...] = (), network: bool = False
+    ) -> list[Workspace]:
         """`count` copies for the runs, none of them a fork of this sandbox:
         Runtime copies a sandbox whole (what the install left in /tmp, its
         home, the image's own files, processes), so the runs start from a
@@ -152,8 +181,7 @@ class RuntimeWorkspace:
         elif self._environment[0] != keep:
             raise BackendError("runtime backend: a fork asked for other folders than the first fork carried")
         tree = await asyncio.to_thread(pack_tree, export, keep)
-        return list(await make_copies(self, lambda: fresh(network, self.snapshot), count, tree,
-                                      self._environment[1]))
+        return list(await make_copies(self, lambda: fresh(network, self.snapshot), count, tree, self._environment[1]))
 
     def copy_of(self, sandbox: Any) -> RuntimeWorkspace:
         """A run's workspace on `sandbox`, under the next copy's label: each

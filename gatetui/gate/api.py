@@ -25,8 +25,8 @@ from gatetui.gate.baseline import BaselineCache
 from gatetui.gate.checks import Verdict
 from gatetui.gate.events import RunFinished, RunStarted
 from gatetui.gate.plan import GateRequest, make_plan
-from gatetui.gate.runner import run_gate
 from gatetui.gate.render import Progress
+from gatetui.gate.runner import run_gate
 
 VERDICT_EXIT = {
     Verdict.PASS: ExitCode.PASS,
@@ -52,18 +52,34 @@ class GateInputs:
 NO_INPUTS = GateInputs()
 
 
-def gate_request(repo: Path, base: str, head: str, inputs: GateInputs = NO_INPUTS, *,
-                 timeout: float | None = None, run_id: str | None = None) -> GateRequest:
+def gate_request(
+    repo: Path,
+    base: str,
+    head: str,
+    inputs: GateInputs = NO_INPUTS,
+    *,
+    timeout: float | None = None,
+    run_id: str | None = None,
+) -> GateRequest:
     """The request every caller gates with: `timeout` None keeps the
     profile's, `run_id` None draws one."""
-    request = GateRequest(Path(repo), base, head, timeout, seal=inputs.seal, hidden=inputs.hidden,
-                          hidden_from=inputs.hidden_from, baseline_cache=inputs.baseline_cache,
-                          random_seed=inputs.random_seed)
+    request = GateRequest(
+        Path(repo),
+        base,
+        head,
+        timeout,
+        seal=inputs.seal,
+        hidden=inputs.hidden,
+        hidden_from=inputs.hidden_from,
+        baseline_cache=inputs.baseline_cache,
+        random_seed=inputs.random_seed,
+    )
     return request if run_id is None else replace(request, run_id=run_id)
 
 
-async def gate_once(request: GateRequest, backend: Backend, progress: TextIO,
-                    verbose: bool = False) -> tuple[RunStarted, RunFinished]:
+async def gate_once(
+    request: GateRequest, backend: Backend, progress: TextIO, verbose: bool = False
+) -> tuple[RunStarted, RunFinished]:
     """Plan and run one gate, its progress as lines on `progress`; the
     run's start (what was judged) and its end (the verdict)."""
     plan = await asyncio.to_thread(make_plan, request)

@@ -52,11 +52,19 @@ class MemoryCache:
 
 def profile_digest(profile: Profile) -> str:
     """What decides base's outcomes besides its tree: how it installs and runs."""
-    shown = json.dumps({
-        "format": FORMAT, "stack": profile.stack.name, "runner": profile.runner,
-        "install": list(profile.install), "install_env": profile.install_env,
-        "test": profile.test, "test_env": profile.test_env, "test_paths": list(profile.test_paths),
-    }, sort_keys=True)
+    shown = json.dumps(
+        {
+            "format": FORMAT,
+            "stack": profile.stack.name,
+            "runner": profile.runner,
+            "install": list(profile.install),
+            "install_env": profile.install_env,
+            "test": profile.test,
+            "test_env": profile.test_env,
+            "test_paths": list(profile.test_paths),
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(shown.encode()).hexdigest()
 
 
@@ -100,8 +108,7 @@ class BaseRun:
             return None
         outcomes = data.get("outcomes")
         known = {o.value for o in junit.Outcome}
-        if not isinstance(outcomes, Mapping) or not all(
-                isinstance(k, str) and v in known for k, v in outcomes.items()):
+        if not isinstance(outcomes, Mapping) or not all(isinstance(k, str) and v in known for k, v in outcomes.items()):
             return None
         return cls(base, dict(outcomes), cached=True)
 

@@ -18,8 +18,8 @@ from types import MappingProxyType
 from gatetui.gate.diffscan import added_lines
 from gatetui.git.changes import FileChange
 from gatetui.git.snapshot import Snapshot
-from gatetui.globs import matches
-from gatetui.stacks.base import LineCoverage, Profile, under_any
+from gatetui.globs import matches, under_any
+from gatetui.stacks.base import LineCoverage, Profile
 from gatetui.stacks.codeview import normalize
 
 MAX_FILE_BYTES = 2 << 20  # a bigger file is generated, not written: not judged line by line
@@ -55,8 +55,10 @@ class ChangedCode:
             return ""
         count, files = sum(self.outside.values()), sorted(self.outside)
         more = f" and {len(files) - SHOWN_OUTSIDE} more" if len(files) > SHOWN_OUTSIDE else ""
-        return (f"{count} changed {'line' if count == 1 else 'lines'} outside the project's packages not judged "
-                f"({', '.join(files[:SHOWN_OUTSIDE])}{more})")
+        return (
+            f"{count} changed {'line' if count == 1 else 'lines'} outside the project's packages not judged "
+            f"({', '.join(files[:SHOWN_OUTSIDE])}{more})"
+        )
 
 
 def changed_code(changes: list[FileChange], profile: Profile, probe: LineCoverage, head: Snapshot) -> ChangedCode:
@@ -82,8 +84,9 @@ def changed_code(changes: list[FileChange], profile: Profile, probe: LineCoverag
         elif found:
             lines[path], texts[path] = found, new
             headers[path] = MappingProxyType(dict(probe.headers(new, found)))
-    return ChangedCode(MappingProxyType(lines), MappingProxyType(texts), MappingProxyType(outside),
-                       MappingProxyType(headers))
+    return ChangedCode(
+        MappingProxyType(lines), MappingProxyType(texts), MappingProxyType(outside), MappingProxyType(headers)
+    )
 
 
 def code_file(path: str, profile: Profile, probe: LineCoverage) -> bool:
@@ -91,8 +94,12 @@ def code_file(path: str, profile: Profile, probe: LineCoverage) -> bool:
     not sealed with the tests (a conftest.py, a helper base's tests import),
     outside the folders the install hands on (an environment committed by
     mistake). Whether head's distribution ships it is asked apart."""
-    return (probe.code_file(path) and not profile.is_test_file(path) and not matches(path, profile.sealed)
-            and not under_any(path, profile.environment))
+    return (
+        probe.code_file(path)
+        and not profile.is_test_file(path)
+        and not matches(path, profile.sealed)
+        and not under_any(path, profile.environment)
+    )
 
 
 def wanted(profile: Profile, probe: LineCoverage) -> Callable[[list[str]], bool]:

@@ -54,8 +54,9 @@ class ChangedTests:
         if old is None or new is None or language is None:
             return _FileChange({}, {})  # new, gone or unread: all of it changed
         old, new = normalize(old), normalize(new)
-        return _FileChange(_own_texts(language.test_defs(path, old), old),
-                           _own_texts(language.test_defs(path, new), new))
+        return _FileChange(
+            _own_texts(language.test_defs(path, old), old), _own_texts(language.test_defs(path, new), new)
+        )
 
 
 def _own_texts(defs: list[TestDef], text: str) -> dict[str, str | None]:
@@ -63,7 +64,7 @@ def _own_texts(defs: list[TestDef], text: str) -> dict[str, str | None]:
     it ends); of two with one name the later, which is the one the module
     binds and the runner collects."""
     lines = text.split("\n")
-    return {d.name: None if d.span is None else "\n".join(lines[d.span[0] - 1:d.span[1]]) for d in defs}
+    return {d.name: None if d.span is None else "\n".join(lines[d.span[0] - 1 : d.span[1]]) for d in defs}
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ import re
 from gatetui.gate.checks import CheckId
 
 # "path:12: text" after an optional "survived: " / "not judged: " / "timed out: " / "told apart: " ...
-_LINE = re.compile(r"^(?P<kind>survived: |not judged: |timed out: |told apart: |likely equivalent: )?(?P<path>[^\s:][^:]*):(?P<line>\d+): (?P<rest>.*)$")
+_LINE = re.compile(
+    r"^(?P<kind>survived: |not judged: |timed out: |told apart: |likely equivalent: )?(?P<path>[^\s:][^:]*):(?P<line>\d+): (?P<rest>.*)$"
+)
 ARROW = "  ->  "
 
 Notes = dict[str, dict[int, list[str]]]

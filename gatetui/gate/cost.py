@@ -42,8 +42,7 @@ class Usage:
     @property
     def dollars(self) -> float:
         return (
-            self.cpu_seconds / 3600 * CPU_DOLLARS_PER_VCPU_HOUR
-            + self.gib_seconds / 3600 * MEMORY_DOLLARS_PER_GIB_HOUR
+            self.cpu_seconds / 3600 * CPU_DOLLARS_PER_VCPU_HOUR + self.gib_seconds / 3600 * MEMORY_DOLLARS_PER_GIB_HOUR
         )
 
 

@@ -39,15 +39,7 @@ from gatetui.stacks.lines import added_lines
 from gatetui.stacks.registry import language_of, looks_like_test_file
 from gatetui.stacks.testdefs import KeyedMarker, MarkerHit, TestDef, TestLanguage
 
-__all__ = [
-    "DiffScan",
-    "Marker",
-    "MarkerHit",
-    "TestDef",
-    "added_lines",
-    "scan_changes",
-    "scanned",
-]
+__all__ = ["DiffScan", "Marker", "MarkerHit", "TestDef", "added_lines", "scan_changes", "scanned"]
 
 
 # --------------------------------------------------------------------------
@@ -185,10 +177,7 @@ def scanned(paths: Sequence[str], is_test_file: Callable[[str], bool] = looks_li
     return any(language_of(p) is not None for p in paths) and any(map(is_test_file, paths))
 
 
-def scan_changes(
-    changes: Iterable[FileChange],
-    is_test_file: Callable[[str], bool] = looks_like_test_file,
-) -> DiffScan:
+def scan_changes(changes: Iterable[FileChange], is_test_file: Callable[[str], bool] = looks_like_test_file) -> DiffScan:
     """Removed and added test definitions, and markers on added lines.
 
     Only files in a language a stack reads whose old or new path `is_test_file`

@@ -34,9 +34,14 @@ class RuleDigest:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "name": self.name, "on_change": self.on_change, "allow_new": self.allow_new,
-            "base": self.base, "head": self.head, "intact": self.intact,
-            "changed": list(self.changed), "added": list(self.added),
+            "name": self.name,
+            "on_change": self.on_change,
+            "allow_new": self.allow_new,
+            "base": self.base,
+            "head": self.head,
+            "intact": self.intact,
+            "changed": list(self.changed),
+            "added": list(self.added),
         }
 
 
@@ -94,8 +99,11 @@ class Digests:
                 "intact": self.sealed_intact,
                 "changed": list(self.sealed_changed),
             },
-            "manifest": {"digest": self.manifest, "files": list(self.manifest_files),
-                         **({"layer": self.layer, "cache": self.layer_state} if self.layer else {})},
+            "manifest": {
+                "digest": self.manifest,
+                "files": list(self.manifest_files),
+                **({"layer": self.layer, "cache": self.layer_state} if self.layer else {}),
+            },
             "judge_changed": list(self.judge_changed),
             "rules": [rule.to_json() for rule in self.rules],
             # present only when configured, so a plain run's record reads as before

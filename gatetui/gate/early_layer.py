@@ -40,8 +40,15 @@ class Early:
 class EarlyResolve:
     """One install's early resolve: started once, taken once."""
 
-    def __init__(self, deps: Dependencies, run: Run, layers: LayerSteps | None, files: Mapping[str, bytes],
-                 env: Mapping[str, str], version: str = "0"):
+    def __init__(
+        self,
+        deps: Dependencies,
+        run: Run,
+        layers: LayerSteps | None,
+        files: Mapping[str, bytes],
+        env: Mapping[str, str],
+        version: str = "0",
+    ):
         self.deps, self.run, self.layers, self.files, self.env = deps, run, layers, files, dict(env)
         self.version = version  # the one handed the build, where it takes it from git
         self.task: asyncio.Task[Early | None] | None = None
@@ -80,7 +87,8 @@ class EarlyResolve:
         declared, deps = self.deps.declared, self.deps
         assert declared is not None  # started only with one
         command = declared.command.replace("{own}", name).replace(
-            "{report}", shlex.quote(workspace.report_path(REPORT)))
+            "{report}", shlex.quote(workspace.report_path(REPORT))
+        )
         env = {**self.env, **deps.resolve_env, declared.variable: metadata}
         result = await self.run(workspace, command, env, True)
         if not result.ok:

@@ -90,8 +90,13 @@ class BaselineInfo:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "rule": self.rule, "used": self.used, "requested": self.requested, "base": self.base,
-            "cached": self.cached, "known_failures": list(self.known_failures), "problem": self.problem,
+            "rule": self.rule,
+            "used": self.used,
+            "requested": self.requested,
+            "base": self.base,
+            "cached": self.cached,
+            "known_failures": list(self.known_failures),
+            "problem": self.problem,
         }
 
 

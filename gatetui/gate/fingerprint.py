@@ -60,5 +60,7 @@ def describe(found: list[Change], label: str) -> str:
     """One line an agent can act on: what changed, and why it may not."""
     shown = ", ".join(str(change) for change in found[:SHOWN])
     more = f" (and {len(found) - SHOWN} more)" if len(found) > SHOWN else ""
-    return (f"{label} changed the environment the test runs execute: {shown}{more}; "
-            "an install script may build the project but not rewrite its dependencies")
+    return (
+        f"{label} changed the environment the test runs execute: {shown}{more}; "
+        "an install script may build the project but not rewrite its dependencies"
+    )

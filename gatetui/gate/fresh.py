@@ -52,8 +52,10 @@ class Cause(Enum):
     """Why a test failed in the reruns, as the fresh processes tell it."""
 
     FLAKY = "again alone in a fresh process"
-    OWN_STATE = "passes in fresh processes, but repeated in one fails on state its own test module keeps " \
-                "(passes with the module loaded afresh)"
+    OWN_STATE = (
+        "passes in fresh processes, but repeated in one fails on state its own test module keeps "
+        "(passes with the module loaded afresh)"
+    )
     PROCESS_STATE = "passes in fresh processes, fails when repeated in one: not judged flaky"
     BESIDE_OTHERS = "passes in fresh processes, alone and repeated: failed only beside other tests; not judged flaky"
     CHANCE = "again in a fresh process, where repeated with the same state it answered both ways"
@@ -119,8 +121,12 @@ def _cause(steps: dict[int, bool]) -> Cause:
     if len(again) != 1 or len(afresh) != 1:
         return Cause.CHANCE
     # (again, afresh); again passing, afresh failing: its module cannot be run twice
-    patterns = {(False, True): Cause.OWN_STATE, (False, False): Cause.PROCESS_STATE,
-                (True, True): Cause.BESIDE_OTHERS, (True, False): Cause.BESIDE_OTHERS}
+    patterns = {
+        (False, True): Cause.OWN_STATE,
+        (False, False): Cause.PROCESS_STATE,
+        (True, True): Cause.BESIDE_OTHERS,
+        (True, False): Cause.BESIDE_OTHERS,
+    }
     return patterns[again.pop(), afresh.pop()]
 
 

@@ -69,8 +69,9 @@ def read_hidden(folder: Path) -> dict[str, bytes]:
     return files
 
 
-def select_hidden(given: Mapping[str, bytes] | None, folder: str,
-                  is_test_file: Callable[[str], bool], source: str = "") -> tuple[HiddenTests | None, str]:
+def select_hidden(
+    given: Mapping[str, bytes] | None, folder: str, is_test_file: Callable[[str], bool], source: str = ""
+) -> tuple[HiddenTests | None, str]:
     """The files under the configured folder, or why there are none.
 
     `given` holds the repository's whole hidden directory (None: the caller
@@ -81,15 +82,19 @@ def select_hidden(given: Mapping[str, bytes] | None, folder: str,
     if given is None:
         return None, f"{where} no hidden tests were passed to the gate (run it with --state-dir)"
     prefix = "" if folder.strip("/") in ("", ".") else folder.strip("/") + "/"
-    files = {path[len(prefix):]: data for path, data in sorted(given.items()) if path.startswith(prefix)}
+    files = {path[len(prefix) :]: data for path, data in sorted(given.items()) if path.startswith(prefix)}
     tests = tuple(p for p in files if is_test_file(p) and not p.endswith("conftest.py"))
     if not tests:
         if not source:
-            return None, (f"{where} the state directory holds no hidden test file under "
-                          f"hidden/{prefix or ''}: add the tests there or remove the setting")
+            return None, (
+                f"{where} the state directory holds no hidden test file under "
+                f"hidden/{prefix or ''}: add the tests there or remove the setting"
+            )
         full = f"{source.rstrip('/')}/{prefix}"
-        return None, (f"{where} no hidden test file is in {full}: add the tests there "
-                      f"(mkdir -p {shlex.quote(full)}) or remove the setting")
+        return None, (
+            f"{where} no hidden test file is in {full}: add the tests there "
+            f"(mkdir -p {shlex.quote(full)}) or remove the setting"
+        )
     digest = hashlib.sha256()
     for path, data in files.items():
         digest.update(f"{path}\0{len(data)}\0".encode() + data)
@@ -113,8 +118,9 @@ def judge_hidden(run: SuiteRun, tests: HiddenTests, limit: float | None = None) 
     if run.result.timed_out:
         return CheckResult(CheckId.HIDDEN, Status.FAIL, f"the hidden run {run.result.describe_end()}")
     if run.report is None:
-        return CheckResult(CheckId.HIDDEN, Status.FAIL,
-                           f"the hidden run wrote no readable report ({run.result.describe_end()})")
+        return CheckResult(
+            CheckId.HIDDEN, Status.FAIL, f"the hidden run wrote no readable report ({run.result.describe_end()})"
+        )
     outcomes = _outcomes(run.report, tests)
     total, failed = len(outcomes), sum(not ok for ok in outcomes.values())
     if total == 0:
@@ -122,8 +128,11 @@ def judge_hidden(run: SuiteRun, tests: HiddenTests, limit: float | None = None) 
     if failed:
         return CheckResult(CheckId.HIDDEN, Status.FAIL, f"{failed} of {total} hidden tests failed")
     if not run.result.ok:
-        return CheckResult(CheckId.HIDDEN, Status.FAIL,
-                           f"all {total} hidden tests passed, yet the run ended with {run.result.describe_end()}")
+        return CheckResult(
+            CheckId.HIDDEN,
+            Status.FAIL,
+            f"all {total} hidden tests passed, yet the run ended with {run.result.describe_end()}",
+        )
     return CheckResult(CheckId.HIDDEN, Status.PASS, f"{total} of {total} hidden tests passed")
 
 
@@ -152,5 +161,4 @@ def _outcomes(report: junit.Report, tests: HiddenTests) -> dict[str, bool]:
 def _is_instance(test_id: str, path: str, name: str) -> bool:
     """Whether a reported id is (a parametrization of) a defined test, with
     its file or, where the runner named none, by its title alone."""
-    return any(test_id == prefix or test_id.startswith(prefix + "[")
-               for prefix in (f"{path}::{name}", name))
+    return any(test_id == prefix or test_id.startswith(prefix + "[") for prefix in (f"{path}::{name}", name))

@@ -41,5 +41,7 @@ def over(result: CommandResult, limit: float) -> bool:
 def why(result: CommandResult, limit: float, visible: Sequence[CommandResult]) -> str:
     """For the hidden stream (a person's eyes only): what the bound was and what the run took."""
     slowest = max((r.wall_seconds for r in visible), default=0.0)
-    return (f"\nthe hidden run was stopped or judged at its bound: {result.wall_seconds:.1f} s, over "
-            f"{FACTOR:g} x head's slowest run ({slowest:.1f} s) + {SLACK:g} s = {limit:.1f} s\n")
+    return (
+        f"\nthe hidden run was stopped or judged at its bound: {result.wall_seconds:.1f} s, over "
+        f"{FACTOR:g} x head's slowest run ({slowest:.1f} s) + {SLACK:g} s = {limit:.1f} s\n"
+    )

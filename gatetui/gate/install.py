@@ -44,10 +44,16 @@ class Failed:
 
 
 class Installer:
-    def __init__(self, profile: Profile, run: Run, layers: LayerSteps | None = None,
-                 lock_files: Mapping[str, bytes] | None = None, tool_files: Mapping[str, bytes] | None = None):
+    def __init__(
+        self,
+        profile: Profile,
+        run: Run,
+        layers: LayerSteps | None = None,
+        lock_files: Mapping[str, bytes] | None = None,
+        tool_files: Mapping[str, bytes] | None = None,
+    ):
         self.profile, self.run = profile, run
-        self.lock_files, self.tool_files = lock_files, tool_files  # the tree's, for the lock and build tools layers
+        self.lock_files, self.tool_files = (lock_files, tool_files)  # the tree's, for the lock and build tools layers
         self.swaps: dict[str, str] = {}  # BuildTools.swaps, while the build tools layer is shown
         self.early: EarlyResolve | None = None  # the resolve started beside head's build (early_layer.py)
         # the environment as the steps where no code of head's runs left it
@@ -90,18 +96,25 @@ class Installer:
             return refused if isinstance(refused, Failed) else await linted(self, workspace, env)
         return await self._dependencies(workspace, deps, env, verify) or await linted(self, workspace, env)
 
-    async def _dependencies(self, workspace: Workspace, deps: Dependencies, env: dict[str, str],
-                            verify: bool) -> Failed | None:
+    async def _dependencies(
+        self, workspace: Workspace, deps: Dependencies, env: dict[str, str], verify: bool
+    ) -> Failed | None:
         """Head's project is in: resolve from its installed metadata, install
         what else is the tree's, check, then the index's, pinned."""
         own = await self.check(workspace, "own", verify)
         if isinstance(own, Failed):
             return own
         if len(own) != 1 or not deps.own_name.match(own[0]):
-            return Failed(deps.resolve, None, "the install left no single project of head's own to resolve "
-                                              f"the dependencies of (found: {', '.join(own) or 'none'})")
+            return Failed(
+                deps.resolve,
+                None,
+                "the install left no single project of head's own to resolve "
+                f"the dependencies of (found: {', '.join(own) or 'none'})",
+            )
         early = await self.early.taken(own[0]) if self.early is not None else None
-        resolved = early.resolved if early is not None else await resolve_installed(self.run, workspace, deps, env, own[0])
+        resolved = (
+            early.resolved if early is not None else await resolve_installed(self.run, workspace, deps, env, own[0])
+        )
         if isinstance(resolved, Failed):
             return resolved
         _note_dropped(self.layers.notes if self.layers is not None else [], resolved)
@@ -119,8 +132,9 @@ class Installer:
         refused = await self.check(workspace, "all", verify)
         return refused if isinstance(refused, Failed) else None
 
-    async def _own_install(self, workspace: Workspace, own: OwnInstall, env: dict[str, str],
-                           verify: bool) -> Failed | None:
+    async def _own_install(
+        self, workspace: Workspace, own: OwnInstall, env: dict[str, str], verify: bool
+    ) -> Failed | None:
         """Head's own install code, between two fingerprints of the
         environment (compared here, and again in the copy handed on)."""
         before = await _fingerprint(self.run, workspace, own, "before") if verify else None
@@ -144,8 +158,9 @@ class Installer:
         found = changes(self.expected, after)
         return Failed(own.label, None, describe(found, own.label)) if found else None
 
-    async def _pinned(self, workspace: Workspace, deps: Dependencies, resolved: Resolved,
-                      env: dict[str, str], built: Built | None) -> Failed | None:
+    async def _pinned(
+        self, workspace: Workspace, deps: Dependencies, resolved: Resolved, env: dict[str, str], built: Built | None
+    ) -> Failed | None:
         """The index's distributions: from a dependency layer where the
         backend keeps them and the stack makes them (layer_steps.py), else
         installed here. A set with a dependency head named by URL is never
@@ -156,8 +171,10 @@ class Installer:
                 if used is not None:  # else the backend could not keep one now: installed here
                     return used if isinstance(used, Failed) else None
             else:
-                self.layers.notes.append(f"no dependency layer: {', '.join(resolved.direct)} named by URL, "
-                                         "installed in the gate's own environment")
+                self.layers.notes.append(
+                    f"no dependency layer: {', '.join(resolved.direct)} named by URL, "
+                    "installed in the gate's own environment"
+                )
         result = await self.run(workspace, deps.pinned_command(deps.pinned, resolved), env, True)
         return None if result.ok else Failed(deps.pinned, result)
 
@@ -179,8 +196,12 @@ class Installer:
         raw = await workspace.read_report(name) if result.ok else None
         data = _report(raw)
         if data is None:
-            return Failed(check.command, None, f"the environment the install left could not be checked "
-                                               f"({result.describe_end()}): {telling_line(result.output_tail)}")
+            return Failed(
+                check.command,
+                None,
+                f"the environment the install left could not be checked "
+                f"({result.describe_end()}): {telling_line(result.output_tail)}",
+            )
         summary, own, hex_records = data
         if hex_records and self.layers is not None and mode == "all":
             _note_hex(self.layers.notes, hex_records)
@@ -195,8 +216,11 @@ async def _fingerprint(run: Run, workspace: Workspace, own: OwnInstall, when: st
     result = await run(workspace, command, dict(script.env), False)
     found = read_fingerprint(await workspace.read_report(name)) if result.ok else None
     if found is None:
-        return Failed(own.label, None, f"the environment could not be fingerprinted "
-                                       f"({result.describe_end()}): {telling_line(result.output_tail)}")
+        return Failed(
+            own.label,
+            None,
+            f"the environment could not be fingerprinted ({result.describe_end()}): {telling_line(result.output_tail)}",
+        )
     return found
 
 
@@ -227,12 +251,17 @@ async def linted(installer: Installer, workspace: Workspace, env: dict[str, str]
     return None
 
 
-async def resolve_installed(run: Run, workspace: Workspace, deps: Dependencies, env: dict[str, str],
-                            own: str) -> Resolved | Failed:
+async def resolve_installed(
+    run: Run, workspace: Workspace, deps: Dependencies, env: dict[str, str], own: str
+) -> Resolved | Failed:
     """The resolve from head's installed project `own`, read."""
     resolve = deps.resolve.replace("{own}", own)
-    result = await run(workspace, resolve.replace(
-        "{report}", shlex.quote(workspace.report_path(RESOLVED))), {**env, **deps.resolve_env}, True)
+    result = await run(
+        workspace,
+        resolve.replace("{report}", shlex.quote(workspace.report_path(RESOLVED))),
+        {**env, **deps.resolve_env},
+        True,
+    )
     if not result.ok:
         return Failed(deps.resolve, result)
     try:
@@ -245,14 +274,18 @@ def _note_dropped(notes: list[str], resolved: Resolved) -> None:
     """Say which release of head's own project the resolve gave and the
     install left out (Resolved.dropped): head's tree is what the runs test."""
     for release in resolved.dropped:
-        notes.append(f"not installed: {release} from the index, a release of head's own project that a "
-                     "requirement named (it would shadow head's tree, which is installed)")
+        notes.append(
+            f"not installed: {release} from the index, a release of head's own project that a "
+            "requirement named (it would shadow head's tree, which is installed)"
+        )
 
 
 def _note_hex(notes: list[str], hex_records: list[str]) -> None:
     """Say once per run which distributions' RECORDs are non-conforming."""
-    note = (f"non-conforming RECORD: {', '.join(hex_records)} write their digests in hex, not the wheel "
-            "spec's urlsafe base64; compared as the same bytes")
+    note = (
+        f"non-conforming RECORD: {', '.join(hex_records)} write their digests in hex, not the wheel "
+        "spec's urlsafe base64; compared as the same bytes"
+    )
     if note not in notes:
         notes.append(note)
 
@@ -268,8 +301,14 @@ def offered(raw: bytes | None) -> Offered:
     plugins, runner = (data.get("plugins"), data.get("runner")) if isinstance(data, Mapping) else (None, None)
     if not isinstance(plugins, list) or not isinstance(runner, str):
         return Offered()
-    found = tuple(OfferedPlugin(p["name"], p["dist"], p["own"]) for p in plugins if isinstance(p, Mapping)
-                  and isinstance(p.get("name"), str) and isinstance(p.get("dist"), str) and p.get("own") in (True, False))
+    found = tuple(
+        OfferedPlugin(p["name"], p["dist"], p["own"])
+        for p in plugins
+        if isinstance(p, Mapping)
+        and isinstance(p.get("name"), str)
+        and isinstance(p.get("dist"), str)
+        and p.get("own") in (True, False)
+    )
     return Offered(found, runner)
 
 

@@ -185,8 +185,9 @@ def with_reruns(result: CheckResult, runs: Sequence[SuiteRun], tolerated: frozen
         return CheckResult(CheckId.RUNS, Status.FAIL, f"{result.detail}, but {reruns.failure()}")
     failed = {i: n for i, n in rerun.failures(reruns.report).items() if i not in tolerated}
     if not failed:
-        return CheckResult(CheckId.RUNS, Status.PASS, f"{result.detail}; head's new and changed tests "
-                                                      f"passed {rerun.RERUNS} reruns")
+        return CheckResult(
+            CheckId.RUNS, Status.PASS, f"{result.detail}; head's new and changed tests passed {rerun.RERUNS} reruns"
+        )
     confirmed = {c.test: c for r in runs for c in r.confirmed}
     flaky = {i: n for i, n in failed.items() if i not in confirmed or confirmed[i].flaky}
     notes = "".join(f"; {fresh.note(i, n, confirmed[i])}" for i, n in failed.items() if i not in flaky)
@@ -198,8 +199,9 @@ def with_reruns(result: CheckResult, runs: Sequence[SuiteRun], tolerated: frozen
     return CheckResult(CheckId.RUNS, Status.FAIL, f"{result.detail}, but flaky: {which}{notes}")
 
 
-def judge_old_tests(run: SuiteRun, sealed_changed: Sequence[str], judge_changed: Sequence[str],
-                    forbidden: Sequence[str] = ()) -> CheckResult:
+def judge_old_tests(
+    run: SuiteRun, sealed_changed: Sequence[str], judge_changed: Sequence[str], forbidden: Sequence[str] = ()
+) -> CheckResult:
     """`forbidden`: changes an on_change = "fail" sealing rule forbids; they
     fail the check even when base's tests pass on head's code."""
     notes = []
@@ -257,8 +259,7 @@ def second_halves(
     )
 
 
-def _deselected(gone: junit.Gone, passed_at_base: set[str],
-                still_defined: Callable[[str], bool]) -> junit.Gone | None:
+def _deselected(gone: junit.Gone, passed_at_base: set[str], still_defined: Callable[[str], bool]) -> junit.Gone | None:
     """The absent ids of a family that passed under base's tests and that
     head still defines; the family as it is when head ran some of its cases
     under new ids, since which of them were dropped is not known."""
@@ -286,8 +287,10 @@ def _kept(gone: list[junit.Gone], unrun: list[junit.Gone], broken: dict[str, str
     if unrun:
         files = sorted({g.family.split("::", 1)[0] for g in unrun})
         count = sum(g.count for g in unrun)
-        said.append(f"{count} base test{'s' if count > 1 else ''} did not run: {listing(files)} "
-                    f"could not be collected at head ({first_reason({f: broken[f] for f in files})})")
+        said.append(
+            f"{count} base test{'s' if count > 1 else ''} did not run: {listing(files)} "
+            f"could not be collected at head ({first_reason({f: broken[f] for f in files})})"
+        )
     if gone:
         count = sum(g.count for g in gone)
         said.append(f"{count} base test{'s' if count > 1 else ''} missing from head's runs: {_named(gone)}")
@@ -298,14 +301,17 @@ def _skips(skipped: list[str], deselected: list[junit.Gone]) -> CheckResult:
     if not skipped and not deselected:
         return CheckResult(CheckId.NO_NEW_SKIPS, Status.PASS, "no base test newly skipped")
     return CheckResult(
-        CheckId.NO_NEW_SKIPS, Status.FAIL,
+        CheckId.NO_NEW_SKIPS,
+        Status.FAIL,
         f"passes under base's tests, skipped or deselected at head: {_named(deselected, skipped)}",
     )
 
 
 def skipped_anywhere(runs: Sequence[SuiteRun]) -> list[str]:
     """Ids skipped or xfailed in any of the runs."""
-    return sorted({i for r in runs if r.report is not None for i, t in r.report.tests.items() if t.outcome in junit.DODGED})
+    return sorted(
+        {i for r in runs if r.report is not None for i, t in r.report.tests.items() if t.outcome in junit.DODGED}
+    )
 
 
 def skips_against_base(runs: Sequence[SuiteRun], base_own: Mapping[str, str]) -> CheckResult | None:
@@ -314,8 +320,9 @@ def skips_against_base(runs: Sequence[SuiteRun], base_own: Mapping[str, str]) ->
     dodged = [i for i in skipped_anywhere(runs) if base_own.get(i) == junit.Outcome.PASSED.value]
     if not dodged:
         return None
-    return CheckResult(CheckId.NO_NEW_SKIPS, Status.FAIL,
-                       f"passes on base's own code, skipped at head: {listing(dodged)}")
+    return CheckResult(
+        CheckId.NO_NEW_SKIPS, Status.FAIL, f"passes on base's own code, skipped at head: {listing(dodged)}"
+    )
 
 
 def skips_in_code(skips: Sequence[Finding]) -> CheckResult:
@@ -325,8 +332,7 @@ def skips_in_code(skips: Sequence[Finding]) -> CheckResult:
     return CheckResult(CheckId.NO_NEW_SKIPS, Status.FAIL, f"{skips[0].what} at {skips[0].path}{more}")
 
 
-def passed_outside_tests(old: SuiteRun, heads: Sequence[SuiteRun],
-                         unchanged: Callable[[str], bool]) -> list[str]:
+def passed_outside_tests(old: SuiteRun, heads: Sequence[SuiteRun], unchanged: Callable[[str], bool]) -> list[str]:
     """Base tests that fail under base's tests, pass in every head run, and
     live in a test file head did not touch: something outside the tests
     (a conftest hook, addopts, a plugin) turned them green."""
@@ -347,8 +353,10 @@ def defend_old_tests(result: CheckResult, findings: Sequence[Finding], outside: 
     verdict was bent rather than the tests changed; name what bent it."""
     reasons = [str(f) for f in findings]
     if outside:
-        reasons.append(f"{listing(list(outside))} unchanged at head, fail under base's tests yet pass "
-                       "in head's runs: passed by a change outside the tests")
+        reasons.append(
+            f"{listing(list(outside))} unchanged at head, fail under base's tests yet pass "
+            "in head's runs: passed by a change outside the tests"
+        )
     if not reasons:
         return result
     detail = "; ".join([*reasons, result.detail] if result.detail else reasons)

@@ -34,7 +34,6 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
 
 from gatetui.gate.junit_ids import IdRule, id_rule
-from gatetui.stacks.results import ReportError
 from gatetui.gate.junit_report import (
     COLLECTION_FAILURE,
     DODGED,
@@ -49,6 +48,7 @@ from gatetui.gate.junit_report import (
     newly_skipped,
     uncollected,
 )
+from gatetui.stacks.results import ReportError
 
 __all__ = [
     "DODGED",
@@ -75,13 +75,7 @@ _CHUNK = 1 << 16
 # -------------------------------------------------------------------- parsing
 
 
-def parse_junit(
-    data: bytes | str,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    *,
-    ids: str,
-    root: str | None = None,
-) -> Report:
+def parse_junit(data: bytes | str, max_bytes: int = DEFAULT_MAX_BYTES, *, ids: str, root: str | None = None) -> Report:
     """Read one JUnit XML report whose test ids follow the rule `ids` (a
     `Profile.report_ids`: its runner's).
 

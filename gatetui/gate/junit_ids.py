@@ -173,5 +173,10 @@ def _itself(test_id: str) -> str:
     return test_id
 
 
-_RULES: dict[str, IdRule] = {"pytest": pytest_rule, "vitest": vitest_rule, "node": node_rule,
-                             "node-or-vitest": node_stack_rule, "junit": junit_rule}
+_RULES: dict[str, IdRule] = {
+    "pytest": pytest_rule,
+    "vitest": vitest_rule,
+    "node": node_rule,
+    "node-or-vitest": node_stack_rule,
+    "junit": junit_rule,
+}

@@ -16,26 +16,33 @@ from gatetui.inert import inert, inert_line
 
 def gate_junit(finished: RunFinished, name: str = "gatetui") -> str:
     results = finished.results
-    suite = ET.Element("testsuite", {
-        "name": name,
-        "tests": str(len(results)),
-        "failures": str(sum(r.status in (Status.FAIL, Status.REVIEW) for r in results)),
-        "errors": str(sum(r.status is Status.ERROR for r in results)),
-        "skipped": str(sum(r.status is Status.SKIPPED for r in results)),
-        "time": f"{finished.seconds:.3f}",
-    })
+    suite = ET.Element(
+        "testsuite",
+        {
+            "name": name,
+            "tests": str(len(results)),
+            "failures": str(sum(r.status in (Status.FAIL, Status.REVIEW) for r in results)),
+            "errors": str(sum(r.status is Status.ERROR for r in results)),
+            "skipped": str(sum(r.status is Status.SKIPPED for r in results)),
+            "time": f"{finished.seconds:.3f}",
+        },
+    )
     props = ET.SubElement(suite, "properties")
-    for key, value in (("verdict", finished.verdict.value), ("base", finished.digests.base),
-                       ("head", finished.digests.head)):
+    for key, value in (
+        ("verdict", finished.verdict.value),
+        ("base", finished.digests.base),
+        ("head", finished.digests.head),
+    ):
         ET.SubElement(props, "property", {"name": key, "value": value})
     for result in results:
-        case = ET.SubElement(suite, "testcase", {
-            "classname": f"{name}.{result.id.value}",
-            "name": result.title,
-            "time": f"{result.seconds:.3f}",
-        })
-        tag = {Status.FAIL: "failure", Status.REVIEW: "failure", Status.ERROR: "error",
-               Status.SKIPPED: "skipped"}.get(result.status)
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            {"classname": f"{name}.{result.id.value}", "name": result.title, "time": f"{result.seconds:.3f}"},
+        )
+        tag = {Status.FAIL: "failure", Status.REVIEW: "failure", Status.ERROR: "error", Status.SKIPPED: "skipped"}.get(
+            result.status
+        )
         if tag:  # a review is a failure CI shows, typed so a reader tells it from a violation
             attrs = {"message": inert_line(result.detail.split("\n", 1)[0])}
             if result.status is Status.REVIEW:

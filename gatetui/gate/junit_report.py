@@ -114,6 +114,7 @@ def uncollected(reports: Iterable[Report]) -> dict[str, str]:
     for report in reports:
         for test_id, result in report.tests.items():
             if result.outcome is Outcome.ERROR and result.message.startswith(COLLECTION_FAILURE):
-                found.setdefault(test_id, result.message.removeprefix(COLLECTION_FAILURE).lstrip(": ")
-                                 or "no reason given")
+                found.setdefault(
+                    test_id, result.message.removeprefix(COLLECTION_FAILURE).lstrip(": ") or "no reason given"
+                )
     return found

@@ -25,7 +25,6 @@ from gatetui.gate.cost import Usage, used_by
 from gatetui.gate.install import Failed, Run, telling_line
 from gatetui.stacks.base import Dependencies, LayerRecipe, LockLayer, Resolved
 
-
 Held = tuple[Path, str, Usage]  # a layer found or built and held: its folder, its state, what building it used
 Built = tuple[str, Held] | Failed | LayerUnavailable  # what layer_for gave (its key and Held), or raised
 
@@ -50,8 +49,15 @@ class LayerSteps:
     used: dict[str, LayerUse] = field(default_factory=dict)  # workspace path -> its layer
     releases: list[Callable[[], None]] = field(default_factory=list)
 
-    async def install(self, workspace: Workspace, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved,
-                      env: dict[str, str], built: Built | None = None) -> LayerUse | Failed | None:
+    async def install(
+        self,
+        workspace: Workspace,
+        deps: Dependencies,
+        recipe: LayerRecipe,
+        resolved: Resolved,
+        env: dict[str, str],
+        built: Built | None = None,
+    ) -> LayerUse | Failed | None:
         """The pinned set from its layer, linked under the workspace's
         environment; None: the backend could not keep or show one just now
         (the notes say why), and the caller installs the set itself.
@@ -64,15 +70,15 @@ class LayerSteps:
                 return got
             use = await self._show(workspace, *got)
         except LayerUnavailable as err:
-            self.notes.append(f"no dependency layer: {err}; the pinned set was installed in the gate's own "
-                              "environment")
+            self.notes.append(f"no dependency layer: {err}; the pinned set was installed in the gate's own environment")
             return None
         link = {k: v.replace("{layer}", use.shown) for k, v in recipe.link.env.items()}
         result = await self.run(workspace, recipe.link.command, link, False)
         return Failed("link the dependency layer", result) if not result.ok else use
 
-    async def layer_for(self, workspace: Workspace, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved,
-                        env: dict[str, str]) -> tuple[str, Held] | Failed:
+    async def layer_for(
+        self, workspace: Workspace, deps: Dependencies, recipe: LayerRecipe, resolved: Resolved, env: dict[str, str]
+    ) -> tuple[str, Held] | Failed:
         """The set's layer found, or built where nothing of head's runs, and
         held for this run: its key and where it is (LayerUnavailable: the
         backend cannot keep one just now)."""
@@ -87,9 +93,19 @@ class LayerSteps:
             steps.append((script.command, {**env, **script.env}, False, script.command))
         failed: list[Failed] = []
         about: dict[str, object] = {"holds": holds(resolved)}  # the maker adds what the build used
-        got = await self.held(key, lambda: self.store.build(
-            key, recipe.folder, maker(self.run, steps, failed, about), recipe.verify, about, near=workspace,
-            cache=cache.folder if cache is not None else ""), failed)
+        got = await self.held(
+            key,
+            lambda: self.store.build(
+                key,
+                recipe.folder,
+                maker(self.run, steps, failed, about),
+                recipe.verify,
+                about,
+                near=workspace,
+                cache=cache.folder if cache is not None else "",
+            ),
+            failed,
+        )
         return got if isinstance(got, Failed) else (key, got)
 
     async def prepare(self, workspace: Workspace, recipe: LayerRecipe) -> None:
@@ -98,8 +114,9 @@ class LayerSteps:
         than start a machine of its own for it (Runtime)."""
         await self.store.interpreter(recipe.interpreter, workspace)
 
-    async def locked(self, workspace: Workspace, recipe: LockLayer, files: Mapping[str, bytes],
-                     env: dict[str, str]) -> dict[str, str] | None:
+    async def locked(
+        self, workspace: Workspace, recipe: LockLayer, files: Mapping[str, bytes], env: dict[str, str]
+    ) -> dict[str, str] | None:
         """What a lock file pins, from its layer: the variables that show it
         to the install and the runs; None when the lock names nothing to
         layer or the layer could not be built or shown (the gate then
@@ -108,8 +125,10 @@ class LayerSteps:
             return None
         named = ", ".join(name for name in recipe.files if name in files)
         if recipe.at and not workspace.shows_in_tree:  # said before a machine is asked for its toolchain
-            self.notes.append(f"no dependency layer for {named}: this backend cannot show "
-                              f"it at {recipe.at} in the tree; the install fetched for itself")
+            self.notes.append(
+                f"no dependency layer for {named}: this backend cannot show "
+                f"it at {recipe.at} in the tree; the install fetched for itself"
+            )
             return None
         key = recipe.key(files, await self.store.interpreter(recipe.toolchain, workspace))
         if key is None:
@@ -118,9 +137,19 @@ class LayerSteps:
         failed: list[Failed] = []
         about: dict[str, object] = {"holds": sorted(files)}
         try:
-            got = await self.held(key, lambda: self.store.build(
-                key, recipe.folder, maker(self.run, steps, failed, about), lambda folder: [], about, near=workspace,
-                files=files), failed)
+            got = await self.held(
+                key,
+                lambda: self.store.build(
+                    key,
+                    recipe.folder,
+                    maker(self.run, steps, failed, about),
+                    lambda folder: [],
+                    about,
+                    near=workspace,
+                    files=files,
+                ),
+                failed,
+            )
         except LayerUnavailable as err:
             got = Failed("dependency layer", None, str(err))
         if isinstance(got, Failed):
@@ -133,8 +162,9 @@ class LayerSteps:
             return None
         return {k: v.replace("{layer}", use.shown) for k, v in recipe.env.items()}
 
-    async def held(self, key: str, build: Callable[[], Awaitable[Path | list[str]]],
-                   failed: list[Failed]) -> Held | Failed:
+    async def held(
+        self, key: str, build: Callable[[], Awaitable[Path | list[str]]], failed: list[Failed]
+    ) -> Held | Failed:
         """The layer found or built, and held for this run."""
         for _ in range(2):  # a prune between the claim and the hold took it: once more
             got = await self._get(key, build, failed)
@@ -154,8 +184,9 @@ class LayerSteps:
             self.save(saved)
         return use
 
-    async def _get(self, key: str, build: Callable[[], Awaitable[Path | list[str]]],
-                   failed: list[Failed]) -> tuple[Path, str, Usage] | Failed:
+    async def _get(
+        self, key: str, build: Callable[[], Awaitable[Path | list[str]]], failed: list[Failed]
+    ) -> tuple[Path, str, Usage] | Failed:
         """The layer's folder, found (`hit`, with what building it used)
         or built under the key's lock."""
         async with self.store.claim(key):
@@ -169,8 +200,11 @@ class LayerSteps:
             return built, "rebuilt" if found.note else "miss", Usage()
         if failed:
             return failed[0]
-        return Failed("dependency layer", None, f"the dependency layer built from the index failed its check: "
-                                                f"{'; '.join(built[:3])}")
+        return Failed(
+            "dependency layer",
+            None,
+            f"the dependency layer built from the index failed its check: {'; '.join(built[:3])}",
+        )
 
     def shown_to(self, workspace: Workspace) -> str:
         use = self.used.get(workspace.path)
@@ -182,10 +216,12 @@ class LayerSteps:
             self.releases.pop()()
 
 
-def maker(run: Run, steps: list[tuple[str, dict[str, str], bool, str]], failed: list[Failed],
-           about: dict[str, object]) -> Callable[[Workspace], Awaitable[bool]]:
+def maker(
+    run: Run, steps: list[tuple[str, dict[str, str], bool, str]], failed: list[Failed], about: dict[str, object]
+) -> Callable[[Workspace], Awaitable[bool]]:
     """What the store runs in a layer's own workspace: the steps in order
     (the first failure kept in `failed`), what they used put in `about`."""
+
     async def make(workspace: Workspace) -> bool:
         spent = Usage()
         for command, step_env, network, label in steps:
@@ -194,17 +230,22 @@ def maker(run: Run, steps: list[tuple[str, dict[str, str], bool, str]], failed: 
             if not result.ok:
                 failed.append(Failed(label, result))
                 return False
-        about["build"] = {"wall_seconds": spent.wall_seconds, "cpu_seconds": spent.cpu_seconds,
-                          "gib_seconds": spent.gib_seconds}
+        about["build"] = {
+            "wall_seconds": spent.wall_seconds,
+            "cpu_seconds": spent.cpu_seconds,
+            "gib_seconds": spent.gib_seconds,
+        }
         return True
+
     return make
 
 
 def why(failed: Failed) -> str:
     """What a failed layer step says, in a phrase for the notes."""
     result = failed.result
-    return failed.said or ("it failed" if result is None else
-                           f"{result.describe_end()}: {telling_line(result.output_tail)}")
+    return failed.said or (
+        "it failed" if result is None else f"{result.describe_end()}: {telling_line(result.output_tail)}"
+    )
 
 
 def _usage(kept: object) -> Usage:

@@ -27,8 +27,9 @@ HOPS = 40  # links followed through one another, as the kernel's limit
 SHOWN = 80  # characters of a link's target said in a finding
 
 
-def links_out(written: Iterable[str], is_file: Callable[[str], bool],
-              target_of: Callable[[str], bytes | None]) -> tuple[Finding, ...]:
+def links_out(
+    written: Iterable[str], is_file: Callable[[str], bool], target_of: Callable[[str], bytes | None]
+) -> tuple[Finding, ...]:
     """One finding per link out of the tree on the way to a written path.
     `is_file`: whether head's tree has a file entry (blob or link) at a
     path; `target_of`: a symlink's committed target, None for a blob."""
@@ -50,8 +51,13 @@ def links_out(written: Iterable[str], is_file: Callable[[str], bool],
     return tuple(found.values())
 
 
-def _leaves(link: str, links: dict[str, str], target_of: Callable[[str], bytes | None],
-            is_file: Callable[[str], bool], hops: int = HOPS) -> bool:
+def _leaves(
+    link: str,
+    links: dict[str, str],
+    target_of: Callable[[str], bytes | None],
+    is_file: Callable[[str], bool],
+    hops: int = HOPS,
+) -> bool:
     """Whether `link`, followed through head's other links, ends outside
     the tree (read lexically: the tree is git's, not a disk's)."""
     target = links[link]
@@ -77,8 +83,11 @@ def _leaves(link: str, links: dict[str, str], target_of: Callable[[str], bytes |
 
 def _finding(link: str, target: str, path: str) -> Finding:
     shown = target if len(target) <= SHOWN else f"{target[:SHOWN]}…"
-    return Finding(link, f"head committed {link} as a link out of the tree (-> {shown}) where base's {path} "
-                         "lies: nothing was written through it, base's files went into a real folder there")
+    return Finding(
+        link,
+        f"head committed {link} as a link out of the tree (-> {shown}) where base's {path} "
+        "lies: nothing was written through it, base's files went into a real folder there",
+    )
 
 
 def written_paths(old_tests: Mapping[str, bytes | None], hidden: Mapping[str, bytes] | None) -> list[str]:

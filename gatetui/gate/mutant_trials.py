@@ -62,8 +62,9 @@ class Outcome(str, Enum):
     SPURIOUS = "spurious"  # killed only by tests that fail without the mutant too (phases/control.py)
 
 
-def choose(changed: ChangedCode, reached: Reached, runs: list[SuiteRun], mutate: Mutate, cap: int,
-           limit: float) -> Chosen:
+def choose(
+    changed: ChangedCode, reached: Reached, runs: list[SuiteRun], mutate: Mutate, cap: int, limit: float
+) -> Chosen:
     """The mutants of changed lines that ran, at most `cap`, each with its tests."""
     tests = audiences(changed, reached, passing_tests(runs))
     if not tests:
@@ -85,13 +86,15 @@ def choose(changed: ChangedCode, reached: Reached, runs: list[SuiteRun], mutate:
     seconds = durations(runs)
     overhead = startup(runs)
     suite = tuple(seconds)  # a whole-suite run's limit: every test's time
-    trials = tuple(Trial(m, ids := tests[(m.path, m.line)], time_limit(ids or suite, seconds, overhead, limit))
-                   for m in chosen)
+    trials = tuple(
+        Trial(m, ids := tests[(m.path, m.line)], time_limit(ids or suite, seconds, overhead, limit)) for m in chosen
+    )
     return Chosen(trials, untried, bounded=left)
 
 
-def audiences(changed: ChangedCode, reached: Reached,
-              passing: frozenset[str]) -> dict[tuple[str, int], tuple[str, ...]]:
+def audiences(
+    changed: ChangedCode, reached: Reached, passing: frozenset[str]
+) -> dict[tuple[str, int], tuple[str, ...]]:
     """The tests that judge each changed line's mutants: the passing ones
     that ran it; for a line that ran only outside the tests, the passing
     ones that ran its function's body when it is a header line, else ()
@@ -133,7 +136,7 @@ def passing_tests(runs: list[SuiteRun]) -> frozenset[str]:
 def functions(ids: Iterable[str]) -> tuple[str, ...]:
     """The ids a runner takes on its command line: parametrized cases by
     their function (gate/rerun.py), at most rerun.MAX_TESTS."""
-    return tuple(sorted({rerun.PARAMS.sub("", i) for i in ids}))[:rerun.MAX_TESTS]
+    return tuple(sorted({rerun.PARAMS.sub("", i) for i in ids}))[: rerun.MAX_TESTS]
 
 
 def durations(runs: list[SuiteRun]) -> dict[str, float]:
@@ -176,8 +179,13 @@ def outcome(run: SuiteRun, cannot_start: tuple[int, ...]) -> Outcome:
         return Outcome.TIMEOUT
     if report is not None and run.result.ok and report.passed_all:
         return Outcome.SURVIVED
-    if run.result.exit_code in cannot_start or report is None and run.result.exit_code == 0 \
-            or report is not None and not report.tests:
+    if (
+        run.result.exit_code in cannot_start
+        or report is None
+        and run.result.exit_code == 0
+        or report is not None
+        and not report.tests
+    ):
         return Outcome.UNJUDGED
     return Outcome.KILLED
 
@@ -189,8 +197,13 @@ def failing(run: SuiteRun) -> tuple[str, ...]:
     return functions(test_id for test_id, result in run.report.tests.items() if VERDICT[result.outcome] == "fail")
 
 
-def judge_bites(trials: tuple[Trial, ...], outcomes: list[Outcome], untried: int, bounded: int = 0,
-                found: Mapping[int, Found] | None = None) -> CheckResult:
+def judge_bites(
+    trials: tuple[Trial, ...],
+    outcomes: list[Outcome],
+    untried: int,
+    bounded: int = 0,
+    found: Mapping[int, Found] | None = None,
+) -> CheckResult:
     """Killed of tried (and timed out, apart), each survivor's one-line
     diff, the count not tried. Timeouts count as caught, unless they are
     most of the tried: then no test failed on most mutants, it only ran
@@ -199,8 +212,11 @@ def judge_bites(trials: tuple[Trial, ...], outcomes: list[Outcome], untried: int
     telling it apart is likely equivalent: named, and no review."""
     found = found or {}
     equivalent = [i for i, o in enumerate(outcomes) if o is Outcome.SURVIVED and _equivalent(found.get(i))]
-    survivors = [t.mutant.diff_line() for i, (t, o) in enumerate(zip(trials, outcomes))
-                 if o is Outcome.SURVIVED and i not in equivalent]
+    survivors = [
+        t.mutant.diff_line()
+        for i, (t, o) in enumerate(zip(trials, outcomes))
+        if o is Outcome.SURVIVED and i not in equivalent
+    ]
     unjudged = [t.mutant.diff_line() for t, o in zip(trials, outcomes) if o is Outcome.UNJUDGED]
     spurious = [t.mutant.diff_line() for t, o in zip(trials, outcomes) if o is Outcome.SPURIOUS]
     timeouts = [t.mutant.diff_line() for t, o in zip(trials, outcomes) if o is Outcome.TIMEOUT]
@@ -212,16 +228,21 @@ def judge_bites(trials: tuple[Trial, ...], outcomes: list[Outcome], untried: int
     alike = [f"likely equivalent: {trials[i].mutant.diff_line()}" for i in equivalent]
     if not survivors and not unjudged and not spurious and not spun:
         return CheckResult(CheckId.BITES, Status.PASS, "\n".join([f"{head}{tail}", *alike]))
-    parts = [f"{len(survivors)} survived: {'; '.join(survivors[:SHOWN])}" if survivors else "",
-             f"{len(unjudged)} could not be judged (their tests did not run)" if unjudged else "",
-             f"{len(spurious)} killed only by tests that fail without the mutant too, in a run set up as a "
-             "mutant's" if spurious else ""]
+    parts = [
+        f"{len(survivors)} survived: {'; '.join(survivors[:SHOWN])}" if survivors else "",
+        f"{len(unjudged)} could not be judged (their tests did not run)" if unjudged else "",
+        f"{len(spurious)} killed only by tests that fail without the mutant too, in a run set up as a mutant's"
+        if spurious
+        else "",
+    ]
     more = f" (and {len(survivors) - SHOWN} more)" if len(survivors) > SHOWN else ""
     named = survivors or unjudged or spurious
     first = f"{head}, {', '.join(p for p in parts if p)}{more}{tail}" if named else f"{head}{tail}"
     if spun:
-        first = (f"most mutants only timed out: {first} (a test that runs on when the answer is wrong, "
-                 "rather than failing, stops every mutant this way)")
+        first = (
+            f"most mutants only timed out: {first} (a test that runs on when the answer is wrong, "
+            "rather than failing, stops every mutant this way)"
+        )
     lines = [f"survived: {s}" for s in survivors] + _told_apart(trials, found)
     lines += [f"not judged: {u}" for u in unjudged + spurious] + ([f"timed out: {t}" for t in timeouts] if spun else [])
     return CheckResult(CheckId.BITES, Status.REVIEW, "\n".join([first, *lines, *alike]))
@@ -245,8 +266,10 @@ def _told_apart(trials: tuple[Trial, ...], found: Mapping[int, Found]) -> list[s
         if f.call:
             m = trials[index].mutant
             words = compact(m.before, m.after or "(removed)").split(ARROW)[1]
-            lines.append(f"told apart: {m.path}:{m.line}: {f.call} gives {f.here} here, {f.there} with "
-                         f"`{words}`; no test checks it")
+            lines.append(
+                f"told apart: {m.path}:{m.line}: {f.call} gives {f.here} here, {f.there} with "
+                f"`{words}`; no test checks it"
+            )
     return lines
 
 

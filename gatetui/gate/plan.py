@@ -21,11 +21,12 @@ from gatetui.gate.digests import Digests
 from gatetui.gate.hidden import HiddenTests, select_hidden
 from gatetui.gate.links import links_out, written_paths
 from gatetui.gate.seal import compute_digests, overlay
-from gatetui.stacks.base import Finding, Profile
-from gatetui.stacks.registry import language_of, load_profile
 from gatetui.git.export import write_extra
 from gatetui.git.repo import GitRepo
 from gatetui.git.snapshot import Snapshot
+from gatetui.stacks.base import Finding, Profile
+from gatetui.stacks.registry import language_of, load_profile
+
 
 @dataclass(frozen=True)
 class GateRequest:
@@ -58,7 +59,9 @@ class Plan:
     import_modules: tuple[str, ...]
     hidden: HiddenTests | None = None  # configured and found
     hidden_problem: str = ""  # configured, yet nothing to run: the check's error
-    baseline_key: str = ""  # base sha + profile digest: where base's own run is cached (baseline, skips, a refused runner)
+    baseline_key: str = (
+        ""  # base sha + profile digest: where base's own run is cached (baseline, skips, a refused runner)
+    )
     generated: Mapping[str, bytes] = field(default_factory=dict)  # Profile.generated for the version handed the build
     version: str = "0.0.0"  # the version handed a build that takes it from git
     links_out: tuple[Finding, ...] = ()  # head's links out of the tree where the gate writes (gate/links.py)
@@ -98,7 +101,9 @@ def make_plan(request: GateRequest) -> Plan:
         raise BadInput(f"base and head are the same commit ({head_sha[:7]}): nothing to judge")
     merge_base = repo.merge_base(base_tip, head_sha)
     if merge_base is None:
-        raise BadInput(f"{request.base} and {request.head} have no common ancestor: pick the base the agent started from")
+        raise BadInput(
+            f"{request.base} and {request.head} have no common ancestor: pick the base the agent started from"
+        )
     if merge_base == head_sha:
         raise BadInput(f"{request.head} is already part of {request.base}: nothing new to judge")
     base, head = Snapshot.of_commit(repo, merge_base), Snapshot.of_commit(repo, head_sha)
@@ -108,25 +113,55 @@ def make_plan(request: GateRequest) -> Plan:
         version = profile.tag_version(repo.nearest_tag(head_sha))
         profile = replace(profile, install_env={k: version for k in profile.install_env})
     generated = dict(profile.generated(version)) if profile.generated is not None else {}
-    scan = scan_changes(repo.changes(merge_base, head_sha, lambda paths: scanned(paths, profile.is_test_file)),
-                        profile.is_test_file)
+    scan = scan_changes(
+        repo.changes(merge_base, head_sha, lambda paths: scanned(paths, profile.is_test_file)), profile.is_test_file
+    )
     files, env = old_tests_overlay(base, head, profile)
     modules = profile.stack.importable(head.paths) if profile.import_check else []
     digests = compute_digests(base, head, profile.sealed, profile.rules)
-    hidden, problem = (select_hidden(request.hidden, profile.hidden, profile.is_test_file, request.hidden_from)
-                       if profile.hidden is not None else (None, ""))
+    hidden, problem = (
+        select_hidden(request.hidden, profile.hidden, profile.is_test_file, request.hidden_from)
+        if profile.hidden is not None
+        else (None, "")
+    )
     seed = None
     if profile.random_order and profile.shuffle is not None:
         seed = request.random_seed if request.random_seed is not None else random_order.draw_seed()
-    digests = replace(digests, random_seed=seed, hidden=hidden.digest if hidden else "",
-                      hidden_files=len(hidden.files) if hidden else 0, test_network=profile.test_network)
-    out = links_out(written_paths(files, hidden.files if hidden else None), head.__contains__,
-                    lambda path: repo.link_target(head_sha, path))
-    return Plan(request, repo, base, head, profile, scan, digests, files, env, tuple(modules),
-                hidden, problem, cache_key(merge_base, profile), generated, version, out)
+    digests = replace(
+        digests,
+        random_seed=seed,
+        hidden=hidden.digest if hidden else "",
+        hidden_files=len(hidden.files) if hidden else 0,
+        test_network=profile.test_network,
+    )
+    out = links_out(
+        written_paths(files, hidden.files if hidden else None),
+        head.__contains__,
+        lambda path: repo.link_target(head_sha, path),
+    )
+    return Plan(
+        request,
+        repo,
+        base,
+        head,
+        profile,
+        scan,
+        digests,
+        files,
+        env,
+        tuple(modules),
+        hidden,
+        problem,
+        cache_key(merge_base, profile),
+        generated,
+        version,
+        out,
+    )
 
 
-def old_tests_overlay(base: Snapshot, head: Snapshot, profile: Profile) -> tuple[dict[str, bytes | None], dict[str, str]]:
+def old_tests_overlay(
+    base: Snapshot, head: Snapshot, profile: Profile
+) -> tuple[dict[str, bytes | None], dict[str, str]]:
     """Base's sealed files over head, and the runner settings the stack
     keeps from base (pytest's loaded with `-c`), so that no runner setting
     head added (say `addopts = -k`) applies to the run of base's tests."""

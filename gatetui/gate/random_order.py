@@ -31,8 +31,9 @@ def draw_seed() -> int:
     return secrets.randbelow(2**31)
 
 
-def order_dependent(in_order: Sequence[junit.Report], reordered: Sequence[junit.Report],
-                    flaky: Sequence[str]) -> dict[str, str | None]:
+def order_dependent(
+    in_order: Sequence[junit.Report], reordered: Sequence[junit.Report], flaky: Sequence[str]
+) -> dict[str, str | None]:
     """Of the `flaky` tests (in source order), those that passed in every run in source order
     and failed in a reordered one, each with the test before it in source
     order (None: the first of its file, or no source-order run to tell)."""

@@ -30,12 +30,16 @@ def refusal(base: Snapshot, head: Snapshot, unreadable_code: str) -> str:
     odd = sorted(p for p in added if odd_name(p))
     if odd:
         names = ", ".join(p.replace("\n", "\\n") for p in odd[:SHOWN])
-        return ("head adds a file whose name the gate cannot judge (not UTF-8, or a control or format "
-                f"character in it): {names}; rename it")
+        return (
+            "head adds a file whose name the gate cannot judge (not UTF-8, or a control or format "
+            f"character in it): {names}; rename it"
+        )
     unreadable = sorted(p for p in added if unreadable_code and re.search(unreadable_code, p))
     if unreadable:
-        return ("head adds code with no source to read (the gate judges only what it can read): "
-                f"{', '.join(unreadable[:SHOWN])}")
+        return (
+            "head adds code with no source to read (the gate judges only what it can read): "
+            f"{', '.join(unreadable[:SHOWN])}"
+        )
     return ""
 
 

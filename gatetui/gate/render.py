@@ -11,10 +11,16 @@ import json
 import time
 from typing import TextIO
 
-from gatetui.inert import inert, inert_line
 from gatetui.gate.events import (
-    CheckFinished, CheckProgress, CheckStarted, GateEvent, OutputChunk, RunFinished, RunStarted,
+    CheckFinished,
+    CheckProgress,
+    CheckStarted,
+    GateEvent,
+    OutputChunk,
+    RunFinished,
+    RunStarted,
 )
+from gatetui.inert import inert, inert_line
 
 
 class Progress:
@@ -57,9 +63,11 @@ class Progress:
         match event:
             case RunStarted():
                 notes = "".join(f"\n           note: {inert_line(n)}" for n in event.notes)
-                return (f"gating {inert_line(event.head_ref)} ({event.head[:7]}) against "
-                        f"{inert_line(event.base_ref)} "
-                        f"({event.base[:7]}): {event.stack}, {event.backend} backend{notes}")
+                return (
+                    f"gating {inert_line(event.head_ref)} ({event.head[:7]}) against "
+                    f"{inert_line(event.base_ref)} "
+                    f"({event.base[:7]}): {event.stack}, {event.backend} backend{notes}"
+                )
             case CheckStarted():
                 return f"{event.check.value}: started"
             case CheckProgress():
@@ -104,8 +112,14 @@ def verdict_record(started: RunStarted, finished: RunFinished) -> dict[str, obje
         "stack": started.stack,
         "backend": started.backend,
         "checks": [
-            {"id": r.id.value, "title": r.title, "ok": r.ok, "status": r.status.value,
-             "detail": r.detail, "seconds": r.seconds}
+            {
+                "id": r.id.value,
+                "title": r.title,
+                "ok": r.ok,
+                "status": r.status.value,
+                "detail": r.detail,
+                "seconds": r.seconds,
+            }
             for r in finished.results
         ],
         "digests": finished.digests.to_json(),

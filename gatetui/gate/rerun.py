@@ -63,4 +63,3 @@ def step_of(test_id: str) -> int:
     """Which rerun case an id is (1 for the first), 0 for no rerun case."""
     found = STEP.search(test_id)
     return int(found.group(1)) if found else 0
-

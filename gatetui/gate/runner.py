@@ -105,12 +105,21 @@ class _Gate:
 
     def _started(self) -> None:
         plan = self.plan
-        self.emit(RunStarted(
-            run_id=plan.request.run_id, repo=str(plan.repo.path), base_ref=plan.request.base,
-            head_ref=plan.request.head, base=plan.base.sha, head=plan.head.sha,
-            backend=self.backend.name, stack=plan.profile.stack.name, checks=CHECK_ORDER,
-            notes=self.backend.notes, isolation=isolation_of(self.backend),
-        ))
+        self.emit(
+            RunStarted(
+                run_id=plan.request.run_id,
+                repo=str(plan.repo.path),
+                base_ref=plan.request.base,
+                head_ref=plan.request.head,
+                base=plan.base.sha,
+                head=plan.head.sha,
+                backend=self.backend.name,
+                stack=plan.profile.stack.name,
+                checks=CHECK_ORDER,
+                notes=self.backend.notes,
+                isolation=isolation_of(self.backend),
+            )
+        )
         self.emit(DigestsComputed(plan.digests))
 
     def _install_failed(self) -> None:
@@ -118,10 +127,12 @@ class _Gate:
         that reads the diff too says what the diff said (a failure from the
         diff was said already, once)."""
         why = "install failed"
-        self.ledger.not_run([s.id for s in self.ledger.open() if not s.reads_diff and Need.INSTALL in s.needs],
-                            f"not run: {why}")
-        self.ledger.finish_open(CheckResult(s.id, Status.PASS, f"{DIFF_ONLY}: {why}")
-                                for s in self.ledger.open() if s.reads_diff)
+        self.ledger.not_run(
+            [s.id for s in self.ledger.open() if not s.reads_diff and Need.INSTALL in s.needs], f"not run: {why}"
+        )
+        self.ledger.finish_open(
+            CheckResult(s.id, Status.PASS, f"{DIFF_ONLY}: {why}") for s in self.ledger.open() if s.reads_diff
+        )
 
     async def _close(self, workspace: Workspace | None) -> None:
         """Close what the run opened (the install's workspace too, when it
@@ -137,11 +148,17 @@ class _Gate:
 
     def _done(self) -> None:
         ledger = self.ledger
-        self.emit(RunFinished(
-            verdict=decide(ledger.in_order(), self.ctx.policy_fails()), results=ledger.in_order(),
-            digests=self.ctx.digests(), cost=ledger.cost(), seconds=round(time.monotonic() - ledger.clock, 3),
-            notes=(*self.backend.notes, *self.ctx.notes), baseline=self.base.info,
-        ))
+        self.emit(
+            RunFinished(
+                verdict=decide(ledger.in_order(), self.ctx.policy_fails()),
+                results=ledger.in_order(),
+                digests=self.ctx.digests(),
+                cost=ledger.cost(),
+                seconds=round(time.monotonic() - ledger.clock, 3),
+                notes=(*self.backend.notes, *self.ctx.notes),
+                baseline=self.base.info,
+            )
+        )
 
 
 async def account_of(backend: Backend) -> dict[str, float]:

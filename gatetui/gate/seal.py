@@ -18,10 +18,10 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from gatetui.config import SECTION_FORMATS, SealRule, section_keys
-from gatetui.globs import matches
 from gatetui.gate.digests import Digests, RuleDigest
 from gatetui.git.repo import digest_files
 from gatetui.git.snapshot import Snapshot
+from gatetui.globs import matches
 
 MANIFESTS = re.compile(
     r"^(pyproject\.toml|setup\.py|setup\.cfg|requirements[^/]*\.txt|requirements/[^/]+\.txt"
@@ -49,9 +49,7 @@ def overlay(base: Snapshot, head: Snapshot, globs: tuple[str, ...]) -> dict[str,
     Only the files that differ are read."""
     at_base = {p: base.ident(p) for p in sealed_paths(base, globs)}
     at_head = {p: head.ident(p) for p in sealed_paths(head, globs)}
-    out: dict[str, bytes | None] = {
-        p: base.read(p) or b"" for p, ident in at_base.items() if at_head.get(p) != ident
-    }
+    out: dict[str, bytes | None] = {p: base.read(p) or b"" for p, ident in at_base.items() if at_head.get(p) != ident}
     out.update({p: None for p in at_head if p not in at_base})
     return out
 
@@ -124,14 +122,19 @@ def rule_digest(base: Snapshot, head: Snapshot, rule: SealRule) -> RuleDigest:
     sections_head = {e: section_digest(head, e).encode() for e in rule.sections}
     changed += [e for e in rule.sections if sections_base[e] != sections_head[e]]
     return RuleDigest(
-        name=rule.name, on_change=rule.on_change, allow_new=rule.allow_new,
-        base=digest_files({**at_base, **sections_base}), head=digest_files({**at_head, **sections_head}),
-        changed=tuple(changed), added=tuple(added) if rule.allow_new else (),
+        name=rule.name,
+        on_change=rule.on_change,
+        allow_new=rule.allow_new,
+        base=digest_files({**at_base, **sections_base}),
+        head=digest_files({**at_head, **sections_head}),
+        changed=tuple(changed),
+        added=tuple(added) if rule.allow_new else (),
     )
 
 
-def compute_digests(base: Snapshot, head: Snapshot, globs: tuple[str, ...],
-                    rules: tuple[SealRule, ...] = ()) -> Digests:
+def compute_digests(
+    base: Snapshot, head: Snapshot, globs: tuple[str, ...], rules: tuple[SealRule, ...] = ()
+) -> Digests:
     manifests = {p: head.read(p) or b"" for p in head.paths if MANIFESTS.match(p)}
     return Digests(
         base=base.sha,

@@ -22,8 +22,11 @@ OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
 def refused(runs: Sequence[SuiteRun], codes: tuple[int, ...]) -> bool:
     """Every run ended before any report, with one of the runner's
     could-not-start codes."""
-    return bool(runs) and bool(codes) and all(
-        r.report is None and not r.result.timed_out and r.result.exit_code in codes for r in runs)
+    return (
+        bool(runs)
+        and bool(codes)
+        and all(r.report is None and not r.result.timed_out and r.result.exit_code in codes for r in runs)
+    )
 
 
 def runners_words(output: str) -> str:
@@ -38,8 +41,10 @@ def runners_words(output: str) -> str:
 
 def explain(words: str, plugins: Mapping[str, str], fix: str) -> str:
     """Why base's suite cannot start either, and what to change."""
-    said = (f"the suite cannot start at base either, so it is the project's setup, not this change: "
-            f"the runner says `{words}`")
+    said = (
+        f"the suite cannot start at base either, so it is the project's setup, not this change: "
+        f"the runner says `{words}`"
+    )
     options = OPTION.findall(words.split(":", 1)[-1])
     provided = [(o, plugins[o]) for o in options if o in plugins]
     if provided:

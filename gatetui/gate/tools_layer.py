@@ -20,8 +20,9 @@ TOOLS_REPORT = "build-tools.toml"
 OWN_WAY = "head's builds made their own environments"
 
 
-async def tools_swaps(layers: LayerSteps, workspace: Workspace, tools: BuildTools, files: Mapping[str, bytes],
-                      env: dict[str, str]) -> dict[str, str]:
+async def tools_swaps(
+    layers: LayerSteps, workspace: Workspace, tools: BuildTools, files: Mapping[str, bytes], env: dict[str, str]
+) -> dict[str, str]:
     """The commands to run in place of the builds' own (BuildTools.swaps)
     while the layer of the tools head's build declares is shown to the
     workspace; {} where there is none (nothing declared that a layer can
@@ -45,8 +46,13 @@ async def tools_swaps(layers: LayerSteps, workspace: Workspace, tools: BuildTool
     failed: list[Failed] = []
     about: dict[str, object] = {"holds": holds(resolved), "kind": "build tools"}
     try:
-        got = await layers.held(key, lambda: layers.store.build(
-            key, tools.folder, maker(layers.run, steps, failed, about), tools.verify, about, near=workspace), failed)
+        got = await layers.held(
+            key,
+            lambda: layers.store.build(
+                key, tools.folder, maker(layers.run, steps, failed, about), tools.verify, about, near=workspace
+            ),
+            failed,
+        )
         if isinstance(got, Failed):
             layers.notes.append(f"no build tools layer: {why(got)}; {OWN_WAY}")
             return {}
@@ -57,16 +63,20 @@ async def tools_swaps(layers: LayerSteps, workspace: Workspace, tools: BuildTool
     return {command: swap.replace("{tools}", shlex.quote(shown)) for command, swap in tools.swaps.items()}
 
 
-async def _resolved(layers: LayerSteps, workspace: Workspace, tools: BuildTools, lines: tuple[str, ...],
-                    env: dict[str, str]) -> Resolved | None:
+async def _resolved(
+    layers: LayerSteps, workspace: Workspace, tools: BuildTools, lines: tuple[str, ...], env: dict[str, str]
+) -> Resolved | None:
     """The declared build tools pinned from the index; None (and a note
     when something failed) where no layer can hold them."""
     command = tools.resolve.replace("{requirements}", shlex.join(lines)).replace(
-        "{report}", shlex.quote(workspace.report_path(TOOLS_REPORT)))
+        "{report}", shlex.quote(workspace.report_path(TOOLS_REPORT))
+    )
     result = await layers.run(workspace, command, env, True)
     if not result.ok:
-        layers.notes.append(f"no build tools layer: their resolve failed ({result.describe_end()}: "
-                            f"{telling_line(result.output_tail)}); {OWN_WAY}")
+        layers.notes.append(
+            f"no build tools layer: their resolve failed ({result.describe_end()}: "
+            f"{telling_line(result.output_tail)}); {OWN_WAY}"
+        )
         return None
     try:
         resolved = tools.read(await workspace.read_report(TOOLS_REPORT), workspace.path)

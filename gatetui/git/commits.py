@@ -53,8 +53,7 @@ class CommitReading(RepoHandle):
         parents = self._commit_obj(sha).parents
         if len(parents) < n:
             raise RepoError(
-                f"unknown ref {ref!r} in {self.path}: commit {sha[:ABBREV]} "
-                f"has {len(parents)} parent(s), not {n}"
+                f"unknown ref {ref!r} in {self.path}: commit {sha[:ABBREV]} has {len(parents)} parent(s), not {n}"
             )
         return parents[n - 1].decode("ascii")
 

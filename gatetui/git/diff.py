@@ -35,7 +35,9 @@ _RENAME_THRESHOLD = 49
 _BINARY_PROBE = 8000
 _CONTEXT = 3
 _DIFF_LIMIT_LINES = 5000
-RENAME_MAX_BYTES = 8 << 20  # bigger blobs are not compared for renames  # above this, difflib may use its "autojunk" heuristic
+RENAME_MAX_BYTES = (
+    8 << 20
+)  # bigger blobs are not compared for renames  # above this, difflib may use its "autojunk" heuristic
 
 
 @dataclass(frozen=True)
@@ -170,9 +172,7 @@ def _change_order(change: Change) -> tuple[bytes, int]:
 # ------------------------------------------------------------- diff text
 
 
-def file_diff(
-    store: BaseObjectStore, kind: str, old: Entry | None, new: Entry | None, repo_path: Path
-) -> bytes:
+def file_diff(store: BaseObjectStore, kind: str, old: Entry | None, new: Entry | None, repo_path: Path) -> bytes:
     """One file's part of `git diff -M`: its header, then hunks or a binary note."""
     a_path = (old or new).path  # type: ignore[union-attr]
     b_path = (new or old).path  # type: ignore[union-attr]
@@ -190,12 +190,7 @@ def file_diff(
         return header
     a_tab = b"\t" if old and b" " in a_path else b""
     b_tab = b"\t" if new and b" " in b_path else b""
-    return (
-        header
-        + b"--- " + a_label + a_tab + b"\n"
-        + b"+++ " + b_label + b_tab + b"\n"
-        + b"".join(hunks)
-    )
+    return header + b"--- " + a_label + a_tab + b"\n" + b"+++ " + b_label + b_tab + b"\n" + b"".join(hunks)
 
 
 def _header(store: BaseObjectStore, kind: str, old: Entry | None, new: Entry | None) -> bytes:
@@ -220,12 +215,7 @@ def _header(store: BaseObjectStore, kind: str, old: Entry | None, new: Entry | N
     old_sha = old.sha if old else None
     new_sha = new.sha if new else None
     if old_sha != new_sha:
-        line = (
-            b"index "
-            + (old_sha[:ABBREV] if old_sha else zero)
-            + b".."
-            + (new_sha[:ABBREV] if new_sha else zero)
-        )
+        line = b"index " + (old_sha[:ABBREV] if old_sha else zero) + b".." + (new_sha[:ABBREV] if new_sha else zero)
         if old is not None and new is not None and old.mode == new.mode:
             line += b" %06o" % new.mode
         out.append(line)

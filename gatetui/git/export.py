@@ -21,9 +21,7 @@ from gatetui.git.stream import blob_chunks
 from gatetui.git.tree import blob_data
 
 
-def write_files(
-    store: BaseObjectStore, plan: Mapping[bytes, tuple[int, bytes]], dest: Path, repo_path: Path
-) -> None:
+def write_files(store: BaseObjectStore, plan: Mapping[bytes, tuple[int, bytes]], dest: Path, repo_path: Path) -> None:
     """Write `plan` (tree path -> (mode, blob sha)) into `dest`, made if missing.
 
     Regular files get mode 0755 or 0644 after their exec bit.
@@ -48,9 +46,7 @@ def write_files(
             else:
                 _write_file(target, _chunks(store, obj_sha, repo_path), 0o755 if mode & 0o111 else 0o644)
         except (OSError, ValueError) as exc:
-            raise RepoError(
-                f"cannot write {os.fsdecode(target)}: {one_line(exc)}"
-            ) from None
+            raise RepoError(f"cannot write {os.fsdecode(target)}: {one_line(exc)}") from None
 
 
 def write_extra(dest: Path, files: Mapping[str, bytes]) -> None:
@@ -89,14 +85,11 @@ def _ensure_dir(where: bytes, dest: Path) -> None:
         try:
             os.mkdir(where, 0o755)
         except OSError as exc:
-            raise RepoError(
-                f"cannot create {os.fsdecode(where)}: {one_line(exc)}"
-            ) from None
+            raise RepoError(f"cannot create {os.fsdecode(where)}: {one_line(exc)}") from None
         st = os.lstat(where)
     if not stat.S_ISDIR(st.st_mode):  # a symlink (or a file) in the way
         raise RepoError(
-            f"cannot export into {dest}: {os.fsdecode(where)} exists and is not "
-            "a folder (export into an empty folder)"
+            f"cannot export into {dest}: {os.fsdecode(where)} exists and is not a folder (export into an empty folder)"
         )
 
 
@@ -106,10 +99,7 @@ def _clear_for_file(target: bytes, dest: Path) -> None:
     except FileNotFoundError:
         return
     if stat.S_ISDIR(st.st_mode):
-        raise RepoError(
-            f"cannot export into {dest}: {os.fsdecode(target)} is a folder "
-            "(export into an empty folder)"
-        )
+        raise RepoError(f"cannot export into {dest}: {os.fsdecode(target)} is a folder (export into an empty folder)")
     os.unlink(target)
 
 

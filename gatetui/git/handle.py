@@ -3,6 +3,7 @@ that owns dulwich's `Repo` (and its open pack files)."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -29,13 +30,9 @@ class RepoHandle:
         """Open the repository whose top-level folder (or bare folder) is `path`."""
         given = Path(path).expanduser()
         if not given.exists():
-            raise RepoError(
-                f"no such folder: {given} (pass the repository's top-level folder)"
-            )
+            raise RepoError(f"no such folder: {given} (pass the repository's top-level folder)")
         if not given.is_dir():
-            raise RepoError(
-                f"not a folder: {given} (pass the repository's top-level folder)"
-            )
+            raise RepoError(f"not a folder: {given} (pass the repository's top-level folder)")
         where = given.resolve()
         try:
             repo = Repo(str(where))
@@ -43,17 +40,14 @@ class RepoHandle:
             top = _enclosing_repo(where)
             if top is not None:
                 raise RepoError(
-                    f"{where} is inside the git repository at {top}: "
-                    f"pass the top-level folder {top}"
+                    f"{where} is inside the git repository at {top}: pass the top-level folder {top}"
                 ) from None
             raise RepoError(
-                f"not a git repository: {where} (run `git init` or pass the "
-                "repository's top-level folder)"
+                f"not a git repository: {where} (run `git init` or pass the repository's top-level folder)"
             ) from None
-        except Exception as exc:  # unsupported format, unreadable config, ...
+        except Exception as exc:  # noqa: BLE001 - unsupported format, unreadable config, ...
             raise RepoError(
-                f"cannot read the git repository at {where}: {one_line(exc)} "
-                "(check it with `git status`)"
+                f"cannot read the git repository at {where}: {one_line(exc)} (check it with `git status`)"
             ) from None
         return cls(repo, Path(repo.path).resolve())
 
@@ -65,19 +59,14 @@ class RepoHandle:
         # A forgotten close() must not leak open packs (dulwich would warn).
         repo = getattr(self, "_repo", None)
         if repo is not None:
-            try:
+            with contextlib.suppress(Exception):  # pragma: no cover - interpreter shutdown
                 repo.close()
-            except Exception:  # pragma: no cover - interpreter shutdown
-                pass
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
 

@@ -13,7 +13,6 @@ commit, which `GitRepo.resolve` reads.
 from __future__ import annotations
 
 import difflib
-
 import os
 import re
 from collections.abc import Iterator
@@ -64,8 +63,7 @@ def suffix_steps(suffix: str, ref: str, repo_path: Path) -> Iterator[tuple[str |
         m = _SUFFIX.match(suffix, pos)
         if m is None:
             raise RepoError(
-                f"unknown ref {ref!r} in {repo_path}: cannot read "
-                f"{suffix[pos:]!r} (use NAME, NAME~N or NAME^N)"
+                f"unknown ref {ref!r} in {repo_path}: cannot read {suffix[pos:]!r} (use NAME, NAME~N or NAME^N)"
             )
         op, digits = m.group(1), m.group(2)
         yield op, int(digits) if digits else 1
@@ -107,10 +105,7 @@ _SHOWN = 8  # branches named in an unknown-ref error
 
 
 def _unknown(ref: object, repo_path: Path, hint: str = "") -> RepoError:
-    return RepoError(
-        f"unknown ref {ref!r} in {repo_path}: no branch, tag or commit by "
-        f"that name{hint}"
-    )
+    return RepoError(f"unknown ref {ref!r} in {repo_path}: no branch, tag or commit by that name{hint}")
 
 
 def _ref_candidates(name: str) -> list[bytes]:
@@ -169,13 +164,10 @@ def _resolve_short(store: BaseObjectStore, prefix: str, ref: str, repo_path: Pat
         return commits.pop()
     if len(commits) > 1:
         raise RepoError(
-            f"ambiguous short sha {ref!r} in {repo_path}: {len(commits)} "
-            "commits start with it; give more characters"
+            f"ambiguous short sha {ref!r} in {repo_path}: {len(commits)} commits start with it; give more characters"
         )
     if kinds:
-        raise RepoError(
-            f"ref {ref!r} in {repo_path} names a {kinds[0]}, not a commit"
-        )
+        raise RepoError(f"ref {ref!r} in {repo_path} names a {kinds[0]}, not a commit")
     return None
 
 
@@ -201,8 +193,5 @@ def _peel_to_commit(store: BaseObjectStore, sha: bytes, ref: str, repo_path: Pat
             "damaged; check it with `git fsck`)"
         )
     if not isinstance(obj, _DCommit):
-        raise RepoError(
-            f"ref {ref!r} in {repo_path} names a "
-            f"{obj.type_name.decode('ascii')}, not a commit"
-        )
+        raise RepoError(f"ref {ref!r} in {repo_path} names a {obj.type_name.decode('ascii')}, not a commit")
     return obj.id.decode("ascii")

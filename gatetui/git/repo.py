@@ -46,10 +46,7 @@ def digest_files(files: Mapping[str, bytes]) -> str:
     Every path and content is length-prefixed, so no two different sets can
     frame to the same byte stream ({"ab": b"c"} differs from {"a": b"bc"}).
     """
-    items = sorted(
-        (path.encode("utf-8", "surrogateescape"), bytes(data))
-        for path, data in files.items()
-    )
+    items = sorted((path.encode("utf-8", "surrogateescape"), bytes(data)) for path, data in files.items())
     h = hashlib.sha256(b"gatetui.files.v1\0")
     h.update(len(items).to_bytes(8, "big"))
     for path, data in items:
@@ -58,6 +55,7 @@ def digest_files(files: Mapping[str, bytes]) -> str:
         h.update(len(data).to_bytes(8, "big"))
         h.update(data)
     return h.hexdigest()
+
 
 class GitRepo(CommitReading):
     """A git repository opened read-only.  Use `GitRepo.open(path)`: its
@@ -70,8 +68,9 @@ class GitRepo(CommitReading):
         trees = (self._tree_id(base), self._tree_id(head))
         return raw_changes(self._store, trees, (base, head), self.path)
 
-    def changes(self, base: str, head: str,
-                wanted: Callable[[list[str]], bool] = lambda paths: True) -> list[FileChange]:
+    def changes(
+        self, base: str, head: str, wanted: Callable[[list[str]], bool] = lambda paths: True
+    ) -> list[FileChange]:
         """Every file that differs from `base` to `head`, renames detected.
 
         Sorted by path.  Contents are raw bytes; a symlink's data is its
@@ -84,13 +83,15 @@ class GitRepo(CommitReading):
         for kind, old, new in merge_type_changes(self._raw_changes(base, head)):
             paths = [_decode(e.path) for e in (old, new) if e is not None]
             read = wanted(paths)
-            out.append(FileChange(
-                kind=kind,  # type: ignore[arg-type]
-                old_path=_decode(old.path) if old else None,
-                new_path=_decode(new.path) if new else None,
-                old_data=self._blob_data(old.sha) if old and read else None,
-                new_data=self._blob_data(new.sha) if new and read else None,
-            ))
+            out.append(
+                FileChange(
+                    kind=kind,  # type: ignore[arg-type]
+                    old_path=_decode(old.path) if old else None,
+                    new_path=_decode(new.path) if new else None,
+                    old_data=self._blob_data(old.sha) if old and read else None,
+                    new_data=self._blob_data(new.sha) if new and read else None,
+                )
+            )
         return out
 
     def unified_diff(self, base: str, head: str) -> str:
@@ -107,9 +108,7 @@ class GitRepo(CommitReading):
         comps = user_path(path, self.path)
         return lookup(self._store, self._tree_id(rev), comps, self.path)
 
-    def _selected(
-        self, rev: str, paths: Sequence[str]
-    ) -> dict[bytes, tuple[int, bytes]]:
+    def _selected(self, rev: str, paths: Sequence[str]) -> dict[bytes, tuple[int, bytes]]:
         """The non-tree entries of `rev` equal to or under any of `paths`."""
         root = self._tree_id(rev)
         if isinstance(paths, str | bytes):
@@ -189,4 +188,3 @@ class GitRepo(CommitReading):
 
 def _decode(path: bytes) -> str:
     return os.fsdecode(path)
-

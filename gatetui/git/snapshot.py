@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 
 
 class Snapshot:
-    def __init__(self, sha: str, paths: Iterable[str], read: Callable[[str], bytes | None],
-                 ids: Mapping[str, str] | None = None):
+    def __init__(
+        self, sha: str, paths: Iterable[str], read: Callable[[str], bytes | None], ids: Mapping[str, str] | None = None
+    ):
         self.sha = sha
         self._ids = ids
         self.paths: tuple[str, ...] = tuple(sorted(paths))

@@ -140,7 +140,7 @@ def _packed(store: Any, path: str, offset: int, depth: int) -> _Object | None:
         base = _packed(store, path, offset - back, depth + 1)
         used += more
     elif kind == _REF_DELTA:
-        base = _in_packs(store, header[used:used + 20].hex().encode("ascii"), depth + 1)
+        base = _in_packs(store, header[used : used + 20].hex().encode("ascii"), depth + 1)
         used += 20
     else:
         return None
@@ -208,8 +208,8 @@ class _Inflated:
             more = self._more()
             if not more:
                 break
-            self.buffer, self.at = self.buffer[self.at:] + more, 0
-        taken = self.buffer[self.at:self.at + count]
+            self.buffer, self.at = self.buffer[self.at :] + more, 0
+        taken = self.buffer[self.at : self.at + count]
         self.at += len(taken)
         return taken
 

@@ -34,16 +34,11 @@ def user_path(path: str, repo_path: Path) -> list[bytes]:
     if isinstance(text, bytes):
         text = os.fsdecode(text)
     if text.startswith("/") or text.startswith("\\") or re.match(r"[A-Za-z]:", text):
-        raise RepoError(
-            f"path {text!r} is absolute: give it relative to the top of {repo_path}"
-        )
+        raise RepoError(f"path {text!r} is absolute: give it relative to the top of {repo_path}")
     comps = [c for c in text.split("/") if c not in ("", ".")]
     for comp in comps:
         if comp == ".." or comp.lower() == ".git" or "\0" in comp:
-            raise RepoError(
-                f"refusing path {text!r}: it must stay inside {repo_path} and not "
-                "name '..' or '.git'"
-            )
+            raise RepoError(f"refusing path {text!r}: it must stay inside {repo_path} and not name '..' or '.git'")
     return [os.fsencode(c) for c in comps]
 
 
@@ -82,8 +77,7 @@ def walk(
         tree = fetch(store, sha, repo_path)
         if not isinstance(tree, Tree):
             raise RepoError(
-                f"commit {rev!r} in {repo_path} is damaged: {sha.decode()} "
-                "is not a tree (check it with `git fsck`)"
+                f"commit {rev!r} in {repo_path} is damaged: {sha.decode()} is not a tree (check it with `git fsck`)"
             )
         for name, mode, child in tree.iteritems():
             path = base + b"/" + name if base else name
@@ -124,9 +118,4 @@ def _check_name(name: bytes, path: bytes, rev: str, repo_path: Path) -> None:
 
 
 def _safe_name(name: bytes) -> bool:
-    return (
-        name not in (b"", b".", b"..")
-        and b"/" not in name
-        and b"\0" not in name
-        and name.lower() != b".git"
-    )
+    return name not in (b"", b".", b"..") and b"/" not in name and b"\0" not in name and name.lower() != b".git"

@@ -23,12 +23,21 @@ from dulwich.repo import Repo
 from gatetui.backends.choose import choose_backend
 from gatetui.errors import BadInput, ExitCode, GateError
 from gatetui.gate.api import gate_once, gate_request
-from gatetui.lab.rules import scenario_inputs
 from gatetui.gate.render import verdict_block
 from gatetui.inert import inert_line
+from gatetui.lab.rules import scenario_inputs
 from gatetui.lab.samples import (
-    BASE_TIME, HEAD_TIME, IDENTITY, MAIN_REF, SAMPLES_DIR, SampleError, _commit, _set_ref, _store_tree,
-    load_scenarios, write_all,
+    BASE_TIME,
+    HEAD_TIME,
+    IDENTITY,
+    MAIN_REF,
+    SAMPLES_DIR,
+    SampleError,
+    _commit,
+    _set_ref,
+    _store_tree,
+    load_scenarios,
+    write_all,
 )
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
@@ -87,10 +96,16 @@ def write_workshop(dest: Path, root: Path = SAMPLES_DIR) -> Workshop:
     try:
         store, bases, moves = repo.object_store, [], []
         for s in scenarios:
-            base = _commit(store, _store_tree(store, s.base_dir), [], BASE_TIME,
-                           f"{s.name}: base\n\nThe code before the agent's change.\n")
-            head = _commit(store, _store_tree(store, s.head_dir, s.head_names), [base], HEAD_TIME,
-                           f"{s.title}\n\n{s.story}\n")
+            base = _commit(
+                store,
+                _store_tree(store, s.base_dir),
+                [],
+                BASE_TIME,
+                f"{s.name}: base\n\nThe code before the agent's change.\n",
+            )
+            head = _commit(
+                store, _store_tree(store, s.head_dir, s.head_names), [base], HEAD_TIME, f"{s.title}\n\n{s.story}\n"
+            )
             bases.append(base)
             moves.append((s.branch, head.decode("ascii")))
             _set_ref(repo, Ref(f"refs/heads/{s.branch}".encode()), base, BASE_TIME)
@@ -104,8 +119,9 @@ def write_workshop(dest: Path, root: Path = SAMPLES_DIR) -> Workshop:
         repo.refs.set_symbolic_ref(Ref(b"HEAD"), MAIN_REF)
     finally:
         repo.close()
-    return Workshop(dest, moves, {s.branch: f"{s.title}: {s.story}" for s in scenarios},
-                    {s.branch: s.verdict for s in scenarios})
+    return Workshop(
+        dest, moves, {s.branch: f"{s.title}: {s.story}" for s in scenarios}, {s.branch: s.verdict for s in scenarios}
+    )
 
 
 def install_hidden(workshop: Workshop, store: Store, root: Path = SAMPLES_DIR) -> int:
@@ -123,12 +139,22 @@ def install_hidden(workshop: Workshop, store: Store, root: Path = SAMPLES_DIR) -
 def move_branch(repo: Path, branch: str, sha: str) -> None:
     """Point `branch` at `sha` in a repo of ours (the workshop), with a reflog line."""
     with Repo(str(repo)) as git:
-        git.refs.set_if_equals(Ref(f"refs/heads/{branch}".encode()), None, ObjectID(sha.encode()),
-                               committer=IDENTITY, message=b"gatetui demo: the agent commits")
+        git.refs.set_if_equals(
+            Ref(f"refs/heads/{branch}".encode()),
+            None,
+            ObjectID(sha.encode()),
+            committer=IDENTITY,
+            message=b"gatetui demo: the agent commits",
+        )
 
 
-async def replay(workshop: Workshop, interval: float, first_after: float = 2.0,
-                 moved: Callable[[str, str], None] | None = None, pace: Supervisor | None = None) -> None:
+async def replay(
+    workshop: Workshop,
+    interval: float,
+    first_after: float = 2.0,
+    moved: Callable[[str, str], None] | None = None,
+    pace: Supervisor | None = None,
+) -> None:
     """Move each agent branch to its head, at least `interval` seconds apart;
     `moved(branch, story)` is told of each (the TUI notes its story).
 
@@ -159,9 +185,11 @@ async def slot_free(supervisor: Supervisor) -> None:
 
 async def seen_at(supervisor: Supervisor, branch: str, sha: str) -> None:
     """Until the supervisor has seen `branch` at `sha` (and so queued its run)."""
+
     def seen() -> bool:
         known = supervisor.branches.get(branch)
         return known is not None and known.head == sha
+
     await until_told(supervisor, seen)
 
 

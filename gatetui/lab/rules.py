@@ -63,13 +63,25 @@ class Outcome:
 
 def add_lab_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "lab", help="try sealing rules against scenarios, as a matrix")
-    parser.add_argument("--rules", type=Path, metavar="FILE",
-                        help="a TOML file of [tool.gatetui.seal] rules that replace each scenario's own")
-    parser.add_argument("--scenarios", type=Path, metavar="DIR",
-                        help="a folder of scenarios (NAME/{base,head,scenario.toml}); default: the samples")
-    parser.add_argument("--json", action="store_true",
-                        help='print {"rows": [{"scenario", "check", "expected", "actual"}], "mismatches": N}')
+        "lab", help="try sealing rules against scenarios, as a matrix"
+    )
+    parser.add_argument(
+        "--rules",
+        type=Path,
+        metavar="FILE",
+        help="a TOML file of [tool.gatetui.seal] rules that replace each scenario's own",
+    )
+    parser.add_argument(
+        "--scenarios",
+        type=Path,
+        metavar="DIR",
+        help="a folder of scenarios (NAME/{base,head,scenario.toml}); default: the samples",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"rows": [{"scenario", "check", "expected", "actual"}], "mismatches": N}',
+    )
     return parser
 
 
@@ -91,8 +103,9 @@ def cmd_lab(args: argparse.Namespace) -> int:
     return int(ExitCode.PASS if mismatches == 0 else ExitCode.FAIL)
 
 
-def run_lab(folder: Path, seal: SealSettings | None, progress: TextIO | None = None,
-            work_root: Path | None = None) -> list[Outcome]:
+def run_lab(
+    folder: Path, seal: SealSettings | None, progress: TextIO | None = None, work_root: Path | None = None
+) -> list[Outcome]:
     """Every scenario of `folder` gated under `seal` (None: each its own rules)."""
     try:
         scenarios = load_scenarios(folder)
@@ -120,16 +133,19 @@ def _plan(scenario: Scenario, root: Path, seal: SealSettings | None) -> tuple[Sc
         raise BadInput(f"scenario {scenario.name}: {err}") from None
 
 
-async def _gate_all(plans: Sequence[tuple[Scenario, Plan]], say: Callable[[str], None],
-                    work_root: Path | None) -> list[Outcome]:
+async def _gate_all(
+    plans: Sequence[tuple[Scenario, Plan]], say: Callable[[str], None], work_root: Path | None
+) -> list[Outcome]:
     limit = asyncio.Semaphore(SIDE_BY_SIDE)
 
     async def one(scenario: Scenario, plan: Plan) -> Outcome:
         async with limit:
             outcome = await gate_one(scenario, plan, work_root)
         differs = sum(row.differs for row in outcome.rows())
-        say(f"{scenario.name}: {outcome.actual.get('verdict', 'error')}"
-            + (f" ({differs} differ from the scenario)" if differs else ""))
+        say(
+            f"{scenario.name}: {outcome.actual.get('verdict', 'error')}"
+            + (f" ({differs} differ from the scenario)" if differs else "")
+        )
         return outcome
 
     return list(await asyncio.gather(*(one(s, p) for s, p in plans)))
@@ -170,24 +186,35 @@ def summary(outcomes: Sequence[Outcome]) -> str:
     lines = []
     for name in names:
         seen = [(o, r) for o in outcomes for r in o.rules if r.name == name]
-        policy = ", ".join(sorted({f"on_change = {r.on_change}" + (", allow_new" if r.allow_new else "")
-                                   for _, r in seen}))
+        policy = ", ".join(
+            sorted({f"on_change = {r.on_change}" + (", allow_new" if r.allow_new else "") for _, r in seen})
+        )
         cheats = [o.scenario.name for o, r in seen if r.changed and o.scenario.verdict in CHEATS]
         honest = [o.scenario.name for o, r in seen if r.changed and o.scenario.verdict not in CHEATS]
         blind = [o.scenario.name for o, r in seen if not r.changed and o.scenario.verdict in CHEATS]
-        lines += [f"rule {name!r} ({policy})",
-                  f"  sees a change in cheats: {_names(cheats)}",
-                  f"  sees a change in honest ones: {_names(honest)}",
-                  f"  sees nothing of: {_names(blind)}"]
-    slipped = [f"{o.scenario.name} (want {o.scenario.verdict})" for o in outcomes
-               if o.scenario.verdict in CHEATS and o.actual.get("verdict") == "pass"]
-    stopped = [f"{o.scenario.name} (got {o.actual.get('verdict')})" for o in outcomes
-               if o.scenario.verdict == "pass" and o.actual.get("verdict") != "pass"]
+        lines += [
+            f"rule {name!r} ({policy})",
+            f"  sees a change in cheats: {_names(cheats)}",
+            f"  sees a change in honest ones: {_names(honest)}",
+            f"  sees nothing of: {_names(blind)}",
+        ]
+    slipped = [
+        f"{o.scenario.name} (want {o.scenario.verdict})"
+        for o in outcomes
+        if o.scenario.verdict in CHEATS and o.actual.get("verdict") == "pass"
+    ]
+    stopped = [
+        f"{o.scenario.name} (got {o.actual.get('verdict')})"
+        for o in outcomes
+        if o.scenario.verdict == "pass" and o.actual.get("verdict") != "pass"
+    ]
     rows = [row for o in outcomes for row in o.rows()]
-    lines += [f"slipped through (a cheat that passed): {_names(slipped)}",
-              f"stopped although honest: {_names(stopped)}",
-              f"{len(outcomes)} scenarios, {sum(r.differs for r in rows)} of {len(rows)} cells differ "
-              "from what the scenarios expect"]
+    lines += [
+        f"slipped through (a cheat that passed): {_names(slipped)}",
+        f"stopped although honest: {_names(stopped)}",
+        f"{len(outcomes)} scenarios, {sum(r.differs for r in rows)} of {len(rows)} cells differ "
+        "from what the scenarios expect",
+    ]
     return "\n".join(lines)
 
 
@@ -227,8 +254,9 @@ def prepare_lab(folder: Path, seal: SealSettings | None, root: Path) -> list[tup
     return [_plan(s, root, seal) for s in scenarios]
 
 
-async def stream_lab(folder: Path, seal: SealSettings | None, work_root: Path | None = None,
-                     side_by_side: int = SIDE_BY_SIDE) -> AsyncIterator[LabEvent]:
+async def stream_lab(
+    folder: Path, seal: SealSettings | None, work_root: Path | None = None, side_by_side: int = SIDE_BY_SIDE
+) -> AsyncIterator[LabEvent]:
     """The lab of `run_lab`, as it happens: `LabPlanned` first (bad input is
     raised before it), then per scenario `ScenarioStarted` when its gate gets
     a slot and its `Outcome` when the gate ends, in the order gates end.
@@ -241,8 +269,9 @@ async def stream_lab(folder: Path, seal: SealSettings | None, work_root: Path | 
             yield event
 
 
-async def gate_as_finished(plans: Sequence[tuple[Scenario, Plan]], work_root: Path | None = None,
-                           side_by_side: int = SIDE_BY_SIDE) -> AsyncIterator[ScenarioStarted | Outcome]:
+async def gate_as_finished(
+    plans: Sequence[tuple[Scenario, Plan]], work_root: Path | None = None, side_by_side: int = SIDE_BY_SIDE
+) -> AsyncIterator[ScenarioStarted | Outcome]:
     """Gate every plan, `side_by_side` at a time, yielding as gates start and end."""
     queue: asyncio.Queue[ScenarioStarted | Outcome | BaseException] = asyncio.Queue()
     limit = asyncio.Semaphore(side_by_side)
@@ -252,7 +281,7 @@ async def gate_as_finished(plans: Sequence[tuple[Scenario, Plan]], work_root: Pa
             async with limit:
                 queue.put_nowait(ScenarioStarted(scenario.name))
                 queue.put_nowait(await gate_one(scenario, plan, work_root))
-        except Exception as err:  # a bug, not the scenario's: the consumer sees it
+        except Exception as err:  # noqa: BLE001 - a bug, not the scenario's: the consumer sees it
             queue.put_nowait(err)
 
     tasks = [asyncio.create_task(one(s, p)) for s, p in plans]

@@ -26,8 +26,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 from dulwich.index import build_index_from_tree
-from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.object_store import BaseObjectStore
+from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
@@ -183,13 +183,9 @@ def _load_one(folder: Path) -> Scenario:
             raise SampleError(f"{toml_path}: {key!r} must be a non-empty string")
         text[key] = value
     if text["stack"] not in STACKS:
-        raise SampleError(
-            f"{toml_path}: unknown stack {text['stack']!r} (expected one of {_listed(STACKS)})"
-        )
+        raise SampleError(f"{toml_path}: unknown stack {text['stack']!r} (expected one of {_listed(STACKS)})")
     if text["verdict"] not in VERDICTS:
-        raise SampleError(
-            f"{toml_path}: verdict {text['verdict']!r} is not one of {_listed(VERDICTS)}"
-        )
+        raise SampleError(f"{toml_path}: verdict {text['verdict']!r} is not one of {_listed(VERDICTS)}")
 
     checks = data.get("checks", {})
     if not isinstance(checks, dict):
@@ -198,10 +194,7 @@ def _load_one(folder: Path) -> Scenario:
         if check_id not in CHECK_IDS:
             raise SampleError(f"{toml_path}: unknown check id {check_id!r} in [checks]")
         if status not in STATUSES:
-            raise SampleError(
-                f"{toml_path}: check {check_id!r} has status {status!r}, "
-                f"not one of {_listed(STATUSES)}"
-            )
+            raise SampleError(f"{toml_path}: check {check_id!r} has status {status!r}, not one of {_listed(STATUSES)}")
     for side in ("base", "head"):
         if not (folder / side).is_dir():
             raise SampleError(f"{folder / side}: missing tree folder")
@@ -241,8 +234,9 @@ def _head_names(table: object, toml_path: Path, head: Path) -> dict[str, str]:
         if not (head / path).is_file():
             raise SampleError(f"{toml_path}: [head_names] names {path!r}, which is no file in head/")
         if path.rpartition("/")[0] != name.rpartition("/")[0] or not name.rpartition("/")[2]:
-            raise SampleError(f"{toml_path}: [head_names] {path!r} may change its file name only, "
-                              f"not its folder ({name!r})")
+            raise SampleError(
+                f"{toml_path}: [head_names] {path!r} may change its file name only, not its folder ({name!r})"
+            )
     return dict(table)
 
 
@@ -284,11 +278,7 @@ def materialize(scenario: Scenario, dest: Path) -> Path:
             message=f"{scenario.name}: base\n\nThe code before the agent's change.\n",
         )
         head_commit = _commit(
-            store,
-            head_tree,
-            parents=[base_commit],
-            when=HEAD_TIME,
-            message=f"{scenario.title}\n\n{scenario.story}\n",
+            store, head_tree, parents=[base_commit], when=HEAD_TIME, message=f"{scenario.title}\n\n{scenario.story}\n"
         )
         _set_ref(repo, MAIN_REF, base_commit, BASE_TIME)
         _set_ref(repo, Ref(f"refs/heads/{scenario.branch}".encode()), head_commit, HEAD_TIME)
@@ -310,8 +300,9 @@ def write_all(dest_dir: Path, root: Path = SAMPLES_DIR) -> list[tuple[Scenario, 
     return [(scenario, materialize(scenario, dest_dir / scenario.name)) for scenario in scenarios]
 
 
-def _store_tree(store: BaseObjectStore, folder: Path, names: Mapping[str, str] = MappingProxyType({}),
-                prefix: str = "") -> ObjectID:
+def _store_tree(
+    store: BaseObjectStore, folder: Path, names: Mapping[str, str] = MappingProxyType({}), prefix: str = ""
+) -> ObjectID:
     """Add `folder` (files, exec bits, symlinks) to `store`; return its tree id.
 
     Empty folders are left out, as git itself leaves them out. A file whose
@@ -359,9 +350,7 @@ def _has_files(folder: Path) -> bool:
     return False
 
 
-def _commit(
-    store: BaseObjectStore, tree: ObjectID, parents: list[ObjectID], when: int, message: str
-) -> ObjectID:
+def _commit(store: BaseObjectStore, tree: ObjectID, parents: list[ObjectID], when: int, message: str) -> ObjectID:
     """Store a commit with the fixed sample identity; return its id."""
     commit = Commit()
     commit.tree = tree
@@ -376,12 +365,4 @@ def _commit(
 
 def _set_ref(repo: Repo, ref: Ref, sha: ObjectID, when: int) -> None:
     """Point `ref` at `sha`, with a reflog entry that names no local user."""
-    repo.refs.set_if_equals(
-        ref,
-        None,
-        sha,
-        committer=IDENTITY,
-        timestamp=when,
-        timezone=0,
-        message=b"gatetui samples",
-    )
+    repo.refs.set_if_equals(ref, None, sha, committer=IDENTITY, timestamp=when, timezone=0, message=b"gatetui samples")

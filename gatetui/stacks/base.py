@@ -24,11 +24,11 @@ from gatetui.stacks.testdefs import TestLanguage
 
 if TYPE_CHECKING:
     from gatetui.config import Settings
+    from gatetui.git.snapshot import Snapshot
     from gatetui.stacks.build_tools import BuildTools, DeclaredResolve
     from gatetui.stacks.lint import Lint
     from gatetui.stacks.mutant_search import MutantSearch
     from gatetui.stacks.order import Reorder
-    from gatetui.git.snapshot import Snapshot
     from gatetui.stacks.results import Report
 
 
@@ -80,6 +80,7 @@ class ReportProblem(Exception):
 @dataclass(frozen=True)
 class Resolved:
     """What a resolve step found, split by who vouches for it."""
+
     pinned: tuple[str, ...]  # the index's, pinned: installed where head's code does not run
     local: tuple[str, ...]  # what lives in the tree or a VCS: installed with head's own project
     direct: tuple[str, ...] = ()  # pinned ones head named by URL (`name @ url`): never in a shared layer
@@ -252,8 +253,9 @@ class RunTree:
     over: Mapping[str, bytes | None] = field(default_factory=dict)
 
     def paths(self) -> set[str]:
-        return ({p for p in self.head.paths if p not in self.over}
-                | {p for p, data in self.over.items() if data is not None})
+        return {p for p in self.head.paths if p not in self.over} | {
+            p for p, data in self.over.items() if data is not None
+        }
 
     def text(self, path: str) -> str | None:
         if path in self.over:
@@ -394,7 +396,3 @@ class Profile:
     def is_test_file(self, path: str) -> bool:
         """Whether a path holds test definitions the scanner should count."""
         return self.stack.test_file(self, path)
-
-
-def under_any(path: str, folders: tuple[str, ...]) -> bool:
-    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders if f != ".")

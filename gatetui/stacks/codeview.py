@@ -26,14 +26,7 @@ from typing import ClassVar
 
 from gatetui.stacks.testdefs import MarkerHit
 
-__all__ = [
-    "CodeView",
-    "blanked",
-    "hits_to_markers",
-    "is_word_char",
-    "normalize",
-    "python_view",
-]
+__all__ = ["CodeView", "blanked", "hits_to_markers", "is_word_char", "normalize", "python_view"]
 
 
 def normalize(text: str) -> str:
@@ -64,7 +57,7 @@ def blanked(text: str, first: str = "") -> str:
     keeping a quote where a literal opened still shows a value stood there.
     """
     blank = _NOT_NEWLINE.sub(" ", text) if "\n" in text else " " * len(text)
-    return first + blank[len(first):] if first else blank
+    return first + blank[len(first) :] if first else blank
 
 
 def is_word_char(char: str) -> bool:
@@ -135,11 +128,7 @@ class CodeView:
     """
 
     def __init__(
-        self,
-        source: str,
-        code: str,
-        literals: dict[int, int] | None = None,
-        tail_lines: frozenset[int] = frozenset(),
+        self, source: str, code: str, literals: dict[int, int] | None = None, tail_lines: frozenset[int] = frozenset()
     ) -> None:
         self.source = source
         self.code = code
@@ -209,7 +198,7 @@ class CodeView:
         start = index + 1
         while start > 0 and is_word_char(self.code[start - 1]):
             start -= 1
-        return self.code[start:index + 1], start
+        return self.code[start : index + 1], start
 
     def chain_before(self, dot: int) -> tuple[list[str], int, bool]:
         """Names of a dotted chain ending at the `.` at index `dot`.

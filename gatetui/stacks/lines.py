@@ -32,7 +32,7 @@ def added_lines(old: str, new: str) -> set[int]:
     tail = 0
     while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
-    middle_a, middle_b = a[head:len(a) - tail], b[head:len(b) - tail]
+    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
     if len(middle_a) * len(middle_b) > _EXACT_DIFF_BUDGET:
         return {head + 1 + index for index in _unmatched_lines(middle_a, middle_b)}
     matcher = SequenceMatcher(None, middle_a, middle_b, autojunk=False)

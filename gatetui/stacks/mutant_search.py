@@ -80,8 +80,12 @@ def read_calls(raw: bytes | None) -> tuple[str, tuple[Call, ...]] | None:
     out: list[Call] = []
     for call in calls[:MAX_CALLS]:
         args, kwargs = (call.get("args"), call.get("kwargs")) if isinstance(call, dict) else (None, None)
-        if not isinstance(args, list) or not isinstance(kwargs, dict) or not all(map(_text, args)) \
-                or not all(_text(k) and _text(v) for k, v in kwargs.items()):
+        if (
+            not isinstance(args, list)
+            or not isinstance(kwargs, dict)
+            or not all(map(_text, args))
+            or not all(_text(k) and _text(v) for k, v in kwargs.items())
+        ):
             return None
         out.append(Call(tuple(args), tuple(sorted(kwargs.items()))))
     return data["module"], tuple(out)

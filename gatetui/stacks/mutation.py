@@ -41,8 +41,12 @@ class Mutant:
 Mutate = Callable[[str, str, frozenset[int]], list[Mutant]]
 
 
-def pick(per_line: Mapping[tuple[str, int], Sequence[Mutant]], cap: int,
-         costly: Container[tuple[str, int]] = (), costly_cap: int = 0) -> tuple[list[Mutant], int]:
+def pick(
+    per_line: Mapping[tuple[str, int], Sequence[Mutant]],
+    cap: int,
+    costly: Container[tuple[str, int]] = (),
+    costly_cap: int = 0,
+) -> tuple[list[Mutant], int]:
     """At most `cap` mutants, round-robin over the lines in (path, line)
     order: the first mutant of every line, then the second of every line,
     and so on; of the `costly` lines' mutants (whose runs cost most), at

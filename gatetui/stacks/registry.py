@@ -43,15 +43,15 @@ def detect(base: Snapshot, settings: Settings) -> Stack:
     if settings.stack:
         if settings.stack not in STACKS:
             wanted = " or ".join(repr(n) for n in STACKS)
-            raise ConfigError(f"{settings.source} at base {base.sha[:7]}: stack must be {wanted}, "
-                              f"not {settings.stack!r}")
+            raise ConfigError(
+                f"{settings.source} at base {base.sha[:7]}: stack must be {wanted}, not {settings.stack!r}"
+            )
         return STACKS[settings.stack]
     for stack in STACKS.values():
         if any(marker in base for marker in stack.markers):
             return stack
     markers = ", ".join(m for s in STACKS.values() for m in s.markers)
-    raise BadInput(f"no stack detected at base {base.sha[:7]}: none of {markers} at the top; "
-                   "set stack in gatetui.toml")
+    raise BadInput(f"no stack detected at base {base.sha[:7]}: none of {markers} at the top; set stack in gatetui.toml")
 
 
 def load_profile(base: Snapshot, seal: SealSettings | None = None) -> Profile:
@@ -61,10 +61,14 @@ def load_profile(base: Snapshot, seal: SealSettings | None = None) -> Profile:
     lab tries rules on a scenario without editing it."""
     settings = load_settings(base)
     if seal is not None:
-        settings = replace(settings, seal=seal, sealed=(),
-                           hidden=seal.hidden if seal.hidden is not None else settings.hidden,
-                           random_order=settings.random_order if seal.random_order is None else seal.random_order,
-                           baseline=settings.baseline if seal.baseline is None else seal.baseline)
+        settings = replace(
+            settings,
+            seal=seal,
+            sealed=(),
+            hidden=seal.hidden if seal.hidden is not None else settings.hidden,
+            random_order=settings.random_order if seal.random_order is None else seal.random_order,
+            baseline=settings.baseline if seal.baseline is None else seal.baseline,
+        )
     stack = detect(base, settings)
     profile = with_rules(stack.load(base, settings), settings)
     if not any(profile.is_test_file(p) for p in base.paths):
@@ -85,6 +89,13 @@ def with_rules(profile: Profile, settings: Settings) -> Profile:
     paths = tuple(dict.fromkeys([*default, *settings.sealed]))
     rules = ((SealRule(DEFAULT_RULE, paths, seal.on_change, seal.allow_new),) if paths else ()) + seal.rules
     sealed = tuple(dict.fromkeys(g for r in rules if r.on_change != "allow" for g in r.globs))
-    return replace(profile, rules=rules, sealed=sealed, hidden=settings.hidden,
-                   random_order=settings.random_order, baseline=settings.baseline,
-                   test_network=settings.test_network, mutant_cap=settings.mutant_cap)
+    return replace(
+        profile,
+        rules=rules,
+        sealed=sealed,
+        hidden=settings.hidden,
+        random_order=settings.random_order,
+        baseline=settings.baseline,
+        test_network=settings.test_network,
+        mutant_cap=settings.mutant_cap,
+    )

@@ -33,7 +33,8 @@ class Recorder:
             log = self.logs.get(event.stream)
             if log is None:
                 log = self.logs[event.stream] = self.store.open_log(
-                    self.started.repo, self.started.run_id, event.stream)
+                    self.started.repo, self.started.run_id, event.stream
+                )
             log.write(event.text)
         elif isinstance(event, RunFinished) and self.started is not None:
             self.close_logs()

@@ -49,7 +49,8 @@ def layers_for_check() -> Path:
 
 def add_cache_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "cache", help="list or remove the dependency layers kept between gates")
+        "cache", help="list or remove the dependency layers kept between gates"
+    )
     sub = parser.add_subparsers(dest="cache_command", metavar="ls|prune", required=True)
     ls = sub.add_parser("ls", help="every kept layer: key, size, age, last use, what it holds")
     ls.add_argument("--json", action="store_true", help="one JSON array on stdout")
@@ -58,10 +59,19 @@ def add_cache_parser(subparsers: Any) -> argparse.ArgumentParser:
     which.add_argument("--older-than", type=_days, metavar="DAYS", help="those unused for more than DAYS days")
     which.add_argument("--all", action="store_true", help="every layer")
     for command in (ls, prune):
-        command.add_argument("--state-dir", type=Path, metavar="DIR", help="only the layers of the supervisor "
-                             "with this state directory (default: its default one and the check cache)")
-        command.add_argument("--backend", choices=("local", "runtime"), default="local",
-                             help="runtime: the layers kept as snapshots on your Runtime account")
+        command.add_argument(
+            "--state-dir",
+            type=Path,
+            metavar="DIR",
+            help="only the layers of the supervisor "
+            "with this state directory (default: its default one and the check cache)",
+        )
+        command.add_argument(
+            "--backend",
+            choices=("local", "runtime"),
+            default="local",
+            help="runtime: the layers kept as snapshots on your Runtime account",
+        )
     return parser
 
 
@@ -76,8 +86,11 @@ def _days(text: str) -> float:
 
 
 def shelves(state_dir: Path | None) -> list[LayerShelf]:
-    roots = [layers_for_state(state_dir)] if state_dir is not None else [layers_for_state(None),
-                                                                         default_cache_dir() / LAYERS]
+    roots = (
+        [layers_for_state(state_dir)]
+        if state_dir is not None
+        else [layers_for_state(None), default_cache_dir() / LAYERS]
+    )
     return [LayerShelf(root) for root in dict.fromkeys(roots) if root.exists() or state_dir is not None]
 
 
@@ -100,8 +113,10 @@ def cmd_cache(args: argparse.Namespace) -> int:
         removed, left = shelf.prune(None if args.all else args.older_than)
         gone += removed
         busy += left
-    print(f"removed {len(gone)} layer{'s' if len(gone) != 1 else ''}"
-          + (f"; {len(busy)} in use by a running gate, kept" if busy else ""))
+    print(
+        f"removed {len(gone)} layer{'s' if len(gone) != 1 else ''}"
+        + (f"; {len(busy)} in use by a running gate, kept" if busy else "")
+    )
     return ExitCode.PASS
 
 
@@ -113,8 +128,10 @@ def listing_text(rows: list[tuple[str, LayerInfo]], now: float | None = None) ->
     for where, layer in rows:
         holds = ", ".join(layer.holds[:3]) + (f" and {len(layer.holds) - 3} more" if len(layer.holds) > 3 else "")
         holds = f"{layer.kind}: {holds}" if layer.kind != "dependencies" and holds else holds
-        lines.append(f"{layer.key[:12]}  {_size(layer.size):>9}  {_age(now - layer.built):>6}  "
-                     f"{_age(now - layer.used):>8}  {holds or '-'}  ({where})")
+        lines.append(
+            f"{layer.key[:12]}  {_size(layer.size):>9}  {_age(now - layer.built):>6}  "
+            f"{_age(now - layer.used):>8}  {holds or '-'}  ({where})"
+        )
     return "\n".join(lines)
 
 

@@ -21,8 +21,8 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gatetui.errors import BadInput
-from gatetui.supervise.packer import fetch_as
 from gatetui.git.repo import GitRepo
+from gatetui.supervise.packer import fetch_as
 
 HAVES = 1000  # base's latest commits offered to the reader: it sends only what they lack
 
@@ -55,7 +55,9 @@ def _copy(target: Repo, source: Path, sha: str, tip: str, as_uid: int | None) ->
         with agent_repo(source) as agent:
             agent.fetch(target, determine_wants=_only(ObjectID(sha.encode())))
         return
-    haves = [entry.commit.id.decode() for entry in target.get_walker(include=[ObjectID(tip.encode())], max_entries=HAVES)]
+    haves = [
+        entry.commit.id.decode() for entry in target.get_walker(include=[ObjectID(tip.encode())], max_entries=HAVES)
+    ]
     fetch_as(as_uid, source, sha, haves, target.object_store)
 
 
@@ -63,11 +65,16 @@ def _check_complete(target: Repo, sha: str, tip: str) -> None:
     """Every object the commit needs is in the mirror (or base): a reader
     that left one out must not surface later, mid-gate, as the agent's fault."""
     store = target.object_store
-    missing = [oid for oid, _ in MissingObjectFinder(store, haves=[ObjectID(tip.encode())], wants=[ObjectID(sha.encode())])
-               if oid not in store]
+    missing = [
+        oid
+        for oid, _ in MissingObjectFinder(store, haves=[ObjectID(tip.encode())], wants=[ObjectID(sha.encode())])
+        if oid not in store
+    ]
     if missing:
-        raise BadInput(f"the working copy lacks {len(missing)} object(s) of commit {sha[:7]} "
-                       f"(first {missing[0].decode()[:12]}): run `git fsck` there")
+        raise BadInput(
+            f"the working copy lacks {len(missing)} object(s) of commit {sha[:7]} "
+            f"(first {missing[0].decode()[:12]}): run `git fsck` there"
+        )
 
 
 def open_mirror(path: Path, repo: Path) -> Repo:
@@ -96,6 +103,8 @@ def agent_repo(path: Path) -> Iterator[Repo]:
 
 def _only(sha: ObjectID) -> Callable[[Mapping[Ref, ObjectID], int | None], list[ObjectID]]:
     """A fetch's `determine_wants` that wants one commit, whatever the refs say."""
+
     def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
         return [sha]
+
     return wants

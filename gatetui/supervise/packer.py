@@ -46,9 +46,24 @@ BATCH = 2000  # objects per pack written into the mirror
 SECONDS = 600
 # What reading a repository imports on first use (dulwich loads these lazily);
 # loaded before the child gives up root, since the submitter may reach none.
-PRELOAD = ("bisect", "bz2", "lzma", "random", "shutil", "tempfile", "encodings.idna",
-           "dulwich.bitmap", "dulwich.commit_graph", "dulwich.config", "dulwich.trailers",
-           "dulwich.worktree", "dulwich.pack", "dulwich.file", "dulwich.refs", "dulwich.errors")
+PRELOAD = (
+    "bisect",
+    "bz2",
+    "lzma",
+    "random",
+    "shutil",
+    "tempfile",
+    "encodings.idna",
+    "dulwich.bitmap",
+    "dulwich.commit_graph",
+    "dulwich.config",
+    "dulwich.trailers",
+    "dulwich.worktree",
+    "dulwich.pack",
+    "dulwich.file",
+    "dulwich.refs",
+    "dulwich.errors",
+)
 
 
 def write_objects(source: Path, sha: str, haves: Iterable[str], out: BinaryIO) -> int:
@@ -85,7 +100,7 @@ def read_objects(stream: BinaryIO, limit: int = MAX_BYTES) -> Iterator[ShaFile]:
             raise BadInput("the working copy's objects ended midway")
         try:
             yield ShaFile.from_raw_string(type_num, raw)
-        except Exception as err:  # dulwich raises several kinds on a corrupt object
+        except Exception as err:  # noqa: BLE001 - dulwich raises several kinds on a corrupt object
             raise BadInput(f"the working copy holds a corrupt object: {err}") from None
 
 
@@ -130,8 +145,14 @@ def fetch_as(uid: int, source: Path, sha: str, haves: list[str], store: BaseObje
     """Add commit `sha`'s objects, read as `uid`, to the object `store`;
     returns how many were added. BadInput when that user cannot read them."""
     env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8"}
-    with subprocess.Popen(packer_argv(uid, source, sha), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, cwd="/", env=env) as proc:
+    with subprocess.Popen(
+        packer_argv(uid, source, sha),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd="/",
+        env=env,
+    ) as proc:
         timer = threading.Timer(SECONDS, proc.kill)  # a stalled reader must not hold the mirror's lock
         timer.start()
         try:
@@ -193,15 +214,17 @@ def main(argv: list[str]) -> int:
     except ValueError:
         identity, argv = None, []
     if len(argv) != 2:
-        print("usage: python -m gatetui.supervise.packer [--as=UID:GID] SOURCE SHA (base's commit ids on stdin)",
-              file=sys.stderr)
+        print(
+            "usage: python -m gatetui.supervise.packer [--as=UID:GID] SOURCE SHA (base's commit ids on stdin)",
+            file=sys.stderr,
+        )
         return 2
     haves = sys.stdin.read().split()
     if identity is not None:
         try:
             preload()
             become(*identity)
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 - one line for the supervisor
             print(f"the reader could not take the submitting user's rights: {err}", file=sys.stderr)
             return 1
     try:
@@ -213,7 +236,7 @@ def main(argv: list[str]) -> int:
     except PermissionError as err:
         print(f"{err.filename} is not readable by the submitting user", file=sys.stderr)
         return 1
-    except Exception as err:  # one line for the supervisor, never a traceback
+    except Exception as err:  # noqa: BLE001 - one line for the supervisor, never a traceback
         print(f"{type(err).__name__}: {err}", file=sys.stderr)
         return 1
     return 0

@@ -51,8 +51,9 @@ class RunQueue:
         if branch is None or branch.at_base:
             return None
         self.cancel(name)
-        run = Run(uuid.uuid4().hex[:12], name, branch.head, started_at=self.scope.clock(),
-                  backend=self.scope.backend.name)
+        run = Run(
+            uuid.uuid4().hex[:12], name, branch.head, started_at=self.scope.clock(), backend=self.scope.backend.name
+        )
         branch.runs.append(run)
         self._handles[run.run_id] = self.launch(f"gate {name}", self._run(run, source))
         self.scope.branches_changed()

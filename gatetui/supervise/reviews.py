@@ -41,16 +41,24 @@ class Reviews:
         head's version, what the person deciding has to read."""
         if run.digests is None:
             return []
-        notes = code_notes({c: run.checks[c].detail for c in (CheckId.COVERED, CheckId.BITES)
-                            if run.checks[c].status is Status.REVIEW})
+        notes = code_notes(
+            {c: run.checks[c].detail for c in (CheckId.COVERED, CheckId.BITES) if run.checks[c].status is Status.REVIEW}
+        )
         paths = dict.fromkeys(notes)
         if run.checks[CheckId.OLD_TESTS].status is Status.FAIL or not notes:
             paths.update(dict.fromkeys(p.split("#", 1)[0] for p in run.digests.sealed_changed))  # FILE#SECTION
             paths.update(dict.fromkeys(NAMED_FILE.findall(run.checks[CheckId.OLD_TESTS].detail)))
         mirror = self.scope.mirror
         with GitRepo.open(mirror if mirror.exists() else self.scope.repo) as git:
-            return [ReviewFile(path, _text(git.read(run.digests.base, path)), _text(git.read(run.digests.head, path)),
-                               {line: tuple(n) for line, n in notes.get(path, {}).items()}) for path in paths]
+            return [
+                ReviewFile(
+                    path,
+                    _text(git.read(run.digests.base, path)),
+                    _text(git.read(run.digests.head, path)),
+                    {line: tuple(n) for line, n in notes.get(path, {}).items()},
+                )
+                for path in paths
+            ]
 
     def load_logs(self, run: Run) -> None:
         """Fill a stored run's logs from the store (once)."""

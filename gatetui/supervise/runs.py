@@ -20,8 +20,15 @@ from gatetui.gate.checks import CHECK_ORDER, CheckId, CheckResult, Status
 from gatetui.gate.cost import Cost, Usage
 from gatetui.gate.digests import Digests, RuleDigest
 from gatetui.gate.events import (
-    CheckFinished, CheckProgress, CheckStarted, CostUpdated, DigestsComputed, GateEvent,
-    OutputChunk, RunFinished, RunStarted,
+    CheckFinished,
+    CheckProgress,
+    CheckStarted,
+    CostUpdated,
+    DigestsComputed,
+    GateEvent,
+    OutputChunk,
+    RunFinished,
+    RunStarted,
 )
 from gatetui.supervise.states import RunState
 
@@ -161,18 +168,38 @@ class Run:
     def stopped_record(self, repo: str) -> dict[str, Any]:
         """What the store keeps of a run that ended without a verdict: it is
         shown after a restart like any other."""
-        return {"run_id": self.run_id, "repo": repo, "branch": self.branch, "verdict": self.status,
-                "stopped": True, "message": self.message, "base": self.base, "head": self.head, "backend": self.backend,
-                "checks": [{"id": r.check.value, "title": r.check.title, "ok": r.status in (Status.PASS, Status.SKIPPED),
-                            "status": r.status.value, "detail": r.detail, "seconds": r.seconds}
-                           for r in self.checks.values()],
-                "digests": self.digests.to_json() if self.digests is not None else {},
-                "cost": self.cost.to_json(), "notes": list(self.notes), "seconds": self.seconds,
-                "finished_at": self.finished_at}
+        return {
+            "run_id": self.run_id,
+            "repo": repo,
+            "branch": self.branch,
+            "verdict": self.status,
+            "stopped": True,
+            "message": self.message,
+            "base": self.base,
+            "head": self.head,
+            "backend": self.backend,
+            "checks": [
+                {
+                    "id": r.check.value,
+                    "title": r.check.title,
+                    "ok": r.status in (Status.PASS, Status.SKIPPED),
+                    "status": r.status.value,
+                    "detail": r.detail,
+                    "seconds": r.seconds,
+                }
+                for r in self.checks.values()
+            ],
+            "digests": self.digests.to_json() if self.digests is not None else {},
+            "cost": self.cost.to_json(),
+            "notes": list(self.notes),
+            "seconds": self.seconds,
+            "finished_at": self.finished_at,
+        }
 
     def results(self) -> list[CheckResult]:
-        return [CheckResult(r.check, r.status, r.detail, r.seconds or 0.0) for r in self.checks.values()
-                if r.status.final]
+        return [
+            CheckResult(r.check, r.status, r.detail, r.seconds or 0.0) for r in self.checks.values() if r.status.final
+        ]
 
     def verdict_block(self) -> str:
         """The article's block: one line per check, then the verdict."""
@@ -181,19 +208,29 @@ class Run:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Run:
-        run = cls(run_id=str(record["run_id"]), branch=str(record.get("branch", "")),
-                  head=str(record.get("head", "")), status=RunState.of_record(record.get("verdict", "error")),
-                  base=str(record.get("base", "")), backend=str(record.get("backend", "")),
-                  finished_at=record.get("finished_at"), seconds=record.get("seconds"),
-                  notes=tuple(record.get("notes", ())), seal=str(record.get("seal", "")),
-                  review=str((record.get("review") or {}).get("decision", "")), record=record,
-                  message=str(record.get("message", "")), stopped=record.get("stopped") is True)
+        run = cls(
+            run_id=str(record["run_id"]),
+            branch=str(record.get("branch", "")),
+            head=str(record.get("head", "")),
+            status=RunState.of_record(record.get("verdict", "error")),
+            base=str(record.get("base", "")),
+            backend=str(record.get("backend", "")),
+            finished_at=record.get("finished_at"),
+            seconds=record.get("seconds"),
+            notes=tuple(record.get("notes", ())),
+            seal=str(record.get("seal", "")),
+            review=str((record.get("review") or {}).get("decision", "")),
+            record=record,
+            message=str(record.get("message", "")),
+            stopped=record.get("stopped") is True,
+        )
         run.started_at = (run.finished_at or 0.0) - (run.seconds or 0.0)
         for item in record.get("checks", []):
             with contextlib.suppress(ValueError, KeyError):
                 check = CheckId(item["id"])
-                run.checks[check] = CheckRow(check, Status(item["status"]), item.get("detail", ""),
-                                             None, item.get("seconds"))
+                run.checks[check] = CheckRow(
+                    check, Status(item["status"]), item.get("detail", ""), None, item.get("seconds")
+                )
         run.digests = digests_from_json(record.get("digests") or {})
         run.cost = cost_from_json(record.get("cost") or {})
         return run
@@ -261,8 +298,10 @@ class ReviewFile:
     def opcodes(self) -> list[tuple[str, int, int, int, int]]:
         a = (self.base or "").splitlines()
         b = (self.head or "").splitlines()
-        return [(str(tag), i1, i2, j1, j2)
-                for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()]
+        return [
+            (str(tag), i1, i2, j1, j2)
+            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+        ]
 
 
 def cost_since(branches: Iterable[Branch], since: float) -> Usage:
@@ -281,27 +320,48 @@ def digests_from_json(data: dict[str, Any]) -> Digests | None:
         return None
     sealed, manifest = data.get("sealed") or {}, data.get("manifest") or {}
     hidden, seed = data.get("hidden") or {}, data.get("random_seed")
-    return Digests(data.get("base", ""), data["head"], sealed.get("base", ""), sealed.get("head", ""),
-                   tuple(sealed.get("changed", ())), manifest.get("digest", ""),
-                   tuple(manifest.get("files", ())), tuple(data.get("judge_changed", ())),
-                   rules=tuple(_rule_from_json(rule) for rule in data.get("rules") or ()),
-                   random_seed=seed if isinstance(seed, int) else None,
-                   hidden=str(hidden.get("digest", "")), hidden_files=int(hidden.get("files", 0)),
-                   test_network=data.get("test_network") is True,
-                   layer=str(manifest.get("layer", "")), layer_state=str(manifest.get("cache", "")))
+    return Digests(
+        data.get("base", ""),
+        data["head"],
+        sealed.get("base", ""),
+        sealed.get("head", ""),
+        tuple(sealed.get("changed", ())),
+        manifest.get("digest", ""),
+        tuple(manifest.get("files", ())),
+        tuple(data.get("judge_changed", ())),
+        rules=tuple(_rule_from_json(rule) for rule in data.get("rules") or ()),
+        random_seed=seed if isinstance(seed, int) else None,
+        hidden=str(hidden.get("digest", "")),
+        hidden_files=int(hidden.get("files", 0)),
+        test_network=data.get("test_network") is True,
+        layer=str(manifest.get("layer", "")),
+        layer_state=str(manifest.get("cache", "")),
+    )
 
 
 def _rule_from_json(data: dict[str, Any]) -> RuleDigest:
-    return RuleDigest(str(data.get("name", "")), str(data.get("on_change", "review")), bool(data.get("allow_new")),
-                      str(data.get("base", "")), str(data.get("head", "")), tuple(data.get("changed", ())),
-                      tuple(data.get("added", ())))
+    return RuleDigest(
+        str(data.get("name", "")),
+        str(data.get("on_change", "review")),
+        bool(data.get("allow_new")),
+        str(data.get("base", "")),
+        str(data.get("head", "")),
+        tuple(data.get("changed", ())),
+        tuple(data.get("added", ())),
+    )
 
 
 def cost_from_json(data: dict[str, Any]) -> Cost:
     def rows(table: object) -> dict[str, Usage]:
         items = table.items() if isinstance(table, dict) else ()
-        return {k: Usage(v.get("wall_seconds", 0.0), v.get("cpu_minutes", 0.0) * 60, v.get("gib_minutes", 0.0) * 60)
-                for k, v in items if isinstance(v, dict)}
+        return {
+            k: Usage(v.get("wall_seconds", 0.0), v.get("cpu_minutes", 0.0) * 60, v.get("gib_minutes", 0.0) * 60)
+            for k, v in items
+            if isinstance(v, dict)
+        }
 
-    return Cost(per_check=rows(data.get("checks")), measured=data.get("basis") == "measured by Runtime",
-                saved=rows(data.get("saved")))
+    return Cost(
+        per_check=rows(data.get("checks")),
+        measured=data.get("basis") == "measured by Runtime",
+        saved=rows(data.get("saved")),
+    )

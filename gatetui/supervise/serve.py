@@ -54,12 +54,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from gatetui.errors import BadInput, BackendError, ExitCode, GateError
+from gatetui.errors import BackendError, BadInput, ExitCode, GateError
 from gatetui.gate.events import RunFinished
 from gatetui.inert import inert_line
-from gatetui.supervise.store import repo_key
 from gatetui.supervise.events import EscalationRaised, RunFailed, RunUpdated, SupervisorEvent
 from gatetui.supervise.runs import Run
+from gatetui.supervise.store import repo_key
 from gatetui.supervise.supervisor import Supervisor
 
 SOCKET_ROOT = Path("/tmp")
@@ -78,8 +78,14 @@ def default_socket(repo: str | Path) -> Path:
 class SubmitServer:
     """Answers `can_submit`, `submit` and `status` on a Unix socket for one supervisor."""
 
-    def __init__(self, supervisor: Supervisor, path: Path | None = None, *, group: str | None = None,
-                 log: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        supervisor: Supervisor,
+        path: Path | None = None,
+        *,
+        group: str | None = None,
+        log: Callable[[str], None] | None = None,
+    ):
         self.supervisor = supervisor
         self.path = Path(path) if path else default_socket(supervisor.repo)
         self.group, self.log = group, log or (lambda line: None)
@@ -117,8 +123,10 @@ class SubmitServer:
         root = self.supervisor.store.root.resolve()
         folder = self.path.parent.resolve()
         if folder == root or root in folder.parents:
-            raise BadInput(f"the socket must not be under the state directory {root}: the agent's user "
-                           "could not reach it there (pass another --socket)")
+            raise BadInput(
+                f"the socket must not be under the state directory {root}: the agent's user "
+                "could not reach it there (pass another --socket)"
+            )
         if not folder.exists():
             folder.mkdir(mode=0o711)
             folder.chmod(0o711)  # past the umask: others may pass through, not list
@@ -185,10 +193,20 @@ class SubmitServer:
             await asyncio.to_thread(sup.read_cap)  # base's submit_cap, should base have moved
             judged = sup.branches[branch].judged if branch in sup.branches else None
             if judged is not None and judged.head == head and judged.status in VERDICTS:
-                self.log(f"submit on {branch} at {head[:7]}: nothing new since the last submit "
-                         f"({judged.status}); not counted")
-                await send({"event": "unchanged", "verdict": judged.status, "head": head,
-                            "lines": self.lines(judged), "submits_used": used, "cap": self.cap})
+                self.log(
+                    f"submit on {branch} at {head[:7]}: nothing new since the last submit "
+                    f"({judged.status}); not counted"
+                )
+                await send(
+                    {
+                        "event": "unchanged",
+                        "verdict": judged.status,
+                        "head": head,
+                        "lines": self.lines(judged),
+                        "submits_used": used,
+                        "cap": self.cap,
+                    }
+                )
                 return
             if used >= self.cap:
                 await self._escalate(branch, head, used, send)
@@ -200,16 +218,34 @@ class SubmitServer:
             if run.status not in VERDICTS:
                 raise BackendError(_no_verdict(run, self.scrub))
             used = await asyncio.to_thread(sup.store.count_submit, sup.repo, branch)
-            await send({"event": "verdict", "verdict": run.status, "lines": self.lines(run),
-                        "submits_used": used, "cap": self.cap})
+            await send(
+                {
+                    "event": "verdict",
+                    "verdict": run.status,
+                    "lines": self.lines(run),
+                    "submits_used": used,
+                    "cap": self.cap,
+                }
+            )
 
     async def _escalate(self, branch: str, head: str, used: int, send: Send) -> None:
         at = f" (at {head[:7]})" if head else ""
-        self.supervisor.escalate(branch, head, f"{branch} used its {self.cap} submits and submitted again"
-                                 f"{at}: review its last runs and take over")
-        await send({"event": "escalated", "submits_used": used, "cap": self.cap, "message": (
-            f"not gated: {branch} has used its {self.cap} submits. A person has been asked to review "
-            "your work; stop here and wait for them.")})
+        self.supervisor.escalate(
+            branch,
+            head,
+            f"{branch} used its {self.cap} submits and submitted again{at}: review its last runs and take over",
+        )
+        await send(
+            {
+                "event": "escalated",
+                "submits_used": used,
+                "cap": self.cap,
+                "message": (
+                    f"not gated: {branch} has used its {self.cap} submits. A person has been asked to review "
+                    "your work; stop here and wait for them."
+                ),
+            }
+        )
 
     def status(self, branch: str) -> dict[str, Any]:
         return _status(self.supervisor, branch, self.cap, self.lines)
@@ -232,9 +268,15 @@ def _status(sup: Supervisor, branch: str, cap: int, lines: Callable[[Run], list[
     found = sup.branches.get(branch)
     judged = found.judged if found else None
     last = None if judged is None else {"verdict": judged.status, "head": judged.head, "lines": lines(judged)}
-    return {"event": "status", "branch": branch, "submits_used": sup.submits_used(branch), "cap": cap,
-            "escalated": bool(found and found.escalated), "last": last,
-            "running": bool(found and found.latest and found.latest.in_progress)}
+    return {
+        "event": "status",
+        "branch": branch,
+        "submits_used": sup.submits_used(branch),
+        "cap": cap,
+        "escalated": bool(found and found.escalated),
+        "last": last,
+        "running": bool(found and found.latest and found.latest.in_progress),
+    }
 
 
 def _no_verdict(run: Run, scrub: Callable[[str], str]) -> str:
@@ -266,8 +308,10 @@ def _submit_fields(request: dict[str, Any], uid: int, committed: bool = True) ->
         raise BadInput(f"the working copy's path must be absolute: {repo}")
     if uid not in (0, os.geteuid()):  # another user: only a repo of its own, read with its rights
         if os.geteuid() != 0:
-            raise BadInput("this supervisor cannot read another user's working copy with that user's rights: "
-                           "run `gatetui serve` as root, or submit as the user who runs it")
+            raise BadInput(
+                "this supervisor cannot read another user's working copy with that user's rights: "
+                "run `gatetui serve` as root, or submit as the user who runs it"
+            )
         with contextlib.suppress(OSError):
             if source.stat().st_uid == uid:
                 return branch, head, source
@@ -330,8 +374,10 @@ async def _serve(supervisor: Supervisor, server: SubmitServer, out: Any) -> int:
     await server.start()  # before any run: a socket already in use stops here
     try:
         await supervisor.start()
-        say(f"gating {supervisor.pattern} of {supervisor.repo} against {supervisor.base}, "
-            f"{supervisor.backend.name} backend; submit socket {server.path}, cap {server.cap} per branch")
+        say(
+            f"gating {supervisor.pattern} of {supervisor.repo} against {supervisor.base}, "
+            f"{supervisor.backend.name} backend; submit socket {server.path}, cap {server.cap} per branch"
+        )
         await stop.wait()
     finally:
         await server.close()

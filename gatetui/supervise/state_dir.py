@@ -22,6 +22,7 @@ from typing import Any, Self
 
 from gatetui.errors import BadInput
 
+
 class StoreError(BadInput):
     """The state directory cannot be used as it is; says what to do."""
 
@@ -63,20 +64,25 @@ class StateDir:
             root.mkdir(parents=True, exist_ok=True, mode=0o700)
             info = root.lstat()
         except OSError as err:
-            raise StoreError(f"cannot create the state directory {root}: {err.strerror} "
-                             "(pass --state-dir or set XDG_STATE_HOME)") from None
+            raise StoreError(
+                f"cannot create the state directory {root}: {err.strerror} (pass --state-dir or set XDG_STATE_HOME)"
+            ) from None
         if not stat.S_ISDIR(info.st_mode):
             raise StoreError(f"the state directory {root} is not a directory (pass --state-dir)")
         if info.st_uid != os.geteuid():
-            raise StoreError(f"the state directory {root} belongs to uid {info.st_uid}, not to you "
-                             "(pass --state-dir with a directory of your own)")
+            raise StoreError(
+                f"the state directory {root} belongs to uid {info.st_uid}, not to you "
+                "(pass --state-dir with a directory of your own)"
+            )
         store = cls(root)
         mode = stat.S_IMODE(info.st_mode)
         if mode != 0o700:
             root.chmod(0o700)  # ours, so make it private again rather than refuse, and say so
             if mode & 0o077:
-                store.note = (f"the state directory {root} was open to others (mode {mode:o}): made it 700; "
-                              "hidden tests kept there may have been read, so consider replacing them")
+                store.note = (
+                    f"the state directory {root} was open to others (mode {mode:o}): made it 700; "
+                    "hidden tests kept there may have been read, so consider replacing them"
+                )
         return store
 
     # --- atomic files ------------------------------------------------------

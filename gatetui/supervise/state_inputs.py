@@ -54,8 +54,10 @@ def private_state(state_dir: Path | None) -> str:
     if not mode & 0o077 or info.st_uid != os.geteuid():
         return ""
     root.chmod(0o700)
-    return (f"the state directory {root} was open to others (mode {mode:o}): made it 700; hidden tests kept "
-            "there may have been read, so consider replacing them")
+    return (
+        f"the state directory {root} was open to others (mode {mode:o}): made it 700; hidden tests kept "
+        "there may have been read, so consider replacing them"
+    )
 
 
 def gate_inputs(state_dir: Path | None, repo: Path, store: Store | None = None) -> GateInputs:
@@ -64,8 +66,9 @@ def gate_inputs(state_dir: Path | None, repo: Path, store: Store | None = None) 
     same for `check`, standalone `submit` and the supervisor (which passes
     its open `store`), so a hidden test configured for one judges in all."""
     folder = store.hidden_dir(repo) if store is not None else hidden_folder(state_dir, repo)
-    return GateInputs(hidden=hidden_tests(state_dir, repo), hidden_from=str(folder),
-                      baseline_cache=StateCache(state_dir, repo, store))
+    return GateInputs(
+        hidden=hidden_tests(state_dir, repo), hidden_from=str(folder), baseline_cache=StateCache(state_dir, repo, store)
+    )
 
 
 def headless_inputs(state_dir: Path | None, repo: Path, err: TextIO) -> GateInputs:

@@ -81,4 +81,3 @@ TRANSITIONS: Mapping[RunState, frozenset[RunState]] = {
     RunState.ERROR: frozenset({RunState.ERROR, RunState.CANCELLED}),
     RunState.CANCELLED: frozenset({RunState.CANCELLED}),
 }
-

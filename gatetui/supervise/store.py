@@ -28,7 +28,13 @@ from typing import Any
 
 from gatetui.backends.process import pid_alive
 from gatetui.supervise.state_dir import (
-    StateDir, StoreError, Verification, default_state_dir, repo_key, safe_name, seal_of,
+    StateDir,
+    StoreError,
+    Verification,
+    default_state_dir,
+    repo_key,
+    safe_name,
+    seal_of,
 )
 
 __all__ = ["CappedLog", "Store", "StoreError", "Verification", "default_state_dir", "repo_key", "seal_of"]
@@ -117,14 +123,14 @@ class Store(StateDir):
         with self.locked(f"submits-{folder.name}"):
             names = self.escalated(repo)
             names = names | {branch} if on else names - {branch}
-            self.write_atomic((folder / "escalated.json").relative_to(self.root),
-                              json.dumps(sorted(names)).encode())
+            self.write_atomic((folder / "escalated.json").relative_to(self.root), json.dumps(sorted(names)).encode())
 
     # --- runs under way (crash recovery) ------------------------------------------
 
     def begin_active(self, run_id: str, info: dict[str, Any]) -> None:
-        self.write_atomic(f"active/{safe_name(run_id)}.json",
-                          json.dumps({**info, "run_id": run_id, "pid": os.getpid()}).encode())
+        self.write_atomic(
+            f"active/{safe_name(run_id)}.json", json.dumps({**info, "run_id": run_id, "pid": os.getpid()}).encode()
+        )
 
     def end_active(self, run_id: str) -> None:
         (self.root / "active" / f"{safe_name(run_id)}.json").unlink(missing_ok=True)

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from gatetui.config import load_settings
 from gatetui.errors import BadInput, GateError
-from gatetui.supervise.mirror import fetch_commit
 from gatetui.git.repo import GitRepo
 from gatetui.git.snapshot import Snapshot
 from gatetui.supervise.events import EscalationRaised
+from gatetui.supervise.mirror import fetch_commit
 from gatetui.supervise.runs import Branch, Run
 from gatetui.supervise.scope import Scope
 
@@ -86,8 +86,10 @@ class Submits:
     def check_branch(self, name: str) -> None:
         """Raise BadInput, saying how to name it, for a branch not supervised."""
         if not self.scope.supervises(name):
-            raise BadInput(f"{name} is not a supervised branch: work on a branch named like "
-                           f"{self.scope.pattern.replace('*', 'fix-dates')}, then submit")
+            raise BadInput(
+                f"{name} is not a supervised branch: work on a branch named like "
+                f"{self.scope.pattern.replace('*', 'fix-dates')}, then submit"
+            )
 
     def fetch(self, source: Path, sha: str, as_uid: int | None = None) -> None:
         with self.scope.store.locked("mirror"):

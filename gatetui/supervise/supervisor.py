@@ -27,16 +27,16 @@ from pathlib import Path
 from gatetui.backends.base import Backend
 from gatetui.gate.cost import Usage
 from gatetui.gate.events import GateEvent
-from gatetui.supervise.store import Store
 from gatetui.supervise.events import Listener, SupervisorEvent
 from gatetui.supervise.gating import GateJob
 from gatetui.supervise.queue import Launcher, RunQueue, task_launcher
 from gatetui.supervise.reviews import Reviews
 from gatetui.supervise.runs import Branch, ReviewFile, Run, cost_since
 from gatetui.supervise.scope import Scope, Shared
+from gatetui.supervise.store import Store
 from gatetui.supervise.submits import Submits
-from gatetui.supervise.watching import BranchWatch
 from gatetui.supervise.watch import Moves, RefWatcher
+from gatetui.supervise.watching import BranchWatch
 
 
 class Supervisor:
@@ -53,14 +53,33 @@ class Supervisor:
     branches: Shared[dict[str, Branch]] = Shared()
     started_at: Shared[float] = Shared()
 
-    def __init__(self, repo: Path, backend: Backend, store: Store, *, base: str = "main",
-                 pattern: str = "agent/*", submit_cap: int | None = None, timeout: float | None = None,
-                 parallel: int = 2, clock: Callable[[], float] = time.time,
-                 watcher: RefWatcher | None = None):
+    def __init__(
+        self,
+        repo: Path,
+        backend: Backend,
+        store: Store,
+        *,
+        base: str = "main",
+        pattern: str = "agent/*",
+        submit_cap: int | None = None,
+        timeout: float | None = None,
+        parallel: int = 2,
+        clock: Callable[[], float] = time.time,
+        watcher: RefWatcher | None = None,
+    ):
         repo = Path(repo).resolve()
         self.parallel = parallel  # runs gated at once; the others wait queued
-        self.scope = Scope(repo, store, backend, watcher or RefWatcher(repo, pattern), base, pattern,
-                           timeout, clock, started_at=clock())
+        self.scope = Scope(
+            repo,
+            store,
+            backend,
+            watcher or RefWatcher(repo, pattern),
+            base,
+            pattern,
+            timeout,
+            clock,
+            started_at=clock(),
+        )
         self.reviews = Reviews(self.scope)
         self.queue = RunQueue(self.scope, GateJob(self.scope, self.reviews.keep_stopped), parallel)
         self.submits = Submits(self.scope, self.gate, submit_cap)

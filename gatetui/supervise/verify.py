@@ -22,11 +22,14 @@ RECORD_KEYS = ("run_id", "verdict")
 
 
 def add_verify_parser(subparsers: Any) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "verify", help="check a stored verdict against its seal")
+    parser: argparse.ArgumentParser = subparsers.add_parser("verify", help="check a stored verdict against its seal")
     parser.add_argument("record", type=Path, help="a verdict record (STATE_DIR/repos/KEY/runs/ID.json)")
-    parser.add_argument("--state-dir", type=Path, metavar="DIR",
-                        help="the supervisor's state directory (default: $XDG_STATE_HOME/gatetui)")
+    parser.add_argument(
+        "--state-dir",
+        type=Path,
+        metavar="DIR",
+        help="the supervisor's state directory (default: $XDG_STATE_HOME/gatetui)",
+    )
     return parser
 
 
@@ -52,12 +55,16 @@ def verify_record(record: Path, state_dir: Path | None) -> tuple[ExitCode, str]:
         return ExitCode.BAD_INPUT, f"gatetui: {record} is not a verdict record (no run_id, verdict or seal)"
     folder, source = key_folder(record, state_dir)
     if folder is None and state_dir is not None:
-        return ExitCode.BAD_INPUT, (f"gatetui: no verdict key in {state_dir}: pass --state-dir with the "
-                                    "supervisor's state directory that wrote the record")
+        return ExitCode.BAD_INPUT, (
+            f"gatetui: no verdict key in {state_dir}: pass --state-dir with the "
+            "supervisor's state directory that wrote the record"
+        )
     if folder is None:
-        return ExitCode.BAD_INPUT, (f"gatetui: no verdict key found for {record}: it is not inside a state "
-                                    f"directory and {default_state_dir()} holds no key; pass --state-dir with the "
-                                    "supervisor's state directory that wrote it")
+        return ExitCode.BAD_INPUT, (
+            f"gatetui: no verdict key found for {record}: it is not inside a state "
+            f"directory and {default_state_dir()} holds no key; pass --state-dir with the "
+            "supervisor's state directory that wrote it"
+        )
     store = Store.open(folder)
     if not isinstance(data.get("seal"), str):
         return ExitCode.FAIL, f"altered: {record} has no seal (removed, or never sealed)"
@@ -65,8 +72,10 @@ def verify_record(record: Path, state_dir: Path | None) -> tuple[ExitCode, str]:
     if result.ok:
         return ExitCode.PASS, f"intact: {record}: {result.reason}"
     if source == "default":  # a key that may never have seen this record: no alarm on a guess
-        return ExitCode.BAD_INPUT, (f"gatetui: cannot tell: {record} does not match the key in {folder}, which "
-                                    "may not be the state directory that wrote it; pass --state-dir with that one")
+        return ExitCode.BAD_INPUT, (
+            f"gatetui: cannot tell: {record} does not match the key in {folder}, which "
+            "may not be the state directory that wrote it; pass --state-dir with that one"
+        )
     return ExitCode.FAIL, f"altered: {record}: {result.reason}"
 
 

@@ -55,7 +55,7 @@ class RefFilter:
     def __call__(self, change: Change, path: str) -> bool:
         if path.endswith(".lock") or not path.startswith(self.git_dir):
             return False
-        rel = path[len(self.git_dir):].lstrip("/")
+        rel = path[len(self.git_dir) :].lstrip("/")
         return rel == "packed-refs" or rel.startswith(("refs/heads/", "logs/refs/heads/"))
 
 
@@ -117,8 +117,9 @@ class RefWatcher:
     that needs its commit seen as a move waits for `ready` first.
     """
 
-    def __init__(self, repo: Path, pattern: str = "agent/*", *, step_ms: int = 30,
-                 debounce_ms: int = 400, rescan_ms: int = 5000):
+    def __init__(
+        self, repo: Path, pattern: str = "agent/*", *, step_ms: int = 30, debounce_ms: int = 400, rescan_ms: int = 5000
+    ):
         self.repo = Path(repo)
         self.pattern = pattern
         self.git_dir = git_dir_of(self.repo)
@@ -138,8 +139,9 @@ class RefWatcher:
             return heads, {}
         return current, moved(heads, current)
 
-    async def moves(self, known: Mapping[str, str] | None = None,
-                    stop: asyncio.Event | None = None) -> AsyncIterator[Moves]:
+    async def moves(
+        self, known: Mapping[str, str] | None = None, stop: asyncio.Event | None = None
+    ) -> AsyncIterator[Moves]:
         """Every change of the heads after `known` (read now when None).
 
         Runs until `stop` is set or the consumer stops iterating. The heads
@@ -151,8 +153,12 @@ class RefWatcher:
         heads = dict(known) if known is not None else await asyncio.to_thread(self.read)
         started = asyncio.Event()
         batches = awatch(
-            self.git_dir, watch_filter=RefFilter(self.git_dir), step=self.step_ms,
-            debounce=self.debounce_ms, rust_timeout=self.rescan_ms, yield_on_timeout=True,
+            self.git_dir,
+            watch_filter=RefFilter(self.git_dir),
+            step=self.step_ms,
+            debounce=self.debounce_ms,
+            rust_timeout=self.rescan_ms,
+            yield_on_timeout=True,
             stop_event=_StopAndStarted(stop, started),
         )
         # the first iteration runs as a task of its own: it installs the watch,

@@ -33,8 +33,10 @@ class BranchWatch:
         await self._load(heads)
         self.scope.branches_changed()
         for branch in self.scope.branches.values():
-            if not branch.at_base and not any(r.head == branch.head and not r.stopped  # kept, not a verdict
-                                              for r in branch.runs):
+            if not branch.at_base and not any(
+                r.head == branch.head and not r.stopped  # kept, not a verdict
+                for r in branch.runs
+            ):
                 self.gate(branch.name)
         self._watching = launch("watch", self._watch(heads))
 

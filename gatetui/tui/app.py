@@ -20,10 +20,10 @@ from textual.worker import Worker, WorkerState
 from gatetui.backends.base import Backend
 from gatetui.backends.choose import BACKEND_NAMES
 from gatetui.errors import GateError
-from gatetui.supervise.serve import SubmitServer
 from gatetui.gate.events import OutputChunk
 from gatetui.inert import inert, inert_line
 from gatetui.supervise import events as sv
+from gatetui.supervise.serve import SubmitServer
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.messages import BranchesChanged, EscalationRaised, GateFailed, OutputArrived, RunChanged
 from gatetui.tui.screens.dialogs import ErrorScreen, HelpScreen
@@ -40,11 +40,17 @@ class GatetuiApp(App[None]):
         Binding("q", "quit", "quit"),
     ]
 
-    def __init__(self, supervisor: Supervisor, backend_factory: Callable[[str], Backend] | None = None,
-                 clock: Callable[[], float] = time.time,
-                 after_start: Callable[[], Coroutine[Any, Any, None]] | None = None,
-                 submit_server: SubmitServer | None = None, lab_scenarios: Path | None = None,
-                 lab_rules: Path | None = None, lab_source: LabSource | None = None):
+    def __init__(
+        self,
+        supervisor: Supervisor,
+        backend_factory: Callable[[str], Backend] | None = None,
+        clock: Callable[[], float] = time.time,
+        after_start: Callable[[], Coroutine[Any, Any, None]] | None = None,
+        submit_server: SubmitServer | None = None,
+        lab_scenarios: Path | None = None,
+        lab_rules: Path | None = None,
+        lab_source: LabSource | None = None,
+    ):
         super().__init__()
         self.supervisor, self.backend_factory, self.after_start = supervisor, backend_factory, after_start
         self.submit_server = submit_server  # the agent's `gatetui submit` socket, while the app is open

@@ -5,13 +5,28 @@ from __future__ import annotations
 from gatetui.gate.checks import Status
 
 STATUS_WORD = {
-    Status.WAITING: "waiting", Status.RUNNING: "running", Status.PASS: "pass",
-    Status.FAIL: "FAIL", Status.REVIEW: "REVIEW", Status.ERROR: "ERROR", Status.SKIPPED: "skip",
+    Status.WAITING: "waiting",
+    Status.RUNNING: "running",
+    Status.PASS: "pass",
+    Status.FAIL: "FAIL",
+    Status.REVIEW: "REVIEW",
+    Status.ERROR: "ERROR",
+    Status.SKIPPED: "skip",
 }
-VERDICT_WORD = {"pass": "pass", "fail": "FAIL", "review": "REVIEW", "error": "ERROR",
-                "running": "running", "queued": "queued", "cancelled": "cancelled",
-                "stale": "stale", "at base": "at base", "no run": "no run",
-                "accepted": "accepted", "rejected": "REJECTED"}  # a review a person decided
+VERDICT_WORD = {
+    "pass": "pass",
+    "fail": "FAIL",
+    "review": "REVIEW",
+    "error": "ERROR",
+    "running": "running",
+    "queued": "queued",
+    "cancelled": "cancelled",
+    "stale": "stale",
+    "at base": "at base",
+    "no run": "no run",
+    "accepted": "accepted",
+    "rejected": "REJECTED",
+}  # a review a person decided
 
 
 def short(sha: str) -> str:
@@ -19,7 +34,7 @@ def short(sha: str) -> str:
 
 
 def ago(then: float | None, now: float) -> str:
-    """"12s ago", "5m ago", "3h ago", "2d ago"."""
+    """ "12s ago", "5m ago", "3h ago", "2d ago"."""
     if not then:
         return "-"
     seconds = max(0, int(now - then))

@@ -19,9 +19,18 @@ if TYPE_CHECKING:  # the app and the demo are imported when a screen opens, not 
     from gatetui.tui.app import GatetuiApp
 
 
-def run_tui(repo: Path, base: str, pattern: str, backend: str, state_dir: Path | None,
-            make_backend: Callable[[str], Backend], socket: Path | None = None, cap: int | None = None,
-            lab_scenarios: Path | None = None, lab_rules: Path | None = None) -> int:
+def run_tui(
+    repo: Path,
+    base: str,
+    pattern: str,
+    backend: str,
+    state_dir: Path | None,
+    make_backend: Callable[[str], Backend],
+    socket: Path | None = None,
+    cap: int | None = None,
+    lab_scenarios: Path | None = None,
+    lab_rules: Path | None = None,
+) -> int:
     """Check the input (bad input exits 2 before any screen), then run the
     app, with the submit socket open while it runs."""
     from gatetui.supervise.serve import SubmitServer
@@ -32,8 +41,13 @@ def run_tui(repo: Path, base: str, pattern: str, backend: str, state_dir: Path |
     supervisor.check()
     if store.note:  # said before the screen takes the terminal, where it stays readable
         print(f"gatetui: {store.note}", file=sys.stderr, flush=True)
-    GatetuiApp(supervisor, make_backend, submit_server=SubmitServer(supervisor, socket),
-               lab_scenarios=lab_scenarios, lab_rules=lab_rules).run()
+    GatetuiApp(
+        supervisor,
+        make_backend,
+        submit_server=SubmitServer(supervisor, socket),
+        lab_scenarios=lab_scenarios,
+        lab_rules=lab_rules,
+    ).run()
     return ExitCode.PASS
 
 
@@ -48,9 +62,14 @@ def run_demo_tui(dest: Path, interval: float, make_backend: Callable[[str], Back
     return ExitCode.PASS
 
 
-def demo_app(workshop: Workshop, supervisor: Supervisor, interval: float,
-             make_backend: Callable[[str], Backend] | None = None, first_after: float = 2.0,
-             clock: Callable[[], float] = time.time) -> GatetuiApp:
+def demo_app(
+    workshop: Workshop,
+    supervisor: Supervisor,
+    interval: float,
+    make_backend: Callable[[str], Backend] | None = None,
+    first_after: float = 2.0,
+    clock: Callable[[], float] = time.time,
+) -> GatetuiApp:
     """The app as the demo runs it (its tests build it here too): the
     replay paced to the supervisor's gate slots, the pane following the
     runs with something to show, each scenario's notice beside its verdict."""
@@ -62,6 +81,5 @@ def demo_app(workshop: Workshop, supervisor: Supervisor, interval: float,
     app.main.spotlight = Spotlight()
     app.main.notices.stories.update(workshop.stories)  # each shown once its branch has a verdict
     app.main.notices.expects.update(workshop.expects)
-    app.after_start = functools.partial(replay, workshop, interval, first_after, moved=app.follow_demo,
-                                        pace=supervisor)
+    app.after_start = functools.partial(replay, workshop, interval, first_after, moved=app.follow_demo, pace=supervisor)
     return app

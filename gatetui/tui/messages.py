@@ -44,7 +44,8 @@ class OutputArrived(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, OutputArrived) and (
-            (message.branch, message.run_id, message.check) == (self.branch, self.run_id, self.check))
+            (message.branch, message.run_id, message.check) == (self.branch, self.run_id, self.check)
+        )
 
 
 @dataclass

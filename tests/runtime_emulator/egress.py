@@ -37,8 +37,18 @@ PROXY_ENV = {
 HEAD_LIMIT = 64 << 10  # the most a request's or response's head may take
 CONNECT_SECONDS = 30.0
 READ_BYTES = 1 << 16
-HOP_HEADERS = frozenset({"connection", "proxy-connection", "keep-alive", "proxy-authorization",
-                         "proxy-authenticate", "te", "trailer", "upgrade"})
+HOP_HEADERS = frozenset(
+    {
+        "connection",
+        "proxy-connection",
+        "keep-alive",
+        "proxy-authorization",
+        "proxy-authenticate",
+        "te",
+        "trailer",
+        "upgrade",
+    }
+)
 
 # Runs inside the command's namespaces as `python3 -I -S -c FORWARDER SOCKET PORT`
 # before the command: it binds and listens, then forks, and the parent's exit
@@ -188,8 +198,9 @@ class EgressProxy:
             _relay(conn, upstream, response=False)
         return upstream
 
-    def _forward(self, conn: socket.socket, method: str, target: str, version: str,
-                 headers: list[tuple[str, str]], rest: bytes) -> socket.socket | None:
+    def _forward(
+        self, conn: socket.socket, method: str, target: str, version: str, headers: list[tuple[str, str]], rest: bytes
+    ) -> socket.socket | None:
         """An absolute http:// request: sent on in origin form, with `Connection: close`."""
         url = urlsplit(target)
         if url.scheme != "http" or not url.hostname:
@@ -224,15 +235,15 @@ def parse_head(head: bytes) -> tuple[str, str, str, list[tuple[str, str]]]:
     if len(words) != 3:
         raise ValueError(f"not a request line: {lines[0][:200]!r}")
     method, target, version = words
-    headers = [(name.strip(), value.strip()) for name, _, value in
-               (line.partition(":") for line in lines[1:] if line)]
+    headers = [(name.strip(), value.strip()) for name, _, value in (line.partition(":") for line in lines[1:] if line)]
     return method, target, version, headers
 
 
 def build_head(first_line: str, headers: list[tuple[str, str]]) -> bytes:
     """A head without the hop-by-hop headers (and those Connection names), saying `Connection: close`."""
-    named = {word.strip().lower() for name, value in headers if name.lower() == "connection"
-             for word in value.split(",")}
+    named = {
+        word.strip().lower() for name, value in headers if name.lower() == "connection" for word in value.split(",")
+    }
     kept = [f"{name}: {value}" for name, value in headers if name.lower() not in HOP_HEADERS | named]
     return "\r\n".join([first_line, *kept, "Connection: close", "", ""]).encode("latin-1")
 
@@ -255,8 +266,10 @@ def split_authority(target: str) -> tuple[str, int]:
 
 def send_status(conn: socket.socket, code: int, reason: str, message: str) -> None:
     body = (message + "\n").encode()
-    head = (f"HTTP/1.1 {code} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+    head = (
+        f"HTTP/1.1 {code} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
     conn.sendall(head.encode() + body)
 
 

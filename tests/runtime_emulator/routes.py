@@ -40,7 +40,7 @@ def _joined(chunks: list[Chunk], cursor: int) -> Iterator[dict[str, Any]]:
         if chunk.offset + chunk.size <= cursor:
             continue
         if chunk.offset < cursor:  # a follow from inside a chunk
-            data = chunk.text.encode()[cursor - chunk.offset:].decode(errors="replace")
+            data = chunk.text.encode()[cursor - chunk.offset :].decode(errors="replace")
         if parts and (chunk.kind != kind or size >= SEND_BYTES):
             yield {"type": kind, "offset": offset, "data": "".join(parts)}
             parts = []
@@ -63,8 +63,9 @@ class Routes:
 
         body = json.loads(raw) if raw and h.headers.get("Content-Type") == "application/json" else {}
         if segs == ["v1", "usage"]:
-            return h.send_json(200, {"credited": "5000000", "spent": "1250", "held": "0",
-                                     "available": "4998750", "trial": None})
+            return h.send_json(
+                200, {"credited": "5000000", "spent": "1250", "held": "0", "available": "4998750", "trial": None}
+            )
         if segs[:2] == ["v1", "snapshots"]:
             return self.snaps.handle(h, method, segs[2:], query, body)
         if segs[:2] != ["v1", "sandboxes"]:
@@ -76,8 +77,14 @@ class Routes:
         box_id = unquote(head)
         if len(rest) == 1:
             if verb:
-                action = {"exec": self.exec, "fork": self.fork, "stop": self.stop, "pause": self.pause,
-                          "wake": self.wake, "snapshot": self.snaps.take}[verb]
+                action = {
+                    "exec": self.exec,
+                    "fork": self.fork,
+                    "stop": self.stop,
+                    "pause": self.pause,
+                    "wake": self.wake,
+                    "snapshot": self.snaps.take,
+                }[verb]
                 return action(h, self.emu.box(box_id), body)
             return self.delete(h, box_id) if method == "DELETE" else self.get(h, box_id, query)
         box = self.emu.box(box_id)
@@ -157,8 +164,9 @@ class Routes:
             self.emu.box(box_id)  # raises the 404
             return
         box.end()
-        h.send_json(200, {"id": box_id, "status": "deleted",
-                          "deletedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        h.send_json(
+            200, {"id": box_id, "status": "deleted", "deletedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        )
 
     def stop(self, h: _Handler, box: Box, body: dict[str, Any]) -> None:
         for proc in list(box.procs.values()):
@@ -216,8 +224,10 @@ class Routes:
         if not body.get("stream"):
             end = proc.wait_exit()
             out, err = proc.output()
-            return h.send_json(200, {**{k: v for k, v in end.items() if k != "type"},
-                                     "stdout": out, "stderr": err, "processId": proc.id})
+            return h.send_json(
+                200,
+                {**{k: v for k, v in end.items() if k != "type"}, "stdout": out, "stderr": err, "processId": proc.id},
+            )
         h.start_stream()
         h.send_event({"type": "start", "processId": proc.id})
         if self.emu.faults.take("lose_streams"):
@@ -236,8 +246,7 @@ class Routes:
             proc.wait_for_more(index, HEARTBEAT_SECONDS)
             index, new, end = proc.since(index)
             if new and new[0].offset > cursor:
-                h.send_event({"type": "truncated", "droppedBytes": new[0].offset - cursor,
-                              "resumeAt": new[0].offset})
+                h.send_event({"type": "truncated", "droppedBytes": new[0].offset - cursor, "resumeAt": new[0].offset})
                 cursor = new[0].offset
             for event in _joined(new, cursor):
                 h.send_event(event)
@@ -253,8 +262,7 @@ class Routes:
 
     # --- files ----------------------------------------------------------
 
-    def files(self, h: _Handler, method: str, box: Box, segs: list[str], query: Query,
-              raw: bytes) -> None:
+    def files(self, h: _Handler, method: str, box: Box, segs: list[str], query: Query, raw: bytes) -> None:
         from tests.runtime_emulator.server import ApiError
 
         path = h.query_one(query, "path")
@@ -280,8 +288,7 @@ class Routes:
             archive.extractall(target, filter="data")
         h.send_json(200, {"path": path})
 
-    def _archive_upload(self, h: _Handler, method: str, box: Box, segs: list[str], query: Query,
-                        raw: bytes) -> None:
+    def _archive_upload(self, h: _Handler, method: str, box: Box, segs: list[str], query: Query, raw: bytes) -> None:
         if segs == ["archive", "uploads"]:
             upload = f"upl_{len(self.uploads) + 1}_{box.id}"
             body = json.loads(raw or b"{}")

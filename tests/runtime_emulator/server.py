@@ -9,6 +9,7 @@ directories; `close()` ends every sandbox and removes everything it made.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -81,9 +82,13 @@ class Emulator:
             alive = sum(b.state != "deleted" for b in self.boxes.values()) + self.claimed
             if self.max_live is not None and alive + count > self.max_live:
                 self.refused += 1
-                raise ApiError(429, "quota_exceeded",
-                               f"This account runs at most {self.max_live} sandboxes at once.",
-                               hint="Delete a sandbox, or wait for one to end.", retryAfterMs=200)
+                raise ApiError(
+                    429,
+                    "quota_exceeded",
+                    f"This account runs at most {self.max_live} sandboxes at once.",
+                    hint="Delete a sandbox, or wait for one to end.",
+                    retryAfterMs=200,
+                )
             self.claimed += count
 
     def count_live(self, made: int) -> None:
@@ -97,8 +102,12 @@ class Emulator:
         with self.lock:
             box = self.boxes.get(box_id)
         if box is None or box.state == "deleted":
-            raise ApiError(404, "sandbox_not_found", f"Sandbox {box_id} was not found.",
-                           hint="List your sandboxes with runtime.sandboxes.list().")
+            raise ApiError(
+                404,
+                "sandbox_not_found",
+                f"Sandbox {box_id} was not found.",
+                hint="List your sandboxes with runtime.sandboxes.list().",
+            )
         return box
 
     def close(self) -> None:
@@ -147,8 +156,12 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self._refuse_by_fault(method, url.path)
             if self.headers.get("Authorization") != f"Bearer {emu.api_key}":
-                raise ApiError(401, "unauthorized", "That API key is not valid.",
-                               hint="Set RUNTIME_API_KEY to a key from your account.")
+                raise ApiError(
+                    401,
+                    "unauthorized",
+                    "That API key is not valid.",
+                    hint="Set RUNTIME_API_KEY to a key from your account.",
+                )
             segments = [s for s in url.path.split("/") if s]
             query = {k: v for k, v in parse_qs(url.query, keep_blank_values=True).items()}
             emu.routes.handle(self, method, segments, query, raw)
@@ -163,15 +176,21 @@ class _Handler(BaseHTTPRequestHandler):
         faults = self.emulator.faults
         is_create = method == "POST" and path.rstrip("/") == "/v1/sandboxes"
         if is_create and faults.take("no_capacity"):
-            raise ApiError(429, "no_capacity", "No room for a sandbox in this region right now.",
-                           hint="It frees by itself; sandboxes.create waits for it.",
-                           retryAfterMs=faults.capacity_retry_ms)
+            raise ApiError(
+                429,
+                "no_capacity",
+                "No room for a sandbox in this region right now.",
+                hint="It frees by itself; sandboxes.create waits for it.",
+                retryAfterMs=faults.capacity_retry_ms,
+            )
         if faults.unavailable_on in f"{method} {path}" and faults.take("unavailable"):
-            raise ApiError(503, faults.unavailable_code, "The host is restarting.",
-                           hint="Try again in a moment.", retryAfterMs=50)
+            raise ApiError(
+                503, faults.unavailable_code, "The host is restarting.", hint="Try again in a moment.", retryAfterMs=50
+            )
         if faults.take("rate_limited"):
-            raise ApiError(429, "rate_limited", "Too many requests.", hint="Slow down.",
-                           retryAfterMs=faults.rate_retry_ms)
+            raise ApiError(
+                429, "rate_limited", "Too many requests.", hint="Slow down.", retryAfterMs=faults.rate_retry_ms
+            )
 
     # --- answers --------------------------------------------------------
 
@@ -210,10 +229,8 @@ class _Handler(BaseHTTPRequestHandler):
         """Drop the connection mid-body: no last chunk, as a network cut."""
         self.wfile.flush()
         self.close_connection = True
-        try:
+        with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
     def query_one(self, query: dict[str, list[str]], name: str, default: str = "") -> str:
         return query.get(name, [default])[0]

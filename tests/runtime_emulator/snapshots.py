@@ -63,8 +63,12 @@ def _shape(box: Box) -> dict[str, Any]:
 def _not_found(snapshot_id: str) -> Exception:
     from tests.runtime_emulator.server import ApiError
 
-    return ApiError(404, "snapshot_not_found", f"Snapshot {snapshot_id} was not found.",
-                    hint="List your snapshots with runtime.snapshots.list().")
+    return ApiError(
+        404,
+        "snapshot_not_found",
+        f"Snapshot {snapshot_id} was not found.",
+        hint="List your snapshots with runtime.snapshots.list().",
+    )
 
 
 @dataclass
@@ -98,10 +102,18 @@ class Snapshot:
 
     def info(self) -> dict[str, Any]:
         return {
-            "id": self.id, "name": self.name, "labels": dict(self.labels), "mode": self.mode,
-            "state": self.state, "sourceSandboxId": self.source, "createdAt": _iso(self.created),
-            "readyAt": _iso(self.ready_at), "retentionDays": self.retention_days,
-            "expiresAt": _iso(self.expires), "shape": dict(self.shape), "error": None,
+            "id": self.id,
+            "name": self.name,
+            "labels": dict(self.labels),
+            "mode": self.mode,
+            "state": self.state,
+            "sourceSandboxId": self.source,
+            "createdAt": _iso(self.created),
+            "readyAt": _iso(self.ready_at),
+            "retentionDays": self.retention_days,
+            "expiresAt": _iso(self.expires),
+            "shape": dict(self.shape),
+            "error": None,
         }
 
 
@@ -146,8 +158,12 @@ class SnapshotRoutes:
             box.pause()
         snap_id = f"snap_{uuid.uuid4().hex[:12]}"
         snap = Snapshot(
-            id=snap_id, dir=self.emu.root / "snap" / snap_id, source=box.id, mode=mode,
-            name=fields.get("name"), labels=dict(fields.get("labels") or {}),
+            id=snap_id,
+            dir=self.emu.root / "snap" / snap_id,
+            source=box.id,
+            mode=mode,
+            name=fields.get("name"),
+            labels=dict(fields.get("labels") or {}),
             retention_days=int(fields.get("retentionDays") or DEFAULT_RETENTION_DAYS),
             shape=_shape(box),
             seq=next(self.seqs),
@@ -176,8 +192,12 @@ class SnapshotRoutes:
             if snap.state == "deleted":
                 raise _not_found(snap.id)
             if snap.state != "ready":
-                raise ApiError(409, "snapshot_not_ready", f"Snapshot {snap.id} is {snap.state}.",
-                               hint=f"Wait until snapshots.get('{snap.id}') is ready.")
+                raise ApiError(
+                    409,
+                    "snapshot_not_ready",
+                    f"Snapshot {snap.id} is {snap.state}.",
+                    hint=f"Wait until snapshots.get('{snap.id}') is ready.",
+                )
             copy_tree(snap.dir, box.dir)
 
     # --- /v1/snapshots --------------------------------------------------
@@ -211,13 +231,18 @@ class SnapshotRoutes:
 
         limit, cursor = h.query_one(query, "limit", str(PAGE_LIMIT)), h.query_one(query, "cursor")
         if not limit.isdigit() or not 1 <= int(limit) <= 100 or not (cursor == "" or cursor.isdigit()):
-            raise ApiError(400, "invalid_request", "limit is 1 to 100, and cursor a nextCursor.",
-                           details={"field": "limit" if not limit.isdigit() else "cursor"})
+            raise ApiError(
+                400,
+                "invalid_request",
+                "limit is 1 to 100, and cursor a nextCursor.",
+                details={"field": "limit" if not limit.isdigit() else "cursor"},
+            )
         with self.emu.lock:
-            snaps = sorted((s for s in self.emu.snaps.values() if s.state != "deleted"),
-                           key=lambda s: s.seq, reverse=True)
+            snaps = sorted(
+                (s for s in self.emu.snaps.values() if s.state != "deleted"), key=lambda s: s.seq, reverse=True
+            )
         found = [s for s in snaps if self._matches(h, s, query) and (not cursor or s.seq < int(cursor))]
-        page = found[:int(limit)]
+        page = found[: int(limit)]
         more = len(found) > len(page)
         h.send_json(200, {"data": [s.info() for s in page], "nextCursor": str(page[-1].seq) if more else None})
 
@@ -226,8 +251,9 @@ class SnapshotRoutes:
         fields = {"sandboxId": snap.source, "name": snap.name, "state": snap.state}
         asked = {key: h.query_one(query, key) for key in fields}
         labels = [label.partition(":")[::2] for label in query.get("label", [])]
-        return (all(fields[key] == value for key, value in asked.items() if value)
-                and all(snap.labels.get(k) == v for k, v in labels))
+        return all(fields[key] == value for key, value in asked.items() if value) and all(
+            snap.labels.get(k) == v for k, v in labels
+        )
 
     def delete(self, h: _Handler, snap: Snapshot, body: dict[str, Any]) -> None:
         """Gone for good, its directory too; sandboxes started from it keep
@@ -245,8 +271,12 @@ class SnapshotRoutes:
         with snap.lock:
             fence = body.get("ifLabels")
             if fence is not None and fence != snap.labels:
-                raise ApiError(409, "snapshot_metadata_changed", f"Snapshot {snap.id}'s labels changed.",
-                               hint="Read it again and retry.")
+                raise ApiError(
+                    409,
+                    "snapshot_metadata_changed",
+                    f"Snapshot {snap.id}'s labels changed.",
+                    hint="Read it again and retry.",
+                )
             if "name" in body:
                 snap.name = body["name"]
             if "labels" in body:
@@ -259,8 +289,7 @@ class SnapshotRoutes:
 
         days = body.get("retentionDays")
         if not isinstance(days, int) or not 1 <= days <= 365:
-            raise ApiError(400, "invalid_request", "retentionDays is 1 to 365.",
-                           details={"field": "retentionDays"})
+            raise ApiError(400, "invalid_request", "retentionDays is 1 to 365.", details={"field": "retentionDays"})
         with snap.lock:
             snap.retention_days, snap.expires = days, time.time() + days * DAY
         h.send_json(200, snap.info())

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import configparser
+import contextlib
 import os
 import shutil
 import signal
@@ -48,21 +49,44 @@ def _namespace_script(internet: bool) -> str:
     the forwarder (internet only: it listens before the command starts)."""
     steps = ["ip link set lo up"]
     for hidden in HIDDEN:
-        kept = sorted({Path(entry).relative_to(hidden).parts[0] for entry in os.environ.get("PATH", "").split(":")
-                       if entry.startswith(hidden + "/") and Path(entry).is_dir()})
+        kept = sorted(
+            {
+                Path(entry).relative_to(hidden).parts[0]
+                for entry in os.environ.get("PATH", "").split(":")
+                if entry.startswith(hidden + "/") and Path(entry).is_dir()
+            }
+        )
         steps += [f"cd {hidden}", f"mount -t tmpfs vm-tmpfs {hidden}"]
-        steps += [f"mkdir {hidden}/{name} && mount --no-canonicalize --bind -o ro {name} {hidden}/{name}"
-                  for name in kept]
-    steps += ['cd "$0"', "mount -t tmpfs vm-tmpfs /tmp", 'mkdir -p "$1"', 'mount --no-canonicalize --bind . "$1"',
-              'cd "$2"']
+        steps += [
+            f"mkdir {hidden}/{name} && mount --no-canonicalize --bind -o ro {name} {hidden}/{name}" for name in kept
+        ]
+    steps += [
+        'cd "$0"',
+        "mount -t tmpfs vm-tmpfs /tmp",
+        'mkdir -p "$1"',
+        'mount --no-canonicalize --bind . "$1"',
+        'cd "$2"',
+    ]
     if internet:
         steps.append(f'"$4" -I -S -c "$5" "$1/{SOCKET_NAME}" {PORT}')
     return " && ".join([*steps, 'exec bash -c "$3"'])
 
 
 def _unshare(internet: bool) -> list[str]:
-    return ["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--mount-proc", "--net",
-            "--", "/bin/sh", "-c", _namespace_script(internet)]
+    return [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "--pid",
+        "--fork",
+        "--mount-proc",
+        "--net",
+        "--",
+        "/bin/sh",
+        "-c",
+        _namespace_script(internet),
+    ]
 
 
 UNSHARE = {internet: _unshare(internet) for internet in (True, False)}
@@ -76,8 +100,10 @@ def _image_pip_settings() -> dict[str, str]:
     host but those of its allow list is reachable from it)."""
     parser = configparser.ConfigParser()
     parser.read(Path.home() / ".config" / "pip" / "pip.conf")
-    return {f"PIP_{key.upper().replace('-', '_')}": " ".join(value.split())
-            for key, value in (parser["global"].items() if parser.has_section("global") else ())}
+    return {
+        f"PIP_{key.upper().replace('-', '_')}": " ".join(value.split())
+        for key, value in (parser["global"].items() if parser.has_section("global") else ())
+    }
 
 
 IMAGE_PIP = _image_pip_settings()
@@ -136,11 +162,18 @@ class Proc:
         self.cond = threading.Condition()
         self.started = time.monotonic()
         self.popen = subprocess.Popen(
-            argv, env=env, cwd=str(box.dir), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True,
+            argv,
+            env=env,
+            cwd=str(box.dir),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
         )
-        readers = [threading.Thread(target=self._read, args=(pipe, kind), daemon=True)
-                   for pipe, kind in ((self.popen.stdout, "stdout"), (self.popen.stderr, "stderr"))]
+        readers = [
+            threading.Thread(target=self._read, args=(pipe, kind), daemon=True)
+            for pipe, kind in ((self.popen.stdout, "stdout"), (self.popen.stderr, "stderr"))
+        ]
         for reader in readers:
             reader.start()
         threading.Thread(target=self._wait, args=(readers, timeout_ms), daemon=True).start()
@@ -174,7 +207,7 @@ class Proc:
         one is gone), the number after them, and the exit if it came."""
         with self.cond:
             start = max(index, self.first)
-            new = self.chunks[start - self.first:]
+            new = self.chunks[start - self.first :]
             return start + len(new), new, self.exit
 
     def wait_for_more(self, index: int, seconds: float) -> None:
@@ -194,17 +227,17 @@ class Proc:
             reader.join(5)
         with self.cond:
             self.exit = {
-                "type": "exit", "exitCode": None if timed_out or code < 0 else code,
-                "timedOut": timed_out, "durationMs": int((time.monotonic() - self.started) * 1000),
+                "type": "exit",
+                "exitCode": None if timed_out or code < 0 else code,
+                "timedOut": timed_out,
+                "durationMs": int((time.monotonic() - self.started) * 1000),
                 "state": "exited",
             }
             self.cond.notify_all()
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.popen.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     def wait_exit(self) -> dict[str, Any]:
         with self.cond:
@@ -251,10 +284,14 @@ class Box:
 
     def info(self) -> dict[str, Any]:
         return {
-            "id": self.id, "state": self.state, "labels": self.labels,
+            "id": self.id,
+            "state": self.state,
+            "labels": self.labels,
             "memoryMiB": self.request.get("memoryMiB", DEFAULT_MEMORY_MIB),
-            "vcpu": self.request.get("vcpu", 2), "network": self.request.get("network"),
-            "timeoutSeconds": self.request.get("timeoutSeconds"), "endsAt": None,
+            "vcpu": self.request.get("vcpu", 2),
+            "network": self.request.get("network"),
+            "timeoutSeconds": self.request.get("timeoutSeconds"),
+            "endsAt": None,
             "snapshotId": self.request.get("snapshot"),
             "createdAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.created)),
         }
@@ -278,9 +315,9 @@ class Box:
         and the package index settings; never a Runtime key."""
         env = {**IMAGE_PIP, **{k: v for k, v in os.environ.items() if k.startswith(IMAGE_ENV_PREFIXES)}}
         path = f"{Path(sys.base_prefix) / 'bin'}:{os.environ.get('PATH', os.defpath)}"  # no pyenv shim
-        env.update(PATH=path, LANG="C.UTF-8",
-                   HOME=self.home, TMPDIR=str(self.fixed / "tmp"),
-                   PIP_RETRIES="0")  # a host off the allow list fails at once (403), not after backoff
+        env.update(
+            PATH=path, LANG="C.UTF-8", HOME=self.home, TMPDIR=str(self.fixed / "tmp"), PIP_RETRIES="0"
+        )  # a host off the allow list fails at once (403), not after backoff
         if self.internet:
             env.update(PROXY_ENV)  # as an image with an egress proxy: pip and npm honour them
         env.update(extra or {})
@@ -290,6 +327,7 @@ class Box:
         command = body.get("command")
         if command is None:
             import shlex
+
             command = shlex.join(body.get("argv") or ["true"])
         cwd = body.get("cwd") or self.home
         argv = [*UNSHARE[self.internet], str(self.dir), str(self.fixed), cwd, command]

@@ -12,6 +12,21 @@ from gatetui.gate.checks.verdict import decide
 from gatetui.gate.checks.vocabulary import DIFF_ONLY, CheckId, CheckResult, Status, Verdict
 
 __all__ = [
-    "BY_ID", "CHECK_ORDER", "DIFF_ONLY", "SEVERITY", "SPECS", "TITLES", "CheckId", "CheckResult", "CheckSpec",
-    "Counts", "Need", "Phase", "Status", "Verdict", "announced_at", "decide", "spec_of",
+    "BY_ID",
+    "CHECK_ORDER",
+    "DIFF_ONLY",
+    "SEVERITY",
+    "SPECS",
+    "TITLES",
+    "CheckId",
+    "CheckResult",
+    "CheckSpec",
+    "Counts",
+    "Need",
+    "Phase",
+    "Status",
+    "Verdict",
+    "announced_at",
+    "decide",
+    "spec_of",
 ]

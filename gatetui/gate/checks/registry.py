@@ -12,23 +12,47 @@ from gatetui.gate.checks.vocabulary import CheckId
 
 SPECS: tuple[CheckSpec, ...] = (
     CheckSpec(CheckId.INSTALL, "installs from scratch", frozenset(), Phase.INSTALL),
-    CheckSpec(CheckId.RUNS, "suite passes 3 of 3 runs",
-              frozenset({Need.INSTALL, Need.HEAD_RUNS, Need.BASE_OWN}), Phase.SUITE),
-    CheckSpec(CheckId.TESTS_KEPT, "no tests removed",
-              frozenset({Need.DIFF, Need.INSTALL, Need.HEAD_RUNS, Need.OLD_TESTS_RUN}), Phase.PLAN),
-    CheckSpec(CheckId.NO_NEW_SKIPS, "nothing new skipped or focused",
-              frozenset({Need.DIFF, Need.INSTALL, Need.HEAD_RUNS, Need.OLD_TESTS_RUN, Need.BASE_OWN}), Phase.PLAN),
+    CheckSpec(
+        CheckId.RUNS, "suite passes 3 of 3 runs", frozenset({Need.INSTALL, Need.HEAD_RUNS, Need.BASE_OWN}), Phase.SUITE
+    ),
+    CheckSpec(
+        CheckId.TESTS_KEPT,
+        "no tests removed",
+        frozenset({Need.DIFF, Need.INSTALL, Need.HEAD_RUNS, Need.OLD_TESTS_RUN}),
+        Phase.PLAN,
+    ),
+    CheckSpec(
+        CheckId.NO_NEW_SKIPS,
+        "nothing new skipped or focused",
+        frozenset({Need.DIFF, Need.INSTALL, Need.HEAD_RUNS, Need.OLD_TESTS_RUN, Need.BASE_OWN}),
+        Phase.PLAN,
+    ),
     # a failure asks a person (both versions of the changed test side by side), unless policy says fail
-    CheckSpec(CheckId.OLD_TESTS, "old tests pass on new code",
-              frozenset({Need.INSTALL, Need.HEAD_RUNS, Need.OLD_TESTS_RUN}), Phase.SUITE, Counts.REVIEW),
+    CheckSpec(
+        CheckId.OLD_TESTS,
+        "old tests pass on new code",
+        frozenset({Need.INSTALL, Need.HEAD_RUNS, Need.OLD_TESTS_RUN}),
+        Phase.SUITE,
+        Counts.REVIEW,
+    ),
     # announced with the plan: not configured, or configured with nothing to run, is known there
     CheckSpec(CheckId.HIDDEN, "hidden tests pass", frozenset({Need.INSTALL, Need.HIDDEN_TESTS}), Phase.PLAN),
     # announced with the plan (a stack without coverage, or no changed code, is known there); what they
     # find asks a person: a line no test runs, a mutant no test kills
-    CheckSpec(CheckId.COVERED, "changed code runs under the tests",
-              frozenset({Need.INSTALL, Need.HEAD_RUNS}), Phase.PLAN, Counts.REVIEW),
-    CheckSpec(CheckId.BITES, "the tests catch bugs in the changed code",
-              frozenset({Need.INSTALL, Need.HEAD_RUNS, Need.MUTANT_RUNS}), Phase.PLAN, Counts.REVIEW),
+    CheckSpec(
+        CheckId.COVERED,
+        "changed code runs under the tests",
+        frozenset({Need.INSTALL, Need.HEAD_RUNS}),
+        Phase.PLAN,
+        Counts.REVIEW,
+    ),
+    CheckSpec(
+        CheckId.BITES,
+        "the tests catch bugs in the changed code",
+        frozenset({Need.INSTALL, Need.HEAD_RUNS, Need.MUTANT_RUNS}),
+        Phase.PLAN,
+        Counts.REVIEW,
+    ),
 )
 
 BY_ID: MappingProxyType[CheckId, CheckSpec] = MappingProxyType({spec.id: spec for spec in SPECS})

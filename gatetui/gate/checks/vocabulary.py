@@ -106,4 +106,3 @@ class Verdict(str, Enum):
 
     def __str__(self) -> str:
         return self.value
-

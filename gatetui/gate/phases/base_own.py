@@ -60,8 +60,9 @@ class BaseOwn:
             with contextlib.suppress(asyncio.CancelledError, BackendError, OSError):
                 await task
 
-    async def judge_runs(self, runs: list[judge.SuiteRun],
-                         old: judge.SuiteRun) -> tuple[list[judge.SuiteRun], judge.SuiteRun]:
+    async def judge_runs(
+        self, runs: list[judge.SuiteRun], old: judge.SuiteRun
+    ) -> tuple[list[judge.SuiteRun], judge.SuiteRun]:
         """`runs` judged strictly, or against base's own failures when the
         baseline is there; returns the runs as judged (told what base
         already failed)."""
@@ -73,8 +74,13 @@ class BaseOwn:
                 ledger.progress(CheckId.RUNS, f"baseline not used, judged strictly: {base_run.problem}")
             ledger.finish(judge.with_reruns(judge.judge_runs(runs), runs))
             return runs, old
-        self.info = replace(self.info, used=True, base=base_run.base, cached=base_run.cached,
-                            known_failures=tuple(sorted(base_run.failing)))
+        self.info = replace(
+            self.info,
+            used=True,
+            base=base_run.base,
+            cached=base_run.cached,
+            known_failures=tuple(sorted(base_run.failing)),
+        )
         ledger.finish(judge.with_reruns(baseline.judge_runs_against(runs, base_run), runs, base_run.failing))
         return baseline.tolerate(runs, base_run), replace(old, tolerated=base_run.failing)
 
@@ -84,8 +90,9 @@ class BaseOwn:
         own suite on base's own code can: asked for only when base's tests
         skip something on head's code."""
         ledger = self.ctx.ledger
-        ledger.progress(CheckId.NO_NEW_SKIPS, "tests were skipped at head; asking base's own suite "
-                                              "whether they passed there")
+        ledger.progress(
+            CheckId.NO_NEW_SKIPS, "tests were skipped at head; asking base's own suite whether they passed there"
+        )
         found = await self.own()
         if not found.usable:
             ledger.progress(CheckId.NO_NEW_SKIPS, f"base's own suite not known: {found.problem}")
@@ -96,8 +103,9 @@ class BaseOwn:
         """Every run at head ended before the runner started: does base's own
         suite, on base's own install, start? The answer for a person when it
         does not; "" when it does (then the change is what broke it)."""
-        self.ctx.ledger.progress(CheckId.RUNS, "the runner would not start; trying base's own suite, to tell "
-                                               "whose it is")
+        self.ctx.ledger.progress(
+            CheckId.RUNS, "the runner would not start; trying base's own suite, to tell whose it is"
+        )
         found = await self.own()  # never kept as a baseline not asked for
         if not found.refused:
             return ""
@@ -125,8 +133,9 @@ class BaseOwn:
             if failed is not None:
                 end = failed.said if failed.result is None else failed.result.describe_end()
                 return baseline.BaseRun(base, {}, f"base's install `{failed.step}` {end}")
-            run = await self.runner.run(workspace, CheckId.RUNS, "baseline", {}, ran=RunTree(ctx.plan.base),
-                                        loads=loads(installer))
+            run = await self.runner.run(
+                workspace, CheckId.RUNS, "baseline", {}, ran=RunTree(ctx.plan.base), loads=loads(installer)
+            )
             return baseline.BaseRun.of(base, run, ctx.plan.profile.cannot_start)
 
 

@@ -58,19 +58,26 @@ class BitesPhase:
         over = f" ({whole} over the whole suite)" if whole else ""
         ledger.progress(CheckId.BITES, f"{len(chosen.trials)} mutants{over}, {parallel()} at a time")
         slots = asyncio.Semaphore(parallel())
-        tried = await asyncio.gather(*(self._try(workspace, slots, f"mutant {i + 1}", t)
-                                       for i, t in enumerate(chosen.trials)))
+        tried = await asyncio.gather(
+            *(self._try(workspace, slots, f"mutant {i + 1}", t) for i, t in enumerate(chosen.trials))
+        )
         outcomes = [found for found, _ in tried]
         found = await self._search(workspace, chosen.trials, outcomes)
         judged = judge_bites(chosen.trials, outcomes, chosen.untried, chosen.bounded, found)
         if judged.status is Status.PASS and Outcome.KILLED in outcomes and self.ctx.changed is not None:
             ledger.progress(CheckId.BITES, "the kills checked: their tests in a mutant's run of head's own code")
-            outcomes = await verified(chosen.trials, tried, self.ctx.changed.texts,
-                                      lambda name, trial: self._try(workspace, slots, name, trial))
+            outcomes = await verified(
+                chosen.trials,
+                tried,
+                self.ctx.changed.texts,
+                lambda name, trial: self._try(workspace, slots, name, trial),
+            )
             judged = judge_bites(chosen.trials, outcomes, chosen.untried, chosen.bounded, found)
         ledger.finish(judged)
 
-    async def _search(self, workspace: Workspace, trials: tuple[Trial, ...], outcomes: list[Outcome]) -> dict[int, Found]:
+    async def _search(
+        self, workspace: Workspace, trials: tuple[Trial, ...], outcomes: list[Outcome]
+    ) -> dict[int, Found]:
         """For the survivors, inputs that tell them apart (phases/survivors.py), where the stack can search."""
         search = self.ctx.plan.profile.mutant_search
         survivors = [i for i, o in enumerate(outcomes) if o is Outcome.SURVIVED]
@@ -86,8 +93,9 @@ class BitesPhase:
         done = list(self.ctx.ledger.in_order())
         if decide(done, policy) not in (Verdict.FAIL, Verdict.ERROR):
             return ""
-        return ", ".join(r.id.value for r in done
-                         if spec_of(r.id).weigh(r.status, policy) in (Verdict.FAIL, Verdict.ERROR))
+        return ", ".join(
+            r.id.value for r in done if spec_of(r.id).weigh(r.status, policy) in (Verdict.FAIL, Verdict.ERROR)
+        )
 
     def _choose(self, runs: list[SuiteRun]) -> Chosen | str:
         """The trials, or why there are none."""
@@ -96,12 +104,14 @@ class BitesPhase:
             return NOT_HERE
         if self.coverage.reached is None:
             return f"not run: coverage not measured ({self.coverage.problem or 'see covered'})"
-        chosen = choose(self.ctx.changed, self.coverage.reached, runs, profile.mutate, profile.mutant_cap,
-                        self.ctx.plan.timeout)
+        chosen = choose(
+            self.ctx.changed, self.coverage.reached, runs, profile.mutate, profile.mutant_cap, self.ctx.plan.timeout
+        )
         return chosen if chosen.trials else chosen.why_none
 
-    async def _try(self, workspace: Workspace, slots: asyncio.Semaphore, name: str,
-                   trial: Trial) -> tuple[Outcome, SuiteRun]:
+    async def _try(
+        self, workspace: Workspace, slots: asyncio.Semaphore, name: str, trial: Trial
+    ) -> tuple[Outcome, SuiteRun]:
         """One mutant, from memory where the stack can. A run that could not
         start from memory (the mutated module was imported before the gate's
         plugin, as pytest imports pluggy) is run once more with the mutant
@@ -112,8 +122,9 @@ class BitesPhase:
             return await self._once(workspace, slots, name, trial, False)
         return found
 
-    async def _once(self, workspace: Workspace, slots: asyncio.Semaphore, name: str, trial: Trial,
-                    memory: bool) -> tuple[Outcome, SuiteRun]:
+    async def _once(
+        self, workspace: Workspace, slots: asyncio.Semaphore, name: str, trial: Trial, memory: bool
+    ) -> tuple[Outcome, SuiteRun]:
         """One mutant's run in a fresh copy, closed however it ends."""
         ctx, profile = self.ctx, self.ctx.plan.profile
         async with slots:
@@ -122,9 +133,15 @@ class BitesPhase:
             try:
                 mutated = {trial.mutant.path: trial.mutant.source}
                 env = await self._apply(copy, trial.mutant, memory)
-                run = await self.runner.run(copy, CheckId.BITES, name, env,
-                                            rerun.command(profile.test, list(trial.tests)),
-                                            RunTree(ctx.plan.head, mutated), timeout=trial.timeout)
+                run = await self.runner.run(
+                    copy,
+                    CheckId.BITES,
+                    name,
+                    env,
+                    rerun.command(profile.test, list(trial.tests)),
+                    RunTree(ctx.plan.head, mutated),
+                    timeout=trial.timeout,
+                )
             finally:
                 await close_all([copy])
         return outcome(run, profile.cannot_start), run

@@ -18,8 +18,11 @@ async def install_failed(ctx: Context, failed: Failed) -> CheckResult:
     result, step = failed.result, shown_step(ctx, failed.step)
     if result is not None and result.timed_out:
         return _install(Status.ERROR, f"{step} {result.describe_end()}: raise the time limit (--timeout)")
-    said = failed.said if result is None else \
-        f"{step} failed ({result.describe_end()}): {telling_line(result.output_tail)}"
+    said = (
+        failed.said
+        if result is None
+        else f"{step} failed ({result.describe_end()}): {telling_line(result.output_tail)}"
+    )
     if failed.heads_own:
         return _install(Status.FAIL, said)
     ctx.ledger.progress(CheckId.INSTALL, "failed at head; installing base the same way, to tell whose it is")
@@ -27,8 +30,11 @@ async def install_failed(ctx: Context, failed: Failed) -> CheckResult:
     if at_base is None:
         return _install(Status.FAIL, f"{said}; base installs")
     if at_base == failed.step:
-        return _install(Status.ERROR, f"{said}; base fails the same install, so it is the project or this "
-                                      "machine, not this change: make base install, then gate again")
+        return _install(
+            Status.ERROR,
+            f"{said}; base fails the same install, so it is the project or this "
+            "machine, not this change: make base install, then gate again",
+        )
     return _install(Status.FAIL, f"{said}; base's install could not tell ({at_base})")
 
 
@@ -37,9 +43,15 @@ def shown_step(ctx: Context, step: str) -> str:
     the gate's own steps by what they do (their commands run to a page of
     shell, and say nothing in a one-line detail)."""
     deps = ctx.plan.profile.dependencies
-    named = {} if deps is None else {deps.resolve: "the dependency resolve",
-                                     deps.local: "the install of the tree's other projects",
-                                     deps.pinned: "the install of the pinned dependencies"}
+    named = (
+        {}
+        if deps is None
+        else {
+            deps.resolve: "the dependency resolve",
+            deps.local: "the install of the tree's other projects",
+            deps.pinned: "the install of the pinned dependencies",
+        }
+    )
     if step in named:
         return named[step]
     return f"`{step}`" if len(step) <= MAX_STEP else f"`{step[:MAX_STEP].rstrip()}…`"

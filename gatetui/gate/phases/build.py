@@ -93,8 +93,9 @@ class BuildPhase:
         if deps is None or deps.declared is None:
             return None
         files = {f: data for f in deps.declared.files if (data := ctx.plan.head.read(f)) is not None}
-        early = EarlyResolve(deps, self.installer.run, ctx.layers, files, ctx.plan.profile.install_env,
-                             ctx.plan.version)
+        early = EarlyResolve(
+            deps, self.installer.run, ctx.layers, files, ctx.plan.profile.install_env, ctx.plan.version
+        )
         early.start(workspace)
         return early
 
@@ -124,8 +125,9 @@ async def copy_source(ctx: Context, workspace: Workspace, build: BuildCheck) -> 
     return ""
 
 
-async def build_wheel(ctx: Context, workspace: Workspace, build: BuildCheck, copied: str,
-                      command: str) -> Sequence[object]:
+async def build_wheel(
+    ctx: Context, workspace: Workspace, build: BuildCheck, copied: str, command: str
+) -> Sequence[object]:
     """Head's distributable, built beside the install in the same
     workspace (where head's build code runs anyway, before the first
     fork) from the copy taken before it, then compared with the commit:
@@ -136,7 +138,8 @@ async def build_wheel(ctx: Context, workspace: Workspace, build: BuildCheck, cop
         return [copied]
     profile = ctx.plan.profile
     command = command.replace("{report}", shlex.quote(workspace.report_path(build.report))).replace(
-        "{source}", shlex.quote(workspace.report_path(SOURCE)))
+        "{source}", shlex.quote(workspace.report_path(SOURCE))
+    )
     result = await ctx.ledger.run(workspace, CheckId.INSTALL, "wheel", command, dict(profile.install_env))
     if not result.ok:
         return [f"{build.label} could not be built ({result.describe_end()}): {telling_line(result.output_tail)}"]
@@ -174,6 +177,7 @@ async def _import(ctx: Context, copy: Workspace, modules: tuple[str, ...]) -> Fa
     if not modules or importer is None:
         return None
     command = importer.command.replace("{modules}", shlex.join(modules)).replace(
-        "{bytecode}", copy.scratch_path("bytecode"))
+        "{bytecode}", copy.scratch_path("bytecode")
+    )
     result = await ctx.ledger.run(copy, CheckId.INSTALL, STREAM, command, dict(importer.env), network=False)
     return None if result.ok else Failed(f"import {', '.join(modules)}", result, heads_own=True)

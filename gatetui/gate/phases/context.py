@@ -51,11 +51,15 @@ class Context:
     @classmethod
     def of(cls, plan: Plan, backend: Backend, ledger: Ledger) -> Context:
         profile = plan.profile
-        ctx = cls(plan, backend, ledger, profile.stack.scan_hooks(plan.base, plan.head, profile.is_test_file),
-                  _changed(plan))
+        ctx = cls(
+            plan, backend, ledger, profile.stack.scan_hooks(plan.base, plan.head, profile.is_test_file), _changed(plan)
+        )
         if backend.layers is not None:
-            ctx.layers = LayerSteps(backend.layers, ctx._run_for(CheckId.INSTALL, "install"),
-                                    lambda usage: ledger.save(CheckId.INSTALL, usage))
+            ctx.layers = LayerSteps(
+                backend.layers,
+                ctx._run_for(CheckId.INSTALL, "install"),
+                lambda usage: ledger.save(CheckId.INSTALL, usage),
+            )
         return ctx
 
     def digests(self) -> Digests:
@@ -90,6 +94,7 @@ class Context:
     def _run_for(self, check: CheckId, stream: str) -> Run:
         async def run(workspace: Workspace, command: str, env: dict[str, str], network: bool) -> CommandResult:
             return await self.ledger.run(workspace, check, stream, command, env, network=network)
+
         return run
 
     def test_file_unchanged(self, path: str) -> bool:
@@ -101,15 +106,21 @@ class Context:
         policy says so, a sealed file changed that may not, or the evidence
         says head bent the verdict instead of changing the tests."""
         plan = self.plan
-        return (plan.profile.on_old_tests_fail == "fail" or bool(plan.forbidden)
-                or bool(self.hooks.findings) or bool(self.outside) or bool(plan.links_out))
+        return (
+            plan.profile.on_old_tests_fail == "fail"
+            or bool(plan.forbidden)
+            or bool(self.hooks.findings)
+            or bool(self.outside)
+            or bool(plan.links_out)
+        )
 
     @contextlib.asynccontextmanager
     async def base_workspace(self, suffix: str) -> AsyncIterator[Workspace]:
         """Base's tree in a workspace of its own, closed however the caller ends."""
         plan = self.plan
-        workspace = await self.backend.open(lambda dest: plan.export(plan.base, dest),
-                                            f"{plan.request.run_id}-{suffix}")
+        workspace = await self.backend.open(
+            lambda dest: plan.export(plan.base, dest), f"{plan.request.run_id}-{suffix}"
+        )
         try:
             yield workspace
         finally:

@@ -25,8 +25,9 @@ ROUNDS = 3
 RunTrial = Callable[[str, Trial], Awaitable[tuple[Outcome, SuiteRun]]]
 
 
-async def verified(trials: Sequence[Trial], tried: Sequence[tuple[Outcome, SuiteRun]], texts: Mapping[str, str],
-                   run_trial: RunTrial) -> list[Outcome]:
+async def verified(
+    trials: Sequence[Trial], tried: Sequence[tuple[Outcome, SuiteRun]], texts: Mapping[str, str], run_trial: RunTrial
+) -> list[Outcome]:
     """The outcomes, each kill made only by tests that fail without the mutant made SPURIOUS."""
     outcomes = [found for found, _ in tried]
     killed = {i: failing(run) or trials[i].tests for i, (found, run) in enumerate(tried) if found is Outcome.KILLED}
@@ -44,8 +45,9 @@ async def verified(trials: Sequence[Trial], tried: Sequence[tuple[Outcome, Suite
     return outcomes
 
 
-async def _control(head: Mutant, tests: tuple[str, ...], limit: float,
-                   run_trial: RunTrial) -> tuple[frozenset[str], bool]:
+async def _control(
+    head: Mutant, tests: tuple[str, ...], limit: float, run_trial: RunTrial
+) -> tuple[frozenset[str], bool]:
     """The tests that fail in a mutant's run of head's own code, and
     whether the control could not say (it broke, or ran out of rounds)."""
     fail_anyway: set[str] = set()

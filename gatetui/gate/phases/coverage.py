@@ -67,8 +67,12 @@ class CoverageRun:
         if probe is None or not self.wanted():
             return {}
         self.ctx.ledger.time_from_now(CheckId.COVERED)
-        return await self.runner.plugin(workspace, probe.plugin, report=workspace.report_path(probe.report),
-                                        files=json.dumps(sorted(self.changed.files)))
+        return await self.runner.plugin(
+            workspace,
+            probe.plugin,
+            report=workspace.report_path(probe.report),
+            files=json.dumps(sorted(self.changed.files)),
+        )
 
     async def read(self, workspace: Workspace) -> None:
         """Run 2's report, once its run has ended; `covered` answered."""
@@ -81,8 +85,9 @@ class CoverageRun:
         else:
             try:
                 texts = self.changed.texts
-                self.reached = merged([probe.read(raw, texts),
-                                       *[probe.read(r, texts) async for r in workers(workspace, probe)]])
+                self.reached = merged(
+                    [probe.read(raw, texts), *[probe.read(r, texts) async for r in workers(workspace, probe)]]
+                )
             except ReportProblem as err:
                 self.problem = str(err)
         self.ctx.ledger.finish_open([judge_covered(self.changed, self.reached, self.problem)])
@@ -121,8 +126,9 @@ def judge_covered(changed: ChangedCode, reached: Reached | None, problem: str) -
     outside = outside_tests(changed, reached)
     if not missed:
         tests = len({t for key in changed.pairs() for t in reached.get(key, frozenset())})
-        return CheckResult(CheckId.COVERED, Status.PASS,
-                           f"all {total} changed lines run, {_ran(total, outside, tests)}{left_out}")
+        return CheckResult(
+            CheckId.COVERED, Status.PASS, f"all {total} changed lines run, {_ran(total, outside, tests)}{left_out}"
+        )
     named = [f"{path}:{span}" for path in sorted(missed) for span in ranges(missed[path])]
     more = f" and {len(named) - SHOWN} more" if len(named) > SHOWN else ""
     count = sum(len(lines) for lines in missed.values())

@@ -27,8 +27,11 @@ class FreshRuns:
         function's other failed cases."""
         chosen = fresh.representatives(failed)
         found = {test: await self._one(workspace, test) for test in chosen.values()}
-        return tuple(fresh.Confirmation(test, found[chosen[rerun.function_of(test)]].cause)
-                     for test in failed if rerun.function_of(test) in chosen)
+        return tuple(
+            fresh.Confirmation(test, found[chosen[rerun.function_of(test)]].cause)
+            for test in failed
+            if rerun.function_of(test) in chosen
+        )
 
     async def _one(self, workspace: Workspace, test: str) -> fresh.Confirmation:
         alone: list[junit.Report | None] = []
@@ -39,8 +42,13 @@ class FreshRuns:
         plugin = self.ctx.plan.profile.rerun
         assert plugin is not None  # reruns, and so their failures, come only from a profile's plugin
         # the function's id on the command line, the one case wanted picked by the plugin
-        env = await self.runner.plugin(workspace, plugin, reruns=fresh.STEPS,
-                                       afresh=",".join(map(str, fresh.AFRESH)), only=test.rsplit("::", 1)[-1])
+        env = await self.runner.plugin(
+            workspace,
+            plugin,
+            reruns=fresh.STEPS,
+            afresh=",".join(map(str, fresh.AFRESH)),
+            only=test.rsplit("::", 1)[-1],
+        )
         return fresh.confirm(test, alone, await self._run(workspace, rerun.function_of(test), env))
 
     async def _run(self, workspace: Workspace, test: str, env: dict[str, str]) -> junit.Report | None:

@@ -50,8 +50,14 @@ async def _second_halves(ctx: Context, base: BaseOwn, runs: list[SuiteRun], old:
     """The answers the diff could not give (a failure from the diff stands,
     said once); a skip seen only under base's tests asks base's own suite."""
     said = ctx.ledger.results
-    kept, skips = judge.second_halves(said.get(CheckId.TESTS_KEPT), said.get(CheckId.NO_NEW_SKIPS),
-                                      old, runs, ctx.plan.still_defined, case_family(ctx.plan.profile.report_ids))
+    kept, skips = judge.second_halves(
+        said.get(CheckId.TESTS_KEPT),
+        said.get(CheckId.NO_NEW_SKIPS),
+        old,
+        runs,
+        ctx.plan.still_defined,
+        case_family(ctx.plan.profile.report_ids),
+    )
     if skips.status is Status.PASS and judge.skipped_anywhere([old]):  # head-only skips are caught above
         skips = await base.skips_against_base(skips, [*runs, old])
     ctx.ledger.finish_open((kept, skips))

@@ -72,8 +72,16 @@ class Ledger:
     def in_order(self) -> tuple[CheckResult, ...]:
         return tuple(self.results[c] for c in CHECK_ORDER if c in self.results)
 
-    async def run(self, workspace: Workspace, check: CheckId, stream: str, command: str,
-                  env: dict[str, str], network: bool = True, timeout: float | None = None) -> CommandResult:
+    async def run(
+        self,
+        workspace: Workspace,
+        check: CheckId,
+        stream: str,
+        command: str,
+        env: dict[str, str],
+        network: bool = True,
+        timeout: float | None = None,
+    ) -> CommandResult:
         """Installs reach the package index; test runs get no network (where
         the backend can take it away), so a test that calls out fails here.
         The output streams out as it comes; what the command used is
@@ -81,7 +89,10 @@ class Ledger:
         self.emit(OutputChunk(check, stream, f"$ {command}\n"))
         limit = self.timeout if timeout is None else min(timeout, self.timeout)
         result = await workspace.run(
-            command, timeout=limit, env=env, network=network,
+            command,
+            timeout=limit,
+            env=env,
+            network=network,
             on_output=lambda text: self.emit(OutputChunk(check, stream, text)),
         )
         if result.timed_out:
@@ -98,5 +109,4 @@ class Ledger:
         self.emit(CostUpdated(self.cost()))
 
     def cost(self) -> Cost:
-        return Cost(per_check=dict(self.usage), measured=self.measured, account=self.account,
-                    saved=dict(self.saved))
+        return Cost(per_check=dict(self.usage), measured=self.measured, account=self.account, saved=dict(self.saved))

@@ -44,8 +44,9 @@ async def judge(ctx: Context, found: Counter[str]) -> Linted:
         return Linted(False, "")
     at_base = await base_findings(ctx, lint)
     if isinstance(at_base, str):
-        return Linted(True, f"{lint.label}: {_count(found)} at head, and base's could not be told "
-                            f"({at_base}): {_shown(found)}")
+        return Linted(
+            True, f"{lint.label}: {_count(found)} at head, and base's could not be told ({at_base}): {_shown(found)}"
+        )
     added, known = found - at_base, found & at_base
     if added:
         more = f"; and {_count(known)} that base has too" if known else ""
@@ -60,8 +61,10 @@ async def base_findings(ctx: Context, lint: Lint) -> Counter[str] | str:
     cached = _cached(cache, key, plan.base.sha)
     if cached is not None:
         return cached
-    ctx.ledger.progress(CheckId.INSTALL, f"{lint.label} has findings at head; installing base the same way, "
-                                         "to tell which are the change's")
+    ctx.ledger.progress(
+        CheckId.INSTALL,
+        f"{lint.label} has findings at head; installing base the same way, to tell which are the change's",
+    )
     installer = ctx.installer(CheckId.INSTALL, "base lint", plan.base)
     async with ctx.base_workspace("base-lint") as workspace:
         failed = await installer.install(workspace, verify=False)
@@ -77,8 +80,10 @@ async def base_findings(ctx: Context, lint: Lint) -> Counter[str] | str:
 def _cache_key(ctx: Context, lint: Lint) -> str:
     """Base's commit and what decides its findings besides its tree."""
     profile = ctx.plan.profile
-    shown = json.dumps({"format": FORMAT, "install": list(profile.install), "env": profile.install_env,
-                        "lint": lint.command}, sort_keys=True)
+    shown = json.dumps(
+        {"format": FORMAT, "install": list(profile.install), "env": profile.install_env, "lint": lint.command},
+        sort_keys=True,
+    )
     return f"lint-{ctx.plan.base.sha}-{hashlib.sha256(shown.encode()).hexdigest()[:16]}"
 
 
@@ -92,7 +97,8 @@ def _cached(cache: BaselineCache | None, key: str, base: str) -> Counter[str] | 
         return None
     findings = data.get("findings")
     if not isinstance(findings, Mapping) or not all(
-            isinstance(k, str) and isinstance(n, int) and n > 0 for k, n in findings.items()):
+        isinstance(k, str) and isinstance(n, int) and n > 0 for k, n in findings.items()
+    ):
         return None
     return Counter(dict(findings))
 

@@ -57,7 +57,9 @@ def hidden(ctx: Context) -> Answer:
 
 # What each check announced with the plan can say then (a test holds it to the registry).
 ANSWERS: dict[CheckId, Callable[[Context], Answer]] = {
-    CheckId.TESTS_KEPT: tests_kept, CheckId.NO_NEW_SKIPS: no_new_skips, CheckId.HIDDEN: hidden,
+    CheckId.TESTS_KEPT: tests_kept,
+    CheckId.NO_NEW_SKIPS: no_new_skips,
+    CheckId.HIDDEN: hidden,
     CheckId.COVERED: lambda ctx: coverage.answer(ctx, CheckId.COVERED),
     CheckId.BITES: lambda ctx: coverage.answer(ctx, CheckId.BITES),
 }

@@ -48,8 +48,9 @@ class SuitePhase:
         ctx = self.ctx
         hidden = Need.HIDDEN_TESTS in {need for spec in ctx.ledger.open() for need in spec.needs}
         # each run a fresh export of head: of the install, only the environment
-        copies = await workspace.fork(RUNS + 1 + hidden, ctx.export_head, ctx.plan.profile.environment,
-                                      network=ctx.plan.profile.test_network)
+        copies = await workspace.fork(
+            RUNS + 1 + hidden, ctx.export_head, ctx.plan.profile.environment, network=ctx.plan.profile.test_network
+        )
         try:
             done = await self._side_by_side(copies, hidden)
         finally:
@@ -94,7 +95,9 @@ class SuitePhase:
             stopped = CommandResult(None, time.monotonic() - started, timed_out=True, limit_seconds=limit)
             run = SuiteRun(HIDDEN_STREAM, stopped, None, hidden_time.NOT_PASSED)
         if hidden_time.over(run.result, limit):
-            self.ctx.ledger.emit(OutputChunk(CheckId.HIDDEN, HIDDEN_STREAM, hidden_time.why(run.result, limit, results)))
+            self.ctx.ledger.emit(
+                OutputChunk(CheckId.HIDDEN, HIDDEN_STREAM, hidden_time.why(run.result, limit, results))
+            )
         return run
 
     def _announce(self) -> None:
@@ -103,8 +106,11 @@ class SuitePhase:
             ctx.ledger.start(spec.id)
         profile = ctx.plan.profile
         if profile.random_order and ctx.plan.digests.random_seed is None:
-            ctx.ledger.progress(CheckId.RUNS, f"random_order: {profile.runner} runs cannot be shuffled" + (
-                f"; run 1 goes {profile.reorder.label}" if profile.reorder is not None else " and keep their order"))
+            ctx.ledger.progress(
+                CheckId.RUNS,
+                f"random_order: {profile.runner} runs cannot be shuffled"
+                + (f"; run 1 goes {profile.reorder.label}" if profile.reorder is not None else " and keep their order"),
+            )
 
     async def _head_run(self, workspace: Workspace, index: int) -> SuiteRun:
         """Run `index + 1`; the random-order one gets the plugin and its seed."""
@@ -130,10 +136,16 @@ class SuitePhase:
         gate/rerun.py), in source order, and fresh processes for those that
         failed there (gate/fresh.py)."""
         plan = self.ctx.plan
-        run = await self._reordered(workspace) if plan.profile.random_order and plan.profile.reorder is not None \
+        run = (
+            await self._reordered(workspace)
+            if plan.profile.random_order and plan.profile.reorder is not None
             else await self.runner.run(workspace, CheckId.RUNS, "run 1", {})
-        ids = rerun.targets(run.report, ChangedTests(plan.base, plan.head)) \
-            if run.report is not None and plan.profile.rerun is not None else []
+        )
+        ids = (
+            rerun.targets(run.report, ChangedTests(plan.base, plan.head))
+            if run.report is not None and plan.profile.rerun is not None
+            else []
+        )
         if not ids or plan.profile.rerun is None:
             return run
         env = await self.runner.plugin(workspace, plan.profile.rerun, reruns=rerun.RERUNS, afresh="", only="")
@@ -157,8 +169,13 @@ class SuitePhase:
     async def _old_tests_run(self, workspace: Workspace) -> SuiteRun:
         """Base's tests (base's sealed files, written over this copy) on head's code."""
         plan = self.ctx.plan
-        return await self.runner.run(workspace, CheckId.OLD_TESTS, "old tests", self.runner.old_tests_env(),
-                                     ran=RunTree(plan.head, plan.old_tests_files))
+        return await self.runner.run(
+            workspace,
+            CheckId.OLD_TESTS,
+            "old tests",
+            self.runner.old_tests_env(),
+            ran=RunTree(plan.head, plan.old_tests_files),
+        )
 
     async def _hidden_run(self, workspace: Workspace) -> SuiteRun:
         """The hidden tests over base's sealed files (head's conftest.py and
@@ -169,5 +186,6 @@ class SuitePhase:
         over = {**plan.old_tests_files, **plan.hidden.files}
         await workspace.write_files(over)
         command = hidden_command(plan.profile.test, plan.hidden)
-        return await self.runner.run(workspace, CheckId.HIDDEN, HIDDEN_STREAM, self.runner.old_tests_env(),
-                                     command, RunTree(plan.head, over))
+        return await self.runner.run(
+            workspace, CheckId.HIDDEN, HIDDEN_STREAM, self.runner.old_tests_env(), command, RunTree(plan.head, over)
+        )

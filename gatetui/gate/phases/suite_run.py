@@ -21,9 +21,17 @@ class SuiteRunner:
     def __init__(self, ctx: Context):
         self.ctx = ctx
 
-    async def run(self, workspace: Workspace, check: CheckId, name: str, extra_env: dict[str, str],
-                  test: str | None = None, ran: RunTree | None = None, timeout: float | None = None,
-                  loads: RunPlugin | None = None) -> SuiteRun:
+    async def run(
+        self,
+        workspace: Workspace,
+        check: CheckId,
+        name: str,
+        extra_env: dict[str, str],
+        test: str | None = None,
+        ran: RunTree | None = None,
+        timeout: float | None = None,
+        loads: RunPlugin | None = None,
+    ) -> SuiteRun:
         """One run of the suite in `workspace`, whose tree is `ran` (head's by
         default), within `timeout` seconds (the plan's by default), loading
         the runner plugins `loads` names (head's environment's by default)."""
@@ -36,8 +44,9 @@ class SuiteRunner:
         loaded = await self.plugin(workspace, loads) if loads is not None else {}
         command = (test or profile.test).replace("{report}", path)
         env = self._env(workspace, path, joined_env(loaded, extra_env))
-        result = await self.ctx.ledger.run(workspace, check, name, command, env,
-                                           network=profile.test_network, timeout=timeout)
+        result = await self.ctx.ledger.run(
+            workspace, check, name, command, env, network=profile.test_network, timeout=timeout
+        )
         raw = await workspace.read_report(report_name)
         if raw is None:
             return SuiteRun(name, result, None, self._no_report(name, result))
@@ -47,8 +56,9 @@ class SuiteRunner:
             return SuiteRun(name, result, None, str(err))
         return SuiteRun(name, result, report)
 
-    async def command(self, workspace: Workspace, check: CheckId, name: str, command: str,
-                      timeout: float) -> CommandResult:
+    async def command(
+        self, workspace: Workspace, check: CheckId, name: str, command: str, timeout: float
+    ) -> CommandResult:
         """A command of the gate's own (no runner, no report), in the
         environment the tests run in: the same interpreter, paths and
         variables as run 2's."""
@@ -56,15 +66,20 @@ class SuiteRunner:
         if profile.test_files:
             await workspace.write_files(self._in_gate_folder(profile.test_files))
         env = self._env(workspace, shlex.quote(workspace.report_path(f"{name.replace(' ', '-')}.xml")), {})
-        return await self.ctx.ledger.run(workspace, check, name, command, env,
-                                         network=profile.test_network, timeout=timeout)
+        return await self.ctx.ledger.run(
+            workspace, check, name, command, env, network=profile.test_network, timeout=timeout
+        )
 
     def _env(self, workspace: Workspace, report: str, extra_env: dict[str, str]) -> dict[str, str]:
         """The profile's test environment filled in for this workspace, with
         `extra_env` added (PYTHONPATH joined as a path, the rest as words)."""
-        places = {"{report}": report, "{gate}": self.gate_path(workspace),
-                  "{scratch}": workspace.scratch_path("cache"), "{bytecode}": workspace.scratch_path("bytecode"),
-                  "{tree}": workspace.path.rstrip("/")}
+        places = {
+            "{report}": report,
+            "{gate}": self.gate_path(workspace),
+            "{scratch}": workspace.scratch_path("cache"),
+            "{bytecode}": workspace.scratch_path("bytecode"),
+            "{tree}": workspace.path.rstrip("/"),
+        }
         env = {k: _fill(v, places) for k, v in self.ctx.plan.profile.test_env.items()}
         env.update(self.ctx.lock_env(workspace))
         return joined_env(env, extra_env)

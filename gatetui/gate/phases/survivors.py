@@ -57,8 +57,9 @@ class SurvivorSearch:
                 groups.setdefault((mutant.path, function), []).append(index)
         return list(groups.items())
 
-    async def _record(self, workspace: Workspace, number: int, path: str, function: str,
-                      trials: Sequence[Trial]) -> tuple[str, tuple[Call, ...]] | None:
+    async def _record(
+        self, workspace: Workspace, number: int, path: str, function: str, trials: Sequence[Trial]
+    ) -> tuple[str, tuple[Call, ...]] | None:
         """The module's name and the calls the survivors' tests made, over head."""
         profile = self.ctx.plan.profile
         tests = functions(test for trial in trials for test in trial.tests)
@@ -67,8 +68,14 @@ class SurvivorSearch:
         try:
             out = f"calls-{number + 1}.json"
             env = await self.runner.plugin(copy, self.search.recorder(path, function, copy.report_path(out)))
-            await self.runner.run(copy, CheckId.BITES, name, env, rerun.command(profile.test, list(tests)),
-                                  timeout=max(trial.timeout for trial in trials))
+            await self.runner.run(
+                copy,
+                CheckId.BITES,
+                name,
+                env,
+                rerun.command(profile.test, list(tests)),
+                timeout=max(trial.timeout for trial in trials),
+            )
             raw = await copy.read_report(out)
         finally:
             await close_all([copy])
@@ -88,4 +95,3 @@ class SurvivorSearch:
         finally:
             await close_all([copy])
         return read_found(raw, frozenset(job.mutants))
-

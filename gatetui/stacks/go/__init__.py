@@ -5,8 +5,8 @@ from __future__ import annotations
 from gatetui.config import Settings
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Profile, Stack
-from gatetui.stacks.testdefs import TestLanguage
 from gatetui.stacks.go import hooks, profile, tests
+from gatetui.stacks.testdefs import TestLanguage
 
 GO = TestLanguage("go", (".go",), tests.looks_like_go_test, tests.go_test_defs, tests.go_scan)
 

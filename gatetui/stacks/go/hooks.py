@@ -42,27 +42,36 @@ RUNNER_PROBE = re.compile(
     r"|\bGOTEST\w*|/tmp/gatetui\b|\bGATETUI_\w+|\.gatetui-go\b"
     # what the gate sets in every run, which a person's own `go test` does not have
     r"|\bos\.(?:Getenv|LookupEnv)\s*\(\s*\"(?:GOFLAGS|GOPROXY|GOTOOLCHAIN|GOCACHE|GOMODCACHE)\""
-    r"|\bGete?uid\s*\(\s*\)\s*(?:[<>]=?|[=!]=)\s*\d{5,}")
+    r"|\bGete?uid\s*\(\s*\)\s*(?:[<>]=?|[=!]=)\s*\d{5,}"
+)
 
 
 # What reads as `go test`'s own report: a test's result line, a run's last line.
 FORGED_REPORT = re.compile(
-    r"(?:===|---)\s+(?:RUN|PAUSE|CONT|NAME|PASS|FAIL|SKIP)\b|\"(?:PASS|FAIL)(?:\\n)?\"|\"ok\s+\S|\\n(?:PASS|FAIL)\b")
-PROCESS_END = re.compile(r"\b(?:os\.Exit|syscall\.Exit|unix\.Exit|runtime\.Goexit|syscall\.Kill|unix\.Kill)\b"
-                         r"|\bos\.(?:Stdout|Stderr)\s*=[^=]")
+    r"(?:===|---)\s+(?:RUN|PAUSE|CONT|NAME|PASS|FAIL|SKIP)\b|\"(?:PASS|FAIL)(?:\\n)?\"|\"ok\s+\S|\\n(?:PASS|FAIL)\b"
+)
+PROCESS_END = re.compile(
+    r"\b(?:os\.Exit|syscall\.Exit|unix\.Exit|runtime\.Goexit|syscall\.Kill|unix\.Kill)\b"
+    r"|\bos\.(?:Stdout|Stderr)\s*=[^=]"
+)
 LINKNAME = re.compile(r"^\s*//go:linkname\b")
 # the caller's stack, where a `testing.tRunner` frame says "under go test"
-CALLER = re.compile(r"\bruntime\.(?:Callers|Caller|CallersFrames|Stack|GoroutineProfile)\s*\("
-                    r"|\bdebug\.(?:Stack|PrintStack)\s*\(|\bpprof\.Lookup\s*\(")
+CALLER = re.compile(
+    r"\bruntime\.(?:Callers|Caller|CallersFrames|Stack|GoroutineProfile)\s*\("
+    r"|\bdebug\.(?:Stack|PrintStack)\s*\(|\bpprof\.Lookup\s*\("
+)
 # the home folder, empty in a sandbox and full on a person's machine
-HOME_READ = re.compile(r"\bos\.User(?:Home|Config|Cache)Dir\s*\(|\b(?:os|syscall)\.(?:Getenv|LookupEnv)\s*\(\s*\"HOME\""
-                       r"|\.HomeDir\b|\$\{?HOME\b")
+HOME_READ = re.compile(
+    r"\bos\.User(?:Home|Config|Cache)Dir\s*\(|\b(?:os|syscall)\.(?:Getenv|LookupEnv)\s*\(\s*\"HOME\""
+    r"|\.HomeDir\b|\$\{?HOME\b"
+)
 # In a test file: go test's result lines, and ends of the binary that go counts as no
 # failure (an exit 0 past the testing package's own os.Exit(0) check, the binary replaced).
 TEST_FORGED_REPORT = re.compile(r"(?:===|---)\s+(?:RUN|PAUSE|CONT|NAME|PASS|FAIL|SKIP)\b|\\n(?:PASS|FAIL)\b")
 TEST_PROCESS_END = re.compile(
     r"\b(?:syscall|unix)\.(?:Exit|Exec)\b|\bSYS_EXIT(?:_GROUP)?\b|\bruntime\.Goexit\b"
-    r"|\bos\.Exit\s*\(\s*0\s*\)|\bos\.Exit\b(?!\s*\()|\btest\.paniconexit0\b")
+    r"|\bos\.Exit\s*\(\s*0\s*\)|\bos\.Exit\b(?!\s*\()|\btest\.paniconexit0\b"
+)
 # a test flag's name in a string: `-test.run`, `--test.v`
 TEST_FLAG = re.compile(r"\"-{1,2}test\.")
 PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
@@ -73,12 +82,17 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
     findings = []
     for path in (p for p in changed if is_test_file(p)):
         before, after = go_hooks(base.text(path) or ""), go_hooks(head.text(path) or "")
-        findings += [Finding(path, f"test-run hook `{name}` added or changed in a test file")
-                     for name in sorted(after) if before.get(name) != after[name]]
-    reaches = [Finding(f"{path}:{n}", f"{_who(is_test_file(path))} {what}: {line.strip()[:80]}")
-               for path in changed
-               for n, line in added(base.text(path) or "", head.text(path) or "")
-               if (what := _test_concern(line) if is_test_file(path) else _concern(line, _package(head.text(path) or "")))]
+        findings += [
+            Finding(path, f"test-run hook `{name}` added or changed in a test file")
+            for name in sorted(after)
+            if before.get(name) != after[name]
+        ]
+    reaches = [
+        Finding(f"{path}:{n}", f"{_who(is_test_file(path))} {what}: {line.strip()[:80]}")
+        for path in changed
+        for n, line in added(base.text(path) or "", head.text(path) or "")
+        if (what := _test_concern(line) if is_test_file(path) else _concern(line, _package(head.text(path) or "")))
+    ]
     return HookScan(findings=tuple(findings), reaches=tuple(reaches))
 
 

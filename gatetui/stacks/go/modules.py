@@ -23,8 +23,10 @@ from gatetui.stacks.base import LockLayer
 FILES = ("go.mod", "go.sum")
 # The toolchain and platform the cache is made for (part of the key).
 TOOLCHAIN = ("go", "env", "GOVERSION", "GOOS", "GOARCH")
-FETCH = ('export GOMODCACHE="$PWD/{layer}/mod" GOCACHE="$(mktemp -d)" GOPATH="$(mktemp -d)" '
-         "GOFLAGS=-mod=readonly GOTOOLCHAIN=local && go mod download")
+FETCH = (
+    'export GOMODCACHE="$PWD/{layer}/mod" GOCACHE="$(mktemp -d)" GOPATH="$(mktemp -d)" '
+    "GOFLAGS=-mod=readonly GOTOOLCHAIN=local && go mod download"
+)
 
 
 def layer_key(files: Mapping[str, bytes], toolchain: str) -> str | None:
@@ -36,5 +38,11 @@ def layer_key(files: Mapping[str, bytes], toolchain: str) -> str | None:
     return hashlib.sha256(json.dumps({**body, "toolchain": toolchain.strip()}, sort_keys=True).encode()).hexdigest()
 
 
-MODULES = LockLayer(files=FILES, key=layer_key, toolchain=TOOLCHAIN, build=(FETCH,), folder=".layer",
-                    env=MappingProxyType({"GOMODCACHE": "{layer}/mod"}))
+MODULES = LockLayer(
+    files=FILES,
+    key=layer_key,
+    toolchain=TOOLCHAIN,
+    build=(FETCH,),
+    folder=".layer",
+    env=MappingProxyType({"GOMODCACHE": "{layer}/mod"}),
+)

@@ -18,7 +18,8 @@ from types import MappingProxyType
 
 from gatetui.config import Settings
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.base import Profile, RunPlugin, Stack, under_any
+from gatetui.globs import under_any
+from gatetui.stacks.base import Profile, RunPlugin, Stack
 from gatetui.stacks.go.modules import MODULES
 from gatetui.stacks.go.report import read_go_report
 from gatetui.stacks.go.vet import vet_lint
@@ -28,8 +29,10 @@ ENVIRONMENT = ".gatetui-go"
 # GOMODCACHE set: the modules' layer (modules.py), read-only, which holds everything go.sum pins.
 # The build cache is in the workspace's own fresh home: vet, a command of its own, reuses what
 # the build compiled there (a cache of its own would compile every dependency again).
-GO_ENV = (f'export GOMODCACHE="${{GOMODCACHE:-$PWD/{ENVIRONMENT}/mod}}" GOCACHE="$HOME/.cache/go-build" '
-          'GOPATH="$(mktemp -d)" GOFLAGS=-mod=readonly GOTOOLCHAIN=local')
+GO_ENV = (
+    f'export GOMODCACHE="${{GOMODCACHE:-$PWD/{ENVIRONMENT}/mod}}" GOCACHE="$HOME/.cache/go-build" '
+    'GOPATH="$(mktemp -d)" GOFLAGS=-mod=readonly GOTOOLCHAIN=local'
+)
 INSTALL = f"rm -rf {ENVIRONMENT} && mkdir -p {ENVIRONMENT} && {GO_ENV} && go build ./..."
 # vet's findings are judged against base's (vet.py), not failed on sight
 VET = vet_lint(GO_ENV)
@@ -53,17 +56,25 @@ ALONE = Reorder(RunPlugin(MappingProxyType({}), MappingProxyType({"GATE_GO_ALONE
 # The gate's own script (in the environment, so nothing in the tree can
 # shadow it): named test files (the hidden ones) run as their packages, the
 # JSON goes to the report, and the tests' own output is shown as text.
-TEST_SCRIPT = r"""report=$1; shift
-""" + ALONE_SCRIPT + r"""
+TEST_SCRIPT = (
+    r"""report=$1; shift
+"""
+    + ALONE_SCRIPT
+    + r"""
 [ $# -eq 0 ] && set -- ./...
 for arg; do shift; case $arg in */*.go) set -- "$@" "./${arg%/*}";; *.go) set -- "$@" .;; *) set -- "$@" "$arg";; esac; done
 if [ -n "$GATE_GO_ALONE" ]; then alone "$@"; status=$?; else go test -json -count=1 "$@" > "$report"; status=$?; fi
 sed -n 's/.*"Output":"\(.*\)"}$/\1/p' "$report" | sed -e 's/\\n$//' -e 's/\\t/	/g' -e 's/\\"/"/g' -e 's/\\\\/\\/g'
 exit $status
 """
+)
 TEST_ENV = {
-    "GATE_GO_TEST": TEST_SCRIPT, "GOCACHE": "{scratch}/go-build", "GOPATH": "{scratch}/go",
-    "GOMODCACHE": f"{{tree}}/{ENVIRONMENT}/mod", "GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local",
+    "GATE_GO_TEST": TEST_SCRIPT,
+    "GOCACHE": "{scratch}/go-build",
+    "GOPATH": "{scratch}/go",
+    "GOMODCACHE": f"{{tree}}/{ENVIRONMENT}/mod",
+    "GOFLAGS": "-mod=readonly",
+    "GOTOOLCHAIN": "local",
     "GOPROXY": "off",
 }
 # Where vet runs as the lint (judged against base), `go test`'s own vet is off: its few

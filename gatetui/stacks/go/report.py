@@ -138,7 +138,7 @@ class _Files:
         if package == self.module:
             return ""
         prefix = self.module + "/"
-        return package[len(prefix):] if self.module and package.startswith(prefix) else package
+        return package[len(prefix) :] if self.module and package.startswith(prefix) else package
 
     def defining(self, folder: str, test: str) -> str:
         """`folder/x_test.go` that defines `test`; the folder itself when none does."""
@@ -157,7 +157,7 @@ class _Files:
         prefix = f"{folder}/" if folder else ""
         found: dict[str, str] = {}
         for path in sorted(self.tree.paths()):
-            if path.startswith(prefix) and "/" not in path[len(prefix):] and path.endswith("_test.go"):
+            if path.startswith(prefix) and "/" not in path[len(prefix) :] and path.endswith("_test.go"):
                 for test in go_test_defs(path, self.tree.text(path) or ""):
                     found.setdefault(test.name, path)
         return found

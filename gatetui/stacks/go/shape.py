@@ -63,8 +63,12 @@ def judge(package: Package, name: str, defined: frozenset[str], ids: Callable[[s
             outcomes[test] = swallowed
         elif test not in outcomes and package.outcome is Outcome.FAILED:
             outcomes[test] = Outcome.ERROR  # go failed the package while the test ran: its output says why
-    findings = [*_twice(package, ids), *_never_ended(package, outcomes, ids),
-                *_undefined(package, defined, ids), *_no_last_word(package, name)]
+    findings = [
+        *_twice(package, ids),
+        *_never_ended(package, outcomes, ids),
+        *_undefined(package, defined, ids),
+        *_no_last_word(package, name),
+    ]
     return Judged(outcomes, tuple(findings))
 
 

@@ -77,7 +77,7 @@ def _keys(block: Mapping[str, object], root: str) -> Iterator[str]:
 
 def _key(item: Mapping[str, object], analyzer: str, root: str) -> str:
     where = LINE_COL.sub("", str(item.get("posn", "")))
-    where = where[len(root):] if where.startswith(root) else where
+    where = where[len(root) :] if where.startswith(root) else where
     return f"{where}: {_clean(str(item.get('message', '')), root)} ({analyzer})"
 
 
@@ -91,6 +91,8 @@ def vet_lint(env: str) -> Lint:
     (`env`: the exports the install begins with, its caches shared); its
     JSON goes to the report, and is shown on the stream only when vet
     could not finish (its reasons are then in it)."""
-    command = (f"{env} && {{ go vet -json ./... 2> {{report}}; status=$?; "
-               "[ $status -eq 0 ] || cat {report} >&2; exit $status; }")
+    command = (
+        f"{env} && {{ go vet -json ./... 2> {{report}}; status=$?; "
+        "[ $status -eq 0 ] || cat {report} >&2; exit $status; }"
+    )
     return Lint(command=command, report=REPORT, read=read_vet, label="go vet")

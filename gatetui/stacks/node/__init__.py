@@ -5,11 +5,16 @@ from __future__ import annotations
 from gatetui.config import Settings
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Profile, Stack
-from gatetui.stacks.testdefs import TestLanguage
 from gatetui.stacks.node import hooks, profile, tests
+from gatetui.stacks.testdefs import TestLanguage
 
-JS = TestLanguage("js", (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts"),
-                  tests.looks_like_js_test, tests.js_test_defs, tests.js_scan)
+JS = TestLanguage(
+    "js",
+    (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts"),
+    tests.looks_like_js_test,
+    tests.js_test_defs,
+    tests.js_scan,
+)
 
 
 def _load(base: Snapshot, settings: Settings) -> Profile:

@@ -42,66 +42,85 @@ RUNNER_PROBE = re.compile(
     r"\b(?:VITEST\w*|NODE_TEST_CONTEXT|JEST_WORKER_ID|__vitest_\w+__)\b"
     r"|\btypeof\s+(?:describe|it|test|expect|vi|jest|beforeAll|afterAll)\b"
     r"|\bprocess\.(?:argv|execArgv)\b.*(?:vitest|--test\b|node:test|jest)"
-    r"|(?:vitest|--test\b|node:test|jest).*\bprocess\.(?:argv|execArgv)\b")
+    r"|(?:vitest|--test\b|node:test|jest).*\bprocess\.(?:argv|execArgv)\b"
+)
 # An environment read with a test word on the line ("test", "Test", "TEST", never "latest").
 ENV_READ = re.compile(r"\b(?:process\.env|import\.meta\.env)\b")
 TEST_WORD = re.compile(r"(?<![A-Za-z])(?:[tT]est|TEST)")
 WHOLE_ENVIRONMENT = re.compile(
     r"\bObject\.(?:keys|values|entries|getOwnPropertyNames)\s*\(\s*process\.env\s*\)"
-    r"|\bfor\s*\(\s*(?:const|let|var)?\s*\w+\s+in\s+process\.env\b")
+    r"|\bfor\s*\(\s*(?:const|let|var)?\s*\w+\s+in\s+process\.env\b"
+)
 DYNAMIC_CODE = re.compile(
     r"(?<![\w.$])eval\s*\(|\bnew\s+Function\s*\(|\bvm\.\w+\s*\(|[\"'](?:node:)?vm[\"']"
-    r"|(?<![\w.$])(?:require|import)\s*\((?!\s*[\"'][^\"'`]*[\"']\s*\))")
+    r"|(?<![\w.$])(?:require|import)\s*\((?!\s*[\"'][^\"'`]*[\"']\s*\))"
+)
 # a value compared with "test" (NODE_ENV read once, then compared elsewhere)
 TEST_COMPARED = re.compile(r"[=!]==?\s*[\"'`][tT]est(?:ing)?[\"'`]|[\"'`][tT]est(?:ing)?[\"'`]\s*[=!]==?")
 PROCESS_END = re.compile(
     r"\bprocess\.(?:exit|reallyExit|abort|kill|exitCode|binding|_rawDebug)\b|\bprocess\s*\[|\bReflect\.\w+\(\s*process\b"
     r"|\bprocess\.(?:on|once|prependListener|addListener)\s*\(\s*[\"'](?:exit|beforeExit|uncaughtException"
-    r"|unhandledRejection)[\"']")
+    r"|unhandledRejection)[\"']"
+)
 RUNNER_API = re.compile(
-    r"[\"'](?:vitest|node:test|@vitest/[\w-]+)[\"']|\bvi\.(?:mock|doMock|hoisted|spyOn|stubGlobal|stubEnv)\b")
+    r"[\"'](?:vitest|node:test|@vitest/[\w-]+)[\"']|\bvi\.(?:mock|doMock|hoisted|spyOn|stubGlobal|stubEnv)\b"
+)
 CALLER = re.compile(
     # an error class's own `Error.captureStackTrace(this, ...)` is how custom errors are written
     r"\bnew\s+[\w$.]+\s*\([^()]*\)\s*\.stack\b|\bError\.captureStackTrace\b(?!\s*\(\s*this\b)"
     r"|\bError\.(?:prepareStackTrace|stackTraceLimit)\b"
     r"|=\s*new\s+Error\s*\(\s*\)\s*;?\s*$|\barguments\.callee\b"  # an error made only for its stack
-    r"|\.(?:getFileName|getFunctionName|getTypeName|getScriptNameOrSourceURL)\s*\(")
+    r"|\.(?:getFileName|getFunctionName|getTypeName|getScriptNameOrSourceURL)\s*\("
+)
 HOME_READ = re.compile(
     r"\bhomedir\s*\(|\buserInfo\s*\(|\bprocess\.env\s*(?:\.\s*(?:HOME|USERPROFILE)\b|\[\s*[\"'`](?:HOME|USERPROFILE)[\"'`])"
-    r"|\{[^}]*\b(?:HOME|USERPROFILE)\b[^}]*\}\s*=\s*process\.env\b")
+    r"|\{[^}]*\b(?:HOME|USERPROFILE)\b[^}]*\}\s*=\s*process\.env\b"
+)
 # In a test file: text shaped as TAP's or JUnit's report, and the process ended from a test.
 TEST_FORGED_REPORT = re.compile(
     r"[\"'`]\s*(?:not\s+)?ok\s+(?:\d|\$\{|[\"'`]\s*\+)"
     r"|(?:[\"'`]|\\n)\s*#\s*(?:pass|fail|tests|cancelled|skipped|todo)\s+(?:\d|\$\{|[\"'`]\s*\+)"
-    r"|(?:[\"'`]|\\n)\s*1\.\.(?:\d|\$\{|[\"'`]\s*\+)|<\s*test(?:case|suites?)\b")
+    r"|(?:[\"'`]|\\n)\s*1\.\.(?:\d|\$\{|[\"'`]\s*\+)|<\s*test(?:case|suites?)\b"
+)
 TEST_PROCESS_END = re.compile(
     r"\bprocess\.(?:exit|reallyExit|abort|exitCode|_exiting)\b|\bprocess\.kill\s*\(\s*process\.pid\b"
-    r"|\bprocess\s*\[|\bReflect\.\w+\(\s*process\b")
+    r"|\bprocess\s*\[|\bReflect\.\w+\(\s*process\b"
+)
 SANDBOX_PROBE = re.compile(
     r"/tmp/gatetui\b|\bGATETUI_\w+|\bgatetui-runs\b|['\"/]\.site-"
-    r"|\bget(?:e)?uid\s*\(\s*\)\s*(?:[<>]=?|[=!]==?)\s*\d{5,}|\d{5,}\s*(?:[<>]=?|[=!]==?)\s*process\.gete?uid\b")
+    r"|\bget(?:e)?uid\s*\(\s*\)\s*(?:[<>]=?|[=!]==?)\s*\d{5,}|\d{5,}\s*(?:[<>]=?|[=!]==?)\s*process\.gete?uid\b"
+)
 
 
 def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], bool]) -> HookScan:
-    changed = [p for p in head.paths
-               if JS.search(p) and "node_modules/" not in p and (p not in base or base.ident(p) != head.ident(p))]
-    reaches = [Finding(f"{path}:{n}", f"{what}: {line.strip()[:80]}")
-               for path in changed
-               for n, line in added(base.text(path) or "", head.text(path) or "")
-               if (what := (_test_concern if is_test_file(path) else _concern)(without_comment(line, "//")))]
+    changed = [
+        p
+        for p in head.paths
+        if JS.search(p) and "node_modules/" not in p and (p not in base or base.ident(p) != head.ident(p))
+    ]
+    reaches = [
+        Finding(f"{path}:{n}", f"{what}: {line.strip()[:80]}")
+        for path in changed
+        for n, line in added(base.text(path) or "", head.text(path) or "")
+        if (what := (_test_concern if is_test_file(path) else _concern)(without_comment(line, "//")))
+    ]
     return HookScan(reaches=tuple(reaches))
 
 
 # The means a forgery needs when it names no runner, in the order they are said.
-MEANS = ((WHOLE_ENVIRONMENT, "library code reads the whole environment"),
-         (DYNAMIC_CODE, "library code runs code it builds at run time"),
-         (PROCESS_END, "library code reaches into how the process ends"),
-         (RUNNER_API, "library code uses the test runner's API"),
-         (CALLER, "library code looks at who calls it"),
-         (HOME_READ, "library code reads the home folder"))
+MEANS = (
+    (WHOLE_ENVIRONMENT, "library code reads the whole environment"),
+    (DYNAMIC_CODE, "library code runs code it builds at run time"),
+    (PROCESS_END, "library code reaches into how the process ends"),
+    (RUNNER_API, "library code uses the test runner's API"),
+    (CALLER, "library code looks at who calls it"),
+    (HOME_READ, "library code reads the home folder"),
+)
 # What only a forged report needs of a test file.
-TEST_MEANS = ((TEST_FORGED_REPORT, "test code prints what reads as the test runner's report"),
-              (TEST_PROCESS_END, "test code ends the process"))
+TEST_MEANS = (
+    (TEST_FORGED_REPORT, "test code prints what reads as the test runner's report"),
+    (TEST_PROCESS_END, "test code ends the process"),
+)
 
 
 def _concern(code: str) -> str | None:

@@ -28,8 +28,10 @@ from gatetui.stacks.base import GateScript, OwnInstall
 
 # The keys of a project's .npmrc that say where packages come from and how
 # to reach it; every other key is dropped (and said) before npm runs.
-NPMRC_KEYS = r"^(@[^:=\s]+:)?registry$|^(strict-ssl|fetch-retries|fetch-retry-[a-z]+|fetch-timeout|" \
-             r"prefer-offline|prefer-online|always-auth|legacy-peer-deps|engine-strict)$"
+NPMRC_KEYS = (
+    r"^(@[^:=\s]+:)?registry$|^(strict-ssl|fetch-retries|fetch-retry-[a-z]+|fetch-timeout|"
+    r"prefer-offline|prefer-online|always-auth|legacy-peer-deps|engine-strict)$"
+)
 
 NPMRC = f"""
 const fs = require("fs");
@@ -108,6 +110,8 @@ LOCKS = ("package-lock.json", "npm-shrinkwrap.json")
 def steps(locked: bool) -> tuple[str, ...]:
     """The default install, for a project that keeps a lock or not."""
     return STEPS if locked else (STEPS[0], LOCK_FIRST, *STEPS[1:])
+
+
 # npm asks the index for its own latest version after each command and says
 # so last: a request and a notice per step that no gate needs
 STEPS_ENV = {"GATE_NPMRC": NPMRC, "GATE_NPM_REBUILD": REBUILD, "npm_config_update_notifier": "false"}
@@ -119,8 +123,7 @@ def own_install(environment: tuple[str, ...]) -> OwnInstall:
     return OwnInstall(
         command=_run("GATE_NPM_LIFECYCLE"),
         label="head's npm lifecycle scripts",
-        fingerprint=GateScript(f"{_run('GATE_FINGERPRINT')} {{report}} {folders}",
-                               {"GATE_FINGERPRINT": FINGERPRINT}),
+        fingerprint=GateScript(f"{_run('GATE_FINGERPRINT')} {{report}} {folders}", {"GATE_FINGERPRINT": FINGERPRINT}),
     )
 
 

@@ -30,10 +30,24 @@ _JS_ESCAPE = re.compile(r"\\([\s\S])")
 _JS_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\n": ""}
 # After these words a "/" opens a regex literal; after other words, a
 # literal or a closing bracket it divides.
-_JS_WORDS_BEFORE_REGEX = frozenset({
-    "return", "typeof", "instanceof", "in", "of", "new", "delete", "void",
-    "throw", "case", "do", "else", "yield", "await",
-})
+_JS_WORDS_BEFORE_REGEX = frozenset(
+    {
+        "return",
+        "typeof",
+        "instanceof",
+        "in",
+        "of",
+        "new",
+        "delete",
+        "void",
+        "throw",
+        "case",
+        "do",
+        "else",
+        "yield",
+        "await",
+    }
+)
 
 
 class _JsViewBuilder:
@@ -71,7 +85,7 @@ class _JsViewBuilder:
             char = source[start]
             if char == "'" or char == '"':
                 literals[start] = pos
-                self.parts.append(source[self.copied:start])
+                self.parts.append(source[self.copied : start])
                 self.parts.append(
                     '"' + " " * (pos - start - 1)
                     if source.count("\n", start, pos) == 0
@@ -89,12 +103,12 @@ class _JsViewBuilder:
                     holes[-1][0] -= 1
                 else:  # the "}" ending a `${ }`
                     pos = self._template_text(holes.pop()[1], start)
-        self.parts.append(source[self.copied:])
+        self.parts.append(source[self.copied :])
         return CodeView(source, "".join(self.parts), literals)
 
     def blanked(self, start: int, end: int, first: str = "") -> int:
         """Copy the code up to `start`, then source[start:end] blanked."""
-        self.parts.append(self.source[self.copied:start])
+        self.parts.append(self.source[self.copied : start])
         self.parts.append(blanked(self.source[start:end], first))
         self.copied = end
         return end
@@ -151,7 +165,7 @@ class _JsViewBuilder:
             begin = index
             while begin > 0 and is_word_char(source[begin - 1]):
                 begin -= 1
-            return source[begin:index + 1] in _JS_WORDS_BEFORE_REGEX
+            return source[begin : index + 1] in _JS_WORDS_BEFORE_REGEX
         return char not in ")]}'\"`"
 
 
@@ -162,7 +176,7 @@ def js_literal_value(view: CodeView, start: int) -> str:
     """
     end = view.literals[start]
     quote = view.source[start]
-    body = view.source[start + 1:end]
+    body = view.source[start + 1 : end]
     if body.endswith(quote) and not _escaped_end(body):
         body = body[:-1]
     if quote == "`":

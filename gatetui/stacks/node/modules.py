@@ -30,16 +30,30 @@ from gatetui.stacks.node import install
 FILES = ("package.json", "package-lock.json", ".npmrc")
 # What decides what `npm ci` lays out besides the lock's entries: it checks
 # package.json's dependency fields against the lock's root entry.
-ROOT_FIELDS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies",
-               "peerDependenciesMeta", "bundleDependencies", "bundledDependencies", "overrides",
-               "engines", "os", "cpu")
+ROOT_FIELDS = (
+    "dependencies",
+    "devDependencies",
+    "optionalDependencies",
+    "peerDependencies",
+    "peerDependenciesMeta",
+    "bundleDependencies",
+    "bundledDependencies",
+    "overrides",
+    "engines",
+    "os",
+    "cpu",
+)
 # The toolchain and platform the packages are laid out and rebuilt for, and
 # npm's settings from the environment the sandbox passes on (npm_config_omit
 # lays out another node_modules); never a credential's value.
-TOOLCHAIN = ("sh", "-c", "node -p \"[process.version, process.platform, process.arch, "
-                         "process.versions.modules].join(' ')\" && npm --version && "
-                         "{ env | grep -i '^npm_config_' | grep -iv -e auth -e token -e password -e cert -e key "
-                         "| LC_ALL=C sort; true; }")
+TOOLCHAIN = (
+    "sh",
+    "-c",
+    'node -p "[process.version, process.platform, process.arch, '
+    "process.versions.modules].join(' ')\" && npm --version && "
+    "{ env | grep -i '^npm_config_' | grep -iv -e auth -e token -e password -e cert -e key "
+    "| LC_ALL=C sort; true; }",
+)
 # The keys of the project's .npmrc, as the install cuts it (install.NPMRC_KEYS),
 # that change how npm lays out a lock rather than where it fetches from.
 LAYOUT_KEYS = ("legacy-peer-deps", "engine-strict")
@@ -94,10 +108,22 @@ def _from_index(path: str, entry: object) -> bool:
     if entry.get("inBundle") is True:
         return True
     resolved, integrity = entry.get("resolved", ""), entry.get("integrity")
-    return (isinstance(resolved, str) and (not resolved or resolved.startswith(("https://", "http://")))
-            and isinstance(integrity, str) and integrity.startswith("sha512-")
-            and isinstance(entry.get("version"), str))
+    return (
+        isinstance(resolved, str)
+        and (not resolved or resolved.startswith(("https://", "http://")))
+        and isinstance(integrity, str)
+        and integrity.startswith("sha512-")
+        and isinstance(entry.get("version"), str)
+    )
 
 
-MODULES = LockLayer(files=FILES, key=layer_key, toolchain=TOOLCHAIN, build=(install.STEPS[0], FETCH),
-                    folder=".layer", env=MappingProxyType({}), at=AT, replaces=install.STEPS[1:])
+MODULES = LockLayer(
+    files=FILES,
+    key=layer_key,
+    toolchain=TOOLCHAIN,
+    build=(install.STEPS[0], FETCH),
+    folder=".layer",
+    env=MappingProxyType({}),
+    at=AT,
+    replaces=install.STEPS[1:],
+)

@@ -12,7 +12,8 @@ from types import MappingProxyType
 
 from gatetui.config import ConfigError, Settings
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.base import Profile, RunPlugin, Stack, under_any
+from gatetui.globs import under_any
+from gatetui.stacks.base import Profile, RunPlugin, Stack
 from gatetui.stacks.node import install, modules
 from gatetui.stacks.node.report import check_node_report
 from gatetui.stacks.order import Reorder
@@ -27,9 +28,13 @@ RUNNER_CONFIGS = ("vitest.*", "vite.config.*")
 # Run 1 with random_order under node's own runner: a module every test process preloads
 # (NODE_OPTIONS reaches the processes `node --test` starts) registers each file's tests
 # last to first. vitest has no reverse: its runs keep their order.
-REVERSE = Reorder(RunPlugin(
-    MappingProxyType({"gatetui_reverse_order.cjs": (Path(__file__).parent / "reverse_order.cjs").read_bytes()}),
-    MappingProxyType({"NODE_OPTIONS": "--require {folder}/gatetui_reverse_order.cjs"})), "reverse order")
+REVERSE = Reorder(
+    RunPlugin(
+        MappingProxyType({"gatetui_reverse_order.cjs": (Path(__file__).parent / "reverse_order.cjs").read_bytes()}),
+        MappingProxyType({"NODE_OPTIONS": "--require {folder}/gatetui_reverse_order.cjs"}),
+    ),
+    "reverse order",
+)
 
 
 def is_test_file(profile: Profile, path: str) -> bool:
@@ -60,9 +65,9 @@ def node_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         environment=environment,
         test=test,
         test_paths=test_paths,
-        sealed=tuple(dict.fromkeys(
-            [*(f"{p}/**" for p in test_paths), "**/*.test.*", "**/*.spec.*", *configs, *RUNNER_CONFIGS]
-        )),
+        sealed=tuple(
+            dict.fromkeys([*(f"{p}/**" for p in test_paths), "**/*.test.*", "**/*.spec.*", *configs, *RUNNER_CONFIGS])
+        ),
         timeout=settings.timeout,
         import_check=False,
         on_old_tests_fail=settings.on_old_tests_fail,
@@ -112,8 +117,7 @@ def node_test_command(script: str, configured: str | None, in_place: bool = Fals
         ) + " --outputFile.junit={report}"
     if words[:2] == ["node", "--test"]:
         reporters = shlex.join(
-            ["node", "--test", "--test-reporter=spec", "--test-reporter-destination=stdout",
-             "--test-reporter=junit"]
+            ["node", "--test", "--test-reporter=spec", "--test-reporter-destination=stdout", "--test-reporter=junit"]
         )
         return "node", f"{reporters} --test-reporter-destination={{report}} {shlex.join(words[2:])}".strip()
     raise ConfigError(

@@ -22,12 +22,7 @@ from gatetui.stacks.codeview import CodeView, hits_to_markers, is_word_char, nor
 from gatetui.stacks.node.jsview import js_literal_value, js_view
 from gatetui.stacks.testdefs import MarkerHit, TestDef
 
-__all__ = [
-    "js_markers",
-    "js_test_defs",
-    "js_text_markers",
-    "js_view_defs",
-]
+__all__ = ["js_markers", "js_test_defs", "js_text_markers", "js_view_defs"]
 
 
 # --------------------------------------------------------------------------
@@ -35,20 +30,15 @@ __all__ = [
 # --------------------------------------------------------------------------
 
 _JS_TEST_FUNCS = frozenset({"it", "test", "specify", "xit", "xtest", "xspecify", "fit"})
-_JS_SUITE_FUNCS = frozenset({
-    "describe", "suite", "context", "xdescribe", "xcontext", "fdescribe",
-})
+_JS_SUITE_FUNCS = frozenset({"describe", "suite", "context", "xdescribe", "xcontext", "fdescribe"})
 _JS_CALLEES = re.compile(
-    r"(?:"
-    + "|".join(sorted(_JS_TEST_FUNCS | _JS_SUITE_FUNCS, key=len, reverse=True))
-    + r")(?![\w$])"
+    r"(?:" + "|".join(sorted(_JS_TEST_FUNCS | _JS_SUITE_FUNCS, key=len, reverse=True)) + r")(?![\w$])"
 )
 # Modifiers that leave a call a definition (`it.skip("t", fn)` is still a
 # test, one the marker check reports); `it.todo("t")` is only a placeholder.
-_JS_DEF_MODIFIERS = frozenset({
-    "only", "skip", "concurrent", "sequential", "each", "skipIf", "runIf",
-    "fixme", "fails", "failing",
-})
+_JS_DEF_MODIFIERS = frozenset(
+    {"only", "skip", "concurrent", "sequential", "each", "skipIf", "runIf", "fixme", "fails", "failing"}
+)
 # Modifiers taking arguments of their own before the test's own call:
 # `it.each(table)("title", fn)`, `test.skipIf(cond)("title", fn)`.
 _JS_ARG_MODIFIERS = frozenset({"each", "skipIf", "runIf"})
@@ -135,13 +125,24 @@ def js_view_defs(path: str, view: CodeView) -> list[TestDef]:
 
 _JS_MARK_BASES = frozenset({"it", "test", "describe", "suite", "context", "specify"})
 _JS_MODIFIER_KINDS: dict[str, str] = {
-    "only": "focus", "skip": "skip", "todo": "skip", "skipIf": "skip",
-    "runIf": "skip", "fixme": "skip",  # Playwright's skip
-    "fails": "xfail", "failing": "xfail", "fail": "xfail",  # vitest, jest, Playwright
+    "only": "focus",
+    "skip": "skip",
+    "todo": "skip",
+    "skipIf": "skip",
+    "runIf": "skip",
+    "fixme": "skip",  # Playwright's skip
+    "fails": "xfail",
+    "failing": "xfail",
+    "fail": "xfail",  # vitest, jest, Playwright
 }
 _JS_PREFIXED: dict[str, str] = {
-    "xit": "skip", "xtest": "skip", "xspecify": "skip", "xdescribe": "skip",
-    "xcontext": "skip", "fit": "focus", "fdescribe": "focus",
+    "xit": "skip",
+    "xtest": "skip",
+    "xspecify": "skip",
+    "xdescribe": "skip",
+    "xcontext": "skip",
+    "fit": "focus",
+    "fdescribe": "focus",
 }
 _JS_OPTION_KEYS: dict[str, str] = {"skip": "skip", "todo": "skip", "only": "focus"}
 _JS_OPTION_CALLEES = frozenset({"it", "test", "describe", "suite"})
@@ -149,9 +150,7 @@ _JS_OPTION_CALLEES = frozenset({"it", "test", "describe", "suite"})
 # mocha's `this`. `stream.skip(3)` has none of them, so it is no marker.
 _JS_SKIP_RECEIVERS = frozenset({"t", "ctx", "context", "this"})
 _JS_MARK_WORD = re.compile(
-    r"(?:"
-    + "|".join(sorted({*_JS_MODIFIER_KINDS, *_JS_PREFIXED}, key=len, reverse=True))
-    + r")(?![\w$])"
+    r"(?:" + "|".join(sorted({*_JS_MODIFIER_KINDS, *_JS_PREFIXED}, key=len, reverse=True)) + r")(?![\w$])"
 )
 _JS_MARKER_HINT = re.compile("|".join({*_JS_MODIFIER_KINDS, *_JS_PREFIXED}))
 _JS_CALL_FOLLOWS = re.compile(r"(?:\s*\.\s*[\w$]+)*\s*[(`]")
@@ -210,8 +209,10 @@ def _js_modifier_kind(view: CodeView, word: str, dot: int, end: int) -> str | No
     if not bare or not chain:
         return None
     if (
-        len(chain) == 1 and chain[0] in _JS_SKIP_RECEIVERS
-        and word in ("skip", "todo") and view.char(view.after(end)) == "("
+        len(chain) == 1
+        and chain[0] in _JS_SKIP_RECEIVERS
+        and word in ("skip", "todo")
+        and view.char(view.after(end)) == "("
     ):
         return "skip"
     if chain[0] in _JS_MARK_BASES and _JS_CALL_FOLLOWS.match(view.code, end):

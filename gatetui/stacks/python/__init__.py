@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from gatetui.globs import matches
 from gatetui.config import Settings
 from gatetui.git.snapshot import Snapshot
+from gatetui.globs import matches
 from gatetui.stacks.base import Profile, Stack
-from gatetui.stacks.testdefs import TestLanguage
 from gatetui.stacks.python import hooks, profile, tests
 from gatetui.stacks.python.marker_keys import python_marker_keys
+from gatetui.stacks.testdefs import TestLanguage
 
-PYTHON = TestLanguage("python", (".py",), tests.looks_like_python_test, tests.python_test_defs, tests.python_scan,
-                      python_marker_keys)
+PYTHON = TestLanguage(
+    "python", (".py",), tests.looks_like_python_test, tests.python_test_defs, tests.python_scan, python_marker_keys
+)
 
 
 def is_test_file(profile: Profile, path: str) -> bool:
@@ -19,9 +20,11 @@ def is_test_file(profile: Profile, path: str) -> bool:
     under its test paths), or a conftest."""
     name = path.rsplit("/", 1)[-1]
     return path.endswith(".py") and (
-        name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-        or matches(path, profile.test_globs))
-
+        name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+        or matches(path, profile.test_globs)
+    )
 
 
 def _load(base: Snapshot, settings: Settings) -> Profile:

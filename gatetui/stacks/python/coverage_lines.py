@@ -65,9 +65,17 @@ class _PluginFiles(Mapping[str, bytes]):
         return len(_files())
 
 
-PLUGIN = RunPlugin(_PluginFiles(), MappingProxyType({
-    "PYTEST_ADDOPTS": "-p gatetui_coverage", "PYTHONPATH": "{folder}",
-    "GATETUI_COVERAGE_REPORT": "{report}", "GATETUI_COVERAGE_FILES": "{files}"}))
+PLUGIN = RunPlugin(
+    _PluginFiles(),
+    MappingProxyType(
+        {
+            "PYTEST_ADDOPTS": "-p gatetui_coverage",
+            "PYTHONPATH": "{folder}",
+            "GATETUI_COVERAGE_REPORT": "{report}",
+            "GATETUI_COVERAGE_FILES": "{files}",
+        }
+    ),
+)
 
 
 def read_coverage(raw: bytes, wanted: Mapping[str, str]) -> Reached:
@@ -172,5 +180,13 @@ def _parser(text: str, exclude: str | None) -> PythonParser | None:
     return parser
 
 
-PYTHON_COVERAGE = LineCoverage(PLUGIN, REPORT, read_coverage, code_file, statements, shipped_code, headers,
-                               fail_fast=MappingProxyType({"PYTEST_ADDOPTS": "-x"}))
+PYTHON_COVERAGE = LineCoverage(
+    PLUGIN,
+    REPORT,
+    read_coverage,
+    code_file,
+    statements,
+    shipped_code,
+    headers,
+    fail_fast=MappingProxyType({"PYTEST_ADDOPTS": "-x"}),
+)

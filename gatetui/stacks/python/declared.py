@@ -45,10 +45,13 @@ def declared_metadata(files: Mapping[str, bytes], version: str = "0") -> tuple[s
         return None
     lines = _lines(project.get("dependencies", []), "")
     extras = project.get("optional-dependencies", {})
-    if lines is None or not isinstance(extras, dict) or not all(isinstance(e, str) and EXTRA.fullmatch(e)
-                                                                  for e in extras):
+    if (
+        lines is None
+        or not isinstance(extras, dict)
+        or not all(isinstance(e, str) and EXTRA.fullmatch(e) for e in extras)
+    ):
         return None
-    head = [f"Metadata-Version: 2.1", f"Name: {name}", f"Version: {declared}"]
+    head = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {declared}"]
     for extra, requirements in sorted(extras.items()):
         more = _lines(requirements, extra)
         if more is None:

@@ -31,16 +31,18 @@ NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 STARTUP_NAMES = frozenset({"sitecustomize", "usercustomize", "__main__"})
 PLACEHOLDER = re.compile(r"""^'(__editable__\.[\w.+-]+\.finder)' \+ "\.__path_hook__"$""")
 # sha256 of each setuptools finder template (64.0.0 to 84.2.1), its data lines blanked by `blanked`
-FINDER_TEMPLATES = frozenset({
-    "ef871cf0a7ab3fda0e400848982c68fc029e5465abd85251753d0983677473cb",  # 64.0.0 to 65.1.0
-    "cc315426c6a5e31009600233bb72ac450746b36315ed1e7a116d017b906ee87d",  # 65.1.1 to 65.2.0
-    "c7386ba4602a8fb77208bb81e16245e47bdb323f02a74059b7d720ba437ca901",  # 65.3.0 to 68.0.0
-    "6ea6ea43ae6699302725fb62482298b6b5250f7e20f4e1b4e33ee0c02f3776c2",  # 68.1.0
-    "479bb77d4598a20f693c4651b4b540040e13825eaafed28df0dfa7bcc7b93077",  # 68.1.2
-    "3478ada5ed6117a7d6c71819a5102eac0a20e79f244febb291b0b7ca9f36e4ac",  # 68.2.0 to 69.5.1
-    "eb0ca555b5bd9a5a6fec3f3f17b7e96202a6e2feb9e8f36ebb5a52ae0f9aa1aa",  # 70.0.0 to 70.3.0
-    "66d533836ef0e3fea09ae81edcb56e54a243e45fde67705d111ae4fac5988d6c",  # 71.0.0 to 84.2.1
-})
+FINDER_TEMPLATES = frozenset(
+    {
+        "ef871cf0a7ab3fda0e400848982c68fc029e5465abd85251753d0983677473cb",  # 64.0.0 to 65.1.0
+        "cc315426c6a5e31009600233bb72ac450746b36315ed1e7a116d017b906ee87d",  # 65.1.1 to 65.2.0
+        "c7386ba4602a8fb77208bb81e16245e47bdb323f02a74059b7d720ba437ca901",  # 65.3.0 to 68.0.0
+        "6ea6ea43ae6699302725fb62482298b6b5250f7e20f4e1b4e33ee0c02f3776c2",  # 68.1.0
+        "479bb77d4598a20f693c4651b4b540040e13825eaafed28df0dfa7bcc7b93077",  # 68.1.2
+        "3478ada5ed6117a7d6c71819a5102eac0a20e79f244febb291b0b7ca9f36e4ac",  # 68.2.0 to 69.5.1
+        "eb0ca555b5bd9a5a6fec3f3f17b7e96202a6e2feb9e8f36ebb5a52ae0f9aa1aa",  # 70.0.0 to 70.3.0
+        "66d533836ef0e3fea09ae81edcb56e54a243e45fde67705d111ae4fac5988d6c",  # 71.0.0 to 84.2.1
+    }
+)
 
 
 def setuptools_editable(site_file: str, pth_text: str, venv: str, read: Callable[[str], str | None]) -> bool:
@@ -64,9 +66,11 @@ def finder_ok(text: str, venv: str) -> bool:
     mapping, namespaces, placeholder = data
     paths = [*mapping.values(), *(p for ps in namespaces.values() for p in ps)]
     names = [*mapping, *namespaces]
-    return (all(NAME.match(name) and name.split(".")[0] not in STARTUP_NAMES for name in names)
-            and all(inside(path, venv) for path in paths)
-            and PLACEHOLDER.match(placeholder) is not None)
+    return (
+        all(NAME.match(name) and name.split(".")[0] not in STARTUP_NAMES for name in names)
+        and all(inside(path, venv) for path in paths)
+        and PLACEHOLDER.match(placeholder) is not None
+    )
 
 
 def blanked(text: str) -> tuple[str, tuple[dict[str, str], dict[str, list[str]], str] | None]:
@@ -83,12 +87,17 @@ def blanked(text: str) -> tuple[str, tuple[dict[str, str], dict[str, list[str]],
     if sorted(values) != ["MAPPING", "NAMESPACES", "PATH_PLACEHOLDER"] or any(len(v) != 1 for v in values.values()):
         return template, None
     try:
-        mapping, namespaces = ast.literal_eval(values["MAPPING"][0]), ast.literal_eval(values["NAMESPACES"][0])
+        mapping, namespaces = (ast.literal_eval(values["MAPPING"][0]), ast.literal_eval(values["NAMESPACES"][0]))
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return template, None
-    if not (_str_map(mapping) and isinstance(namespaces, dict)
-            and all(isinstance(k, str) and isinstance(v, list) and all(isinstance(p, str) for p in v)
-                    for k, v in namespaces.items())):
+    if not (
+        _str_map(mapping)
+        and isinstance(namespaces, dict)
+        and all(
+            isinstance(k, str) and isinstance(v, list) and all(isinstance(p, str) for p in v)
+            for k, v in namespaces.items()
+        )
+    ):
         return template, None
     return template, (mapping, namespaces, values["PATH_PLACEHOLDER"][0])
 

@@ -176,11 +176,13 @@ def link_line(layer: str, venv_site: str) -> str | None:
         return None
     # site runs the line with exec() in a function: no comprehension or
     # lambda could see its names, hence filter with bound methods
-    return (f"import itertools, site, sys; _b = set(sys.path); site.addsitedir({site!r}); "
-            "_a = list(itertools.filterfalse(_b.__contains__, sys.path)); "
-            "sys.path[:] = list(filter(_b.__contains__, sys.path)); "
-            f"_i = sys.path.index({venv_site!r}) + 1 if {venv_site!r} in sys.path else len(sys.path); "
-            "sys.path[_i:_i] = _a\n")
+    return (
+        f"import itertools, site, sys; _b = set(sys.path); site.addsitedir({site!r}); "
+        "_a = list(itertools.filterfalse(_b.__contains__, sys.path)); "
+        "sys.path[:] = list(filter(_b.__contains__, sys.path)); "
+        f"_i = sys.path.index({venv_site!r}) + 1 if {venv_site!r} in sys.path else len(sys.path); "
+        "sys.path[_i:_i] = _a\n"
+    )
 
 
 def is_link(path: str, sites: list[str]) -> bool:
@@ -216,8 +218,9 @@ def verify_layer(layer: str) -> list[str]:
 def home_ok(venv: str, text: str | None) -> bool:
     """The interpreter starts from pyvenv.cfg's `home`, stdlib and all: it
     must be a folder outside the tree that the run cannot write."""
-    homes = [line.partition("=")[2].strip() for line in (text or "").splitlines()
-             if line.partition("=")[0].strip() == "home"]
+    homes = [
+        line.partition("=")[2].strip() for line in (text or "").splitlines() if line.partition("=")[0].strip() == "home"
+    ]
     if len(homes) != 1 or not os.path.isabs(homes[0]):
         return False
     real, tree = os.path.realpath(homes[0]), os.path.realpath(os.path.dirname(os.path.abspath(venv)))
@@ -316,7 +319,7 @@ def hex_records(sites: list[str]) -> list[str]:
     wheel spec's urlsafe base64: accepted, and named in the gate's notes."""
     found = set()
     for site in sites:
-        for path, record in read_records(site, [site]).items():
+        for record in read_records(site, [site]).values():
             algorithm, _, value = record.digest.partition("=")
             size = hashlib.new(algorithm).digest_size if algorithm in hashlib.algorithms_available else 0
             if size and is_hex_digest(value, size):
@@ -357,6 +360,12 @@ def describe(problems: list[dict[str, str]], limit: int = 8) -> str:
     return "; ".join(parts)
 
 
+def own_names(venvs: list[str]) -> list[str]:
+    """The names of the distributions the project itself installed."""
+    records = (r for venv in venvs for r in read_records(venv, site_dirs(venv)).values() if r.own)
+    return sorted({r.dist.removesuffix(".dist-info").rsplit("-", 1)[0] for r in records})
+
+
 def main(argv: list[str]) -> int:
     """python3 -I -S python_env.py REPORT own|all VENV...: the problems as JSON.
     REPORT link VENV...: the link to the layer at GATE_LAYER written instead."""
@@ -367,17 +376,24 @@ def main(argv: list[str]) -> int:
         print("\n".join(failed) or f"linked the dependency layer at {os.environ.get('GATE_LAYER')}")
         return 1 if failed or not venvs else 0
     problems = [asdict(p) for venv in venvs for p in check(venv, own_only=mode == "own")]
-    own = sorted({r.dist.removesuffix(".dist-info").rsplit("-", 1)[0] for venv in venvs
-                  for r in read_records(venv, site_dirs(venv)).values() if r.own})
+    own = own_names(venvs)
     layer = layer_site(os.environ.get("GATE_LAYER", ""))
     shown_sites = [site for venv in venvs for site in site_dirs(venv)] + ([layer] if layer else [])
     places = [(venv, site_dirs(venv)) for venv in venvs] + ([(layer, [layer])] if layer else [])
     plugins, runner = runner_plugins([(sites, read_records(root, sites)) for root, sites in places], read_text)
     with open(report, "w", encoding="utf-8") as out:
-        json.dump({"problems": problems, "summary": describe(problems), "own": own,
-                   "hex_records": hex_records(shown_sites), "plugins": plugins, "runner": runner}, out)
+        json.dump(
+            {
+                "problems": problems,
+                "summary": describe(problems),
+                "own": own,
+                "hex_records": hex_records(shown_sites),
+                "plugins": plugins,
+                "runner": runner,
+            },
+            out,
+        )
     return 0
-
 
 
 if __name__ == "__main__":

@@ -17,8 +17,8 @@ import ast
 import configparser
 from typing import Any
 
-from gatetui.pyparse import parse_python
 from gatetui.git.snapshot import Snapshot
+from gatetui.pyparse import parse_python
 
 SETUP_PY_BYTES = 200_000  # a setup.py bigger than this is not read
 
@@ -26,8 +26,11 @@ SETUP_PY_BYTES = 200_000  # a setup.py bigger than this is not read
 def declared_extras(base: Snapshot, pyproject: dict[str, Any]) -> dict[str, list[str]]:
     """Extra name -> requirements; pyproject.toml wins over setup.cfg over setup.py."""
     found: dict[str, list[str]] = {}
-    for source in (setup_py_extras(base.text("setup.py") or ""), setup_cfg_extras(base.text("setup.cfg") or ""),
-                   _pyproject_extras(pyproject)):
+    for source in (
+        setup_py_extras(base.text("setup.py") or ""),
+        setup_cfg_extras(base.text("setup.cfg") or ""),
+        _pyproject_extras(pyproject),
+    ):
         found.update(source)
     return found
 
@@ -67,8 +70,13 @@ def setup_py_extras(text: str) -> dict[str, list[str]]:
     tree = parse_python(text)
     if tree is None:
         return {}
-    bound = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
-             for target in node.targets if isinstance(target, ast.Name)}
+    bound = {
+        target.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             for keyword in node.keywords:

@@ -68,7 +68,8 @@ RUNNER_REACH = re.compile(
 RUNNER_ENV = re.compile(r"\bPYTEST_(?:CURRENT_TEST|VERSION|XDIST_WORKER|XDIST_TESTRUNUID|ADDOPTS)\b")
 RUNNER_PROBE = re.compile(  # with a runner's word on the same line: a look at the running process
     r"\bsys\.(?:modules|argv|orig_argv|_getframe)\b|\bfind_spec\b|\bfind_loader\b|\bimport_module\b"
-    r"|\binspect\.stack\b|\bextract_stack\b|\bos\.environ\b|\bgetenv\b|\b__main__\b")
+    r"|\binspect\.stack\b|\bextract_stack\b|\bos\.environ\b|\bgetenv\b|\b__main__\b"
+)
 # "pytest", "unittest", "test" as a word of its own or a name's part, never "latest" or "contest"
 RUNNER_WORD = re.compile(r"(?<![A-Za-z])(?:py|unit)?[tT]est")
 TEST_COMPARED = re.compile(r"[=!]=\s*[\"'][tT]est(?:ing)?[\"']|[\"'][tT]est(?:ing)?[\"']\s*[=!]=")
@@ -76,7 +77,8 @@ TEST_COMPARED = re.compile(r"[=!]=\s*[\"'][tT]est(?:ing)?[\"']|[\"'][tT]est(?:in
 # interpreter or on how the process ends, the runner's report, the whole environment, the caller.
 DYNAMIC_CODE = re.compile(
     r"(?<![\w.])(?:exec|eval|compile|__import__)\b(?!\s*=[^=])|\bmarshal\.loads?\b|\brunpy\b"
-    r"|\btypes\.(?:CodeType|FunctionType)\b|\bimport_module\s*\((?!\s*[\"'][\w.]+[\"']\s*[,)])")
+    r"|\btypes\.(?:CodeType|FunctionType)\b|\bimport_module\s*\((?!\s*[\"'][\w.]+[\"']\s*[,)])"
+)
 INTERPRETER_REACH = re.compile(
     r"\batexit\b|\bfaulthandler\b|\bsignal\.(?:signal|raise_signal|alarm|setitimer|pthread_kill)\s*\("
     r"|\bos\.(?:kill|killpg|abort|register_at_fork)\s*\("
@@ -84,26 +86,32 @@ INTERPRETER_REACH = re.compile(
     r"|\bthreading\.(?:excepthook|settrace|setprofile)\b|\bgc\.get_(?:objects|referrers|referents)\b"
     r"|\bgetattr\s*\(\s*(?:os|sys|builtins|atexit|signal|gc|importlib|inspect|threading)\s*,"
     r"|\b(?:os|sys|builtins)\.__dict__\b|\bvars\s*\(\s*(?:os|sys|builtins)\s*\)"
-    r"|\b__builtins__\b|\bimport\s+builtins\b|\bctypes\.(?:pythonapi|py_object|memmove|memset|cast)\b")
+    r"|\b__builtins__\b|\bimport\s+builtins\b|\bctypes\.(?:pythonapi|py_object|memmove|memset|cast)\b"
+)
 RUNNER_REPORT = re.compile(r"junit", re.I)
 WHOLE_ENVIRONMENT = re.compile(
     r"\bfor\s+[\w\s,()]+\bin\s+os\.environ\b|\bos\.environ\.(?:items|keys|values|_data)\b|\bos\.environb\b"
-    r"|\b(?:list|sorted|set|tuple|str|repr|iter|filter|map|any|all)\s*\(\s*os\.environ\b")
-CALLER = re.compile(r"\bsys\._(?:getframe|getframemodulename|current_frames)\b|\btb_frame\b|\bf_back\b"
-                    r"|\binspect\.(?:stack|currentframe|getouterframes|getinnerframes|trace)\b"
-                    r"|\btraceback\.(?:extract_stack|walk_stack|format_stack|print_stack|StackSummary)\b")
+    r"|\b(?:list|sorted|set|tuple|str|repr|iter|filter|map|any|all)\s*\(\s*os\.environ\b"
+)
+CALLER = re.compile(
+    r"\bsys\._(?:getframe|getframemodulename|current_frames)\b|\btb_frame\b|\bf_back\b"
+    r"|\binspect\.(?:stack|currentframe|getouterframes|getinnerframes|trace)\b"
+    r"|\btraceback\.(?:extract_stack|walk_stack|format_stack|print_stack|StackSummary)\b"
+)
 # The home folder: a new user's in the gate's runs, full on a person's machine.
 HOME_READ = re.compile(
     r"\b(?:Path|PosixPath|WindowsPath)\.home\s*\(|\bexpanduser\b|\bpw_dir\b|\$\{?HOME\b"
     r"|\b(?:environ|environb)\s*\[\s*b?[\"'](?:HOME|USERPROFILE)[\"']|\b(?:environ|environb)\.get\s*\(\s*b?[\"'](?:HOME|USERPROFILE)[\"']"
-    r"|\bgetenvb?\s*\(\s*b?[\"'](?:HOME|USERPROFILE)[\"']|\buser_(?:config|cache|data|state|log|runtime)_(?:dir|path)\b")
+    r"|\bgetenvb?\s*\(\s*b?[\"'](?:HOME|USERPROFILE)[\"']|\buser_(?:config|cache|data|state|log|runtime)_(?:dir|path)\b"
+)
 # In a test file, what only a forged report needs: JUnit-shaped text (read in the line),
 # an end of the process with nothing failed (read in the code, strings blanked: a
 # subprocess's `-c "import sys; sys.exit(3)"` is no exit of the run's own).
 TEST_REPORT_TEXT = re.compile(r"<\s*test(?:case|suites?)\b")
 TEST_PROCESS_END = re.compile(
     r"\bos\._exit\b|\bos\.abort\s*\(|\bos\.kill\s*\(\s*os\.getpid\s*\(\s*\)"
-    r"|\b(?:sys\.exit|SystemExit)\s*\(\s*(?:0|None|True|False)?\s*\)|\braise\s+SystemExit\s*$")
+    r"|\b(?:sys\.exit|SystemExit)\s*\(\s*(?:0|None|True|False)?\s*\)|\braise\s+SystemExit\s*$"
+)
 # importlib.metadata takes any folder on sys.path whose name, lowered, ends
 # in .dist-info or .egg-info (`Zz.DIST-INFO`), and follows a symlink there:
 # both spellings are read, and a file or link standing at such a name.
@@ -116,7 +124,8 @@ METADATA_LINK = re.compile(r"(?:^|/)[^/]+\.(?:dist|egg)-info$", re.I)
 SANDBOX_NAME = re.compile(
     r"/tmp/gatetui\b|\bGATETUI_\w+|\bgatetui-runs\b|\bpycache_prefix\b|\bsafe_path\b|\bPYTHONSAFEPATH\b"
     r"|\bPYTHONPYCACHEPREFIX\b|\bsitecustomize\b|['\"/]\.site-"
-    r"|\bgete?uid\s*\(\s*\)\s*(?:[<>]=?|[=!]=)\s*\d{5,}|\d{5,}\s*(?:[<>]=?|[=!]=)\s*(?:os\.)?gete?uid\b")
+    r"|\bgete?uid\s*\(\s*\)\s*(?:[<>]=?|[=!]=)\s*\d{5,}|\d{5,}\s*(?:[<>]=?|[=!]=)\s*(?:os\.)?gete?uid\b"
+)
 SETUP_PY_PLUGIN = re.compile(r"""['"]pytest11['"]\s*:\s*\[([^\]]*)\]""", re.S)
 ENTRY = re.compile(r"""['"]?\s*([\w.-]+)\s*=\s*[\w.:]+""")
 
@@ -124,17 +133,29 @@ ENTRY = re.compile(r"""['"]?\s*([\w.-]+)\s*=\s*[\w.:]+""")
 def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], bool]) -> HookScan:
     changed = [p for p in head.paths if p not in base or base.ident(p) != head.ident(p)]
     plugins = sorted(set(pytest_plugins(head)) - set(pytest_plugins(base)))
-    findings = [Finding(_plugin_source(head, name), f"head registers pytest plugin `{name}` (pytest11 entry point)")
-                for name in plugins]
+    findings = [
+        Finding(_plugin_source(head, name), f"head registers pytest plugin `{name}` (pytest11 entry point)")
+        for name in plugins
+    ]
     findings += [Finding(p, "interpreter startup hook added or changed") for p in changed if _is_startup(p)]
     library = [p for p in changed if p.endswith(".py") and not is_test_file(p) and not _is_startup(p)]
     added = {p: _added_code(base.text(p) or "", head.text(p) or "") for p in library}
-    skips = [Finding(f"{p}:{n}", f"skip raised from library code: {line.strip()[:80]}")
-             for p, lines in added.items() for n, code, line in lines if SKIP_CALL.search(code)]
-    reaches = [] if pytest_plugins(base) else [
-        Finding(f"{p}:{n}", f"{what}: {line.strip()[:80]}")
-        for p, lines in added.items() for n, code, line in lines
-        if not SKIP_CALL.search(code) and (what := _runner_concern(code))]
+    skips = [
+        Finding(f"{p}:{n}", f"skip raised from library code: {line.strip()[:80]}")
+        for p, lines in added.items()
+        for n, code, line in lines
+        if SKIP_CALL.search(code)
+    ]
+    reaches = (
+        []
+        if pytest_plugins(base)
+        else [
+            Finding(f"{p}:{n}", f"{what}: {line.strip()[:80]}")
+            for p, lines in added.items()
+            for n, code, line in lines
+            if not SKIP_CALL.search(code) and (what := _runner_concern(code))
+        ]
+    )
     reaches += [] if pytest_plugins(base) else _forged_in_tests(base, head, [p for p in changed if is_test_file(p)])
     reaches += source_reads(base, head, changed, is_test_file)  # tests that pin the code, not what it does
     # base's tests run without any pytest plugin head's package added
@@ -143,12 +164,14 @@ def scan_hooks(base: Snapshot, head: Snapshot, is_test_file: Callable[[str], boo
 
 
 # The means a forgery needs when it names no runner, in the order they are said.
-MEANS = ((DYNAMIC_CODE, "library code runs code it builds at run time"),
-         (INTERPRETER_REACH, "library code reaches into the interpreter or how the process ends"),
-         (RUNNER_REPORT, "library code names the test runner's report"),
-         (WHOLE_ENVIRONMENT, "library code reads the whole environment"),
-         (CALLER, "library code looks at who calls it"),
-         (HOME_READ, "library code reads the home folder"))
+MEANS = (
+    (DYNAMIC_CODE, "library code runs code it builds at run time"),
+    (INTERPRETER_REACH, "library code reaches into the interpreter or how the process ends"),
+    (RUNNER_REPORT, "library code names the test runner's report"),
+    (WHOLE_ENVIRONMENT, "library code reads the whole environment"),
+    (CALLER, "library code looks at who calls it"),
+    (HOME_READ, "library code reads the home folder"),
+)
 
 
 def _runner_concern(code: str) -> str | None:
@@ -157,7 +180,11 @@ def _runner_concern(code: str) -> str | None:
     at; None for the rest."""
     if RUNNER_REACH.search(code):
         return "library code reaches into the test runner"
-    if RUNNER_ENV.search(code) or (RUNNER_WORD.search(code) and RUNNER_PROBE.search(code)) or TEST_COMPARED.search(code):
+    if (
+        RUNNER_ENV.search(code)
+        or (RUNNER_WORD.search(code) and RUNNER_PROBE.search(code))
+        or TEST_COMPARED.search(code)
+    ):
         return "library code checks whether a test runner is loaded"
     if SANDBOX_NAME.search(code):
         return "library code looks for the gate's sandbox"
@@ -173,9 +200,13 @@ def _forged_in_tests(base: Snapshot, head: Snapshot, tests: list[str]) -> list[F
         text = head.text(path) or ""
         code = python_view(text).code.split("\n")
         for n, line in added(base.text(path) or "", text):
-            what = ("test code writes what reads as the runner's report" if TEST_REPORT_TEXT.search(line)
-                    else "test code ends the process" if n <= len(code) and TEST_PROCESS_END.search(code[n - 1])
-                    else None)
+            what = (
+                "test code writes what reads as the runner's report"
+                if TEST_REPORT_TEXT.search(line)
+                else "test code ends the process"
+                if n <= len(code) and TEST_PROCESS_END.search(code[n - 1])
+                else None
+            )
             if what:
                 found.append(Finding(f"{path}:{n}", f"{what}: {line.strip()[:80]}"))
     return found

@@ -19,9 +19,9 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.metadata as metadata
-import types
 import re
 import sys
+import types
 from collections.abc import Sequence
 
 NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -57,20 +57,25 @@ class Hidden(importlib.abc.MetaPathFinder):
     def __init__(self, hidden: dict[str, list[str]]):
         self.hidden = hidden
 
-    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
-                  target: types.ModuleType | None = None) -> None:
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: types.ModuleType | None = None
+    ) -> None:
         top = fullname.partition(".")[0]
         if top in self.hidden:
             raise ModuleNotFoundError(
                 f"No module named {top!r} at run time: only {', '.join(self.hidden[top])} provides it, and "
                 f"it is installed for the tests alone (declare it in the project's runtime dependencies)",
-                name=top)
+                name=top,
+            )
         return None
 
 
 def own_projects() -> list[str]:
-    return [d.metadata["Name"] for d in metadata.distributions()
-            if '"dir_info"' in (d.read_text("direct_url.json") or "") and d.metadata["Name"]]
+    return [
+        d.metadata["Name"]
+        for d in metadata.distributions()
+        if '"dir_info"' in (d.read_text("direct_url.json") or "") and d.metadata["Name"]
+    ]
 
 
 def main(modules: list[str]) -> None:
@@ -83,8 +88,11 @@ def main(modules: list[str]) -> None:
 
 def hide(allowed: set[str]) -> None:
     provided = metadata.packages_distributions()
-    hidden = {top: sorted(set(dists)) for top, dists in provided.items()
-              if top not in sys.stdlib_module_names and not {canonical(d) for d in dists} & allowed}
+    hidden = {
+        top: sorted(set(dists))
+        for top, dists in provided.items()
+        if top not in sys.stdlib_module_names and not {canonical(d) for d in dists} & allowed
+    }
     sys.meta_path.insert(0, Hidden(hidden))
 
 

@@ -60,17 +60,25 @@ def recorder(path: str, function: str, out: str) -> RunPlugin:
     module = f"site_{secrets.token_hex(6)}"
     packed = ", ".join(repr(_pack(text.encode())) for text in (path, function, out))
     source = f"{RECORDER}\n_install({packed})\n"
-    return RunPlugin(MappingProxyType({f"{module}.py": source.encode()}),
-                     MappingProxyType({"PYTEST_ADDOPTS": f"-p {module}", "PYTHONPATH": "{folder}"}))
+    return RunPlugin(
+        MappingProxyType({f"{module}.py": source.encode()}),
+        MappingProxyType({"PYTEST_ADDOPTS": f"-p {module}", "PYTHONPATH": "{folder}"}),
+    )
 
 
 def searcher(job: SearchJob) -> tuple[RunPlugin, str]:
     """The script with the job packed in, and hypothesis beside it; run by
     head's interpreter, in the tests' environment, outside pytest."""
     name = f"search_{secrets.token_hex(6)}"
-    packed = json.dumps({"zip": HYPOTHESIS, "module": job.module, "function": job.function,
-                         "calls": [{"args": list(c.args), "kwargs": dict(c.kwargs)} for c in job.calls],
-                         "mutants": {k: [m.source.decode("utf-8", "replace"), m.line] for k, m in job.mutants.items()}})
+    packed = json.dumps(
+        {
+            "zip": HYPOTHESIS,
+            "module": job.module,
+            "function": job.function,
+            "calls": [{"args": list(c.args), "kwargs": dict(c.kwargs)} for c in job.calls],
+            "mutants": {k: [m.source.decode("utf-8", "replace"), m.line] for k, m in job.mutants.items()},
+        }
+    )
     script = f"{SEARCHER}\n_main({_pack(packed.encode())!r})\n"
     files = {f"{name}.py": script.encode(), HYPOTHESIS: shipped_hypothesis()}
     return RunPlugin(MappingProxyType(files), MappingProxyType({})), f".venv/bin/python {{folder}}/{name}.py {{out}}"

@@ -38,8 +38,12 @@ PIP_INTO = "python3 -m pip --python {venv}/bin/python install --disable-pip-vers
 PINNED_CACHE = 'rm -rf "$HOME/.cache/pip/wheels"; PIP_CACHE_DIR="$HOME/.cache/pip" HOME="$(mktemp -d)" XDG_CONFIG_HOME='
 GLOBAL_FILES = ("/etc/xdg/pip/pip.conf", "/etc/pip.conf")
 # pip's option -> uv's flag; values are space-separated lists where pip allows several
-FLAGS = {"index-url": "--index-url", "extra-index-url": "--extra-index-url", "find-links": "--find-links",
-         "trusted-host": "--allow-insecure-host"}
+FLAGS = {
+    "index-url": "--index-url",
+    "extra-index-url": "--extra-index-url",
+    "find-links": "--find-links",
+    "trusted-host": "--allow-insecure-host",
+}
 
 
 def find_uv(environ: Mapping[str, str] | None = None) -> str | None:
@@ -57,8 +61,9 @@ def find_uv(environ: Mapping[str, str] | None = None) -> str | None:
         return shutil.which("uv")
 
 
-def pip_index_settings(environ: Mapping[str, str] | None = None,
-                       machine: tuple[str, ...] = GLOBAL_FILES) -> dict[str, str]:
+def pip_index_settings(
+    environ: Mapping[str, str] | None = None, machine: tuple[str, ...] = GLOBAL_FILES
+) -> dict[str, str]:
     """The index options pip would use in the sandbox: the machine's files
     (XDG_CONFIG_DIRS' pip/pip.conf in place of the first), PIP_CONFIG_FILE,
     each file's [global] then [install], and PIP_* variables over them."""
@@ -101,17 +106,21 @@ def own_requirements(requirements: list[str], files: list[str]) -> str:
     """The step before a resolve: own_requirements.py ($GATE_OWN_REQS)
     copies the lines after the first (`{own}[...]`) and the requirement
     files into "$reqs", head's own project ({own}) left out of them."""
-    return (f'reqs="$(mktemp -d)" && python3 -I -S -c "$GATE_OWN_REQS" {{own}} "$reqs" '
-            f"{shlex.join([*files, '--', *requirements[1:]])} "
-            "&& unset GATE_OWN_REQS")
+    return (
+        f'reqs="$(mktemp -d)" && python3 -I -S -c "$GATE_OWN_REQS" {{own}} "$reqs" '
+        f"{shlex.join([*files, '--', *requirements[1:]])} "
+        "&& unset GATE_OWN_REQS"
+    )
 
 
 def stub(source: str) -> str:
     """$stub: head's project's metadata packed by own_stub.py from `source`
     (a venv, or - for the METADATA in $GATE_OWN_METADATA); empty where it
     could not be, and the resolve goes on from the installed project."""
-    return ('{ stub="$(python3 -I -S -c "$GATE_OWN_STUB" ' + source + ' {own} "$(mktemp -d)")" || stub=""; } && '
-            "unset GATE_OWN_STUB GATE_OWN_METADATA")
+    return (
+        '{ stub="$(python3 -I -S -c "$GATE_OWN_STUB" ' + source + ' {own} "$(mktemp -d)")" || stub=""; } && '
+        "unset GATE_OWN_STUB GATE_OWN_METADATA"
+    )
 
 
 def copies(files: list[str]) -> list[str]:
@@ -128,8 +137,7 @@ class Installer:
         self.uv, self.pip = uv, pip
         self.settings = pip_index_settings() if settings is None else dict(settings)
 
-    def install(self, venv: str, args: str, pip_prefix: str = "", fresh_cache: bool = False,
-                uv_args: str = "") -> str:
+    def install(self, venv: str, args: str, pip_prefix: str = "", fresh_cache: bool = False, uv_args: str = "") -> str:
         """`uv pip install ARGS` into venv when uv runs here, else pip's
         (`pip_prefix` before pip's, e.g. its cache rules; `uv_args`: uv's
         alone). `fresh_cache`: uv reads and writes only a cache made for
@@ -140,8 +148,10 @@ class Installer:
         env, flags = uv_flags(self.settings)
         cache = 'UV_CACHE_DIR="$(mktemp -d)" HOME="$(mktemp -d)" XDG_CONFIG_HOME= ' if fresh_cache else ""
         uv = shlex.quote(self.uv)
-        command = (f"{cache}{env}{uv} pip install --python {venv}/bin/python --no-progress {flags} "
-                   f"{f'{uv_args} ' if uv_args else ''}{args}")
+        command = (
+            f"{cache}{env}{uv} pip install --python {venv}/bin/python --no-progress {flags} "
+            f"{f'{uv_args} ' if uv_args else ''}{args}"
+        )
         return f"if [ -x {uv} ]; then {command}; else {pip}; fi"
 
     def resolve(self, venv: str, pip: str, requirements: list[str], files: list[str]) -> str:
@@ -156,16 +166,20 @@ class Installer:
         (RESOLVE_ENV) are unset before anything that may build head's code."""
         reads = "".join(f" -r {copy}" for copy in copies(files))
         installed = f"{pip} {shlex.quote(requirements[0])}{reads}"
-        fallback = (f'if [ -n "$stub" ] && {pip} "{requirements[0]} @ file://$stub"{reads}; then :; else echo '
-                    f"'gatetui: pip could not resolve from the metadata alone; it resolves from the installed project' "
-                    f">&2; {installed}; fi")
+        fallback = (
+            f'if [ -n "$stub" ] && {pip} "{requirements[0]} @ file://$stub"{reads}; then :; else echo '
+            f"'gatetui: pip could not resolve from the metadata alone; it resolves from the installed project' "
+            f">&2; {installed}; fi"
+        )
         first = f"{own_requirements(requirements, files)} && {stub(venv)} && "
         if self.uv is None:
             return first + fallback
         steps = f'[ -n "$stub" ] && {self._uv_compile(f"{venv}/bin/python", requirements, files)}'
         uv = shlex.quote(self.uv)
-        return (f"{first}if [ -x {uv} ]; then if {steps}; then :; else echo 'gatetui: uv could not resolve from the "
-                f"installed project; pip resolves instead' >&2; {fallback}; fi; else {fallback}; fi")
+        return (
+            f"{first}if [ -x {uv} ]; then if {steps}; then :; else echo 'gatetui: uv could not resolve from the "
+            f"installed project; pip resolves instead' >&2; {fallback}; fi; else {fallback}; fi"
+        )
 
     def resolve_declared(self, requirements: list[str], files: list[str]) -> str:
         """The resolve from the METADATA the tree declares (declared.py, in
@@ -174,17 +188,21 @@ class Installer:
         fails, and the resolve waits for the build as before."""
         if self.uv is None:
             return "false"
-        return (f"[ -x {shlex.quote(self.uv)} ] && {own_requirements(requirements, files)} && {stub('-')} && "
-                f'[ -n "$stub" ] && {self._uv_compile("python3", requirements, files)}')
+        return (
+            f"[ -x {shlex.quote(self.uv)} ] && {own_requirements(requirements, files)} && {stub('-')} && "
+            f'[ -n "$stub" ] && {self._uv_compile("python3", requirements, files)}'
+        )
 
     def _uv_compile(self, python: str, requirements: list[str], files: list[str]) -> str:
         """uv's lock to {report}: the first line `{own}[...]` given as the
         stub ($stub), the rest and the requirement files as
         own_requirements.py copied them."""
         env, flags = uv_flags(self.settings)
-        return (f"printf '%s\\n' \"{requirements[0]} @ file://$stub\" | {env}{shlex.quote(self.uv or '')} pip compile "
-                f"--quiet --no-header --python {python} {flags} --format pylock.toml - {' '.join(copies(files))} "
-                "> {report}")
+        return (
+            f"printf '%s\\n' \"{requirements[0]} @ file://$stub\" | {env}{shlex.quote(self.uv or '')} pip compile "
+            f"--quiet --no-header --python {python} {flags} --format pylock.toml - {' '.join(copies(files))} "
+            "> {report}"
+        )
 
     def wheel(self, src: str, out: str, isolated: bool = True) -> str:
         """A wheel of the project at src into out (shell words, quoted here):
@@ -193,24 +211,32 @@ class Installer:
         runs with the machine's python3 and what PYTHONPATH shows it (the
         build tools layer), not in an environment made for the build."""
         alone = "" if isolated else "--no-build-isolation "
-        pip = (f'python3 -m pip wheel --disable-pip-version-check --no-input --progress-bar off --no-deps '
-               f'{alone}-w "{out}" "{src}"')
+        pip = (
+            f"python3 -m pip wheel --disable-pip-version-check --no-input --progress-bar off --no-deps "
+            f'{alone}-w "{out}" "{src}"'
+        )
         if self.uv is None:
             return pip
         env, flags = uv_flags(self.settings)
         uv = shlex.quote(self.uv)
         python = "" if isolated else "--no-build-isolation --python python3 "
-        return (f'if [ -x {uv} ]; then {env}{uv} build --wheel --no-progress {python}{flags} -o "{out}" "{src}"; '
-                f"else {pip}; fi")
+        return (
+            f'if [ -x {uv} ]; then {env}{uv} build --wheel --no-progress {python}{flags} -o "{out}" "{src}"; '
+            f"else {pip}; fi"
+        )
 
     def compile_lines(self, report: str) -> str:
         """Requirement lines on stdin pinned for the machine's python3, to
         `report`: uv's lock where uv runs, else pip's installation report."""
-        pip = ("python3 -m pip install --disable-pip-version-check --no-input --progress-bar off --dry-run "
-               f"--ignore-installed --report {report} -r /dev/stdin")
+        pip = (
+            "python3 -m pip install --disable-pip-version-check --no-input --progress-bar off --dry-run "
+            f"--ignore-installed --report {report} -r /dev/stdin"
+        )
         if self.uv is None:
             return pip
         env, flags = uv_flags(self.settings)
         uv = shlex.quote(self.uv)
-        return (f"if [ -x {uv} ]; then {env}{uv} pip compile --quiet --no-header --python python3 {flags} "
-                f"--format pylock.toml - > {report}; else {pip}; fi")
+        return (
+            f"if [ -x {uv} ]; then {env}{uv} pip compile --quiet --no-header --python python3 {flags} "
+            f"--format pylock.toml - > {report}; else {pip}; fi"
+        )

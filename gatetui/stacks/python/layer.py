@@ -25,27 +25,44 @@ def default_installer() -> Installer:
 
 
 # The interpreter and platform a layer is built for: part of its key.
-INTERPRETER = ("python3", "-I", "-S", "-c", "import sys, sysconfig; print(sys.implementation.cache_tag, "
-               "sys.version.split()[0], sysconfig.get_platform(), sys.abiflags)")
-LINK = GateScript('python3 -I -S -c "$GATE_ENV_CHECK" /dev/null link .venv',
-                  MappingProxyType({"GATE_ENV_CHECK": scripts.ENV_CHECK, "GATE_LAYER": "{layer}"}))
+INTERPRETER = (
+    "python3",
+    "-I",
+    "-S",
+    "-c",
+    "import sys, sysconfig; print(sys.implementation.cache_tag, "
+    "sys.version.split()[0], sysconfig.get_platform(), sys.abiflags)",
+)
+LINK = GateScript(
+    'python3 -I -S -c "$GATE_ENV_CHECK" /dev/null link .venv',
+    MappingProxyType({"GATE_ENV_CHECK": scripts.ENV_CHECK, "GATE_LAYER": "{layer}"}),
+)
 
 
 # The layer's bytecode and the standard library's a pytest start imports,
 # compiled once with the layer (layer_bytecode.py): every run's pycache
 # prefix is its own, so without it each run compiled them all again.
-BYTECODE = LayerCache(GateScript('python3 -I -S -c "$GATE_LAYER_BYTECODE"',
-                                 MappingProxyType({"GATE_LAYER_BYTECODE": (HERE / "layer_bytecode.py").read_text()})),
-                      ".layer-cache")
+BYTECODE = LayerCache(
+    GateScript(
+        'python3 -I -S -c "$GATE_LAYER_BYTECODE"',
+        MappingProxyType({"GATE_LAYER_BYTECODE": (HERE / "layer_bytecode.py").read_text()}),
+    ),
+    ".layer-cache",
+)
 
 
 def python_layer(installer: Installer) -> LayerRecipe:
     """The pinned set in a venv of its own (.layer), installed with the
     pinned step's rules: hashes required, a cache and home made for it."""
-    pinned = installer.install(".layer", "--no-deps --require-hashes -r /dev/stdin",
-                               pip_prefix=PINNED_CACHE + " ", fresh_cache=True)
-    return LayerRecipe(build=("python3 -m venv --without-pip .layer", pinned), interpreter=INTERPRETER,
-                       key=pip_report.layer_key, verify=env_check.verify_layer, link=LINK, link_env="GATE_LAYER",
-                       cache=BYTECODE)
-
-
+    pinned = installer.install(
+        ".layer", "--no-deps --require-hashes -r /dev/stdin", pip_prefix=PINNED_CACHE + " ", fresh_cache=True
+    )
+    return LayerRecipe(
+        build=("python3 -m venv --without-pip .layer", pinned),
+        interpreter=INTERPRETER,
+        key=pip_report.layer_key,
+        verify=env_check.verify_layer,
+        link=LINK,
+        link_env="GATE_LAYER",
+        cache=BYTECODE,
+    )

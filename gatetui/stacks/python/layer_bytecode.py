@@ -79,8 +79,9 @@ def pytest_start(prefix: str, empty: str) -> subprocess.Popen[bytes] | None:
         return None
     argv = [python, "-X", f"pycache_prefix={prefix}", "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider"]
     try:
-        return subprocess.Popen(argv, cwd=empty, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        return subprocess.Popen(
+            argv, cwd=empty, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
     except OSError:
         return None
 

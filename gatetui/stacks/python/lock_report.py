@@ -100,11 +100,18 @@ def _one(package: Mapping[str, object], name: str, tree: str) -> tuple[str, list
 
 
 def _pin(name: str, version: object, files: list[object]) -> str:
-    hashes = sorted({h["sha256"] for f in files if isinstance(f, dict) and isinstance(h := f.get("hashes"), dict)
-                     and isinstance(h.get("sha256"), str)})
+    hashes = sorted(
+        {
+            h["sha256"]
+            for f in files
+            if isinstance(f, dict) and isinstance(h := f.get("hashes"), dict) and isinstance(h.get("sha256"), str)
+        }
+    )
     if not (isinstance(version, str) and VERSION.match(version) and hashes and all(SHA256.match(h) for h in hashes)):
-        raise ReportProblem(f"{SAID} names {name} {version if isinstance(version, str) else '?'} "
-                            "without a name, version and sha256 the gate can pin")
+        raise ReportProblem(
+            f"{SAID} names {name} {version if isinstance(version, str) else '?'} "
+            "without a name, version and sha256 the gate can pin"
+        )
     return f"{name}=={version} " + " ".join(f"--hash=sha256:{h}" for h in hashes)
 
 
@@ -133,7 +140,12 @@ def _is_inside(path: str, tree: str) -> bool:
 
 def _vcs(vcs: Mapping[str, object], name: str) -> str:
     kind, url, commit = vcs.get("type"), vcs.get("url"), vcs.get("commit-id")
-    if not (kind in ("git", "hg", "svn", "bzr") and isinstance(url, str) and re.match(r"^[a-z+]+://\S+$", url)
-            and isinstance(commit, str) and re.match(r"^[0-9A-Za-z._-]{1,64}$", commit)):
+    if not (
+        kind in ("git", "hg", "svn", "bzr")
+        and isinstance(url, str)
+        and re.match(r"^[a-z+]+://\S+$", url)
+        and isinstance(commit, str)
+        and re.match(r"^[0-9A-Za-z._-]{1,64}$", commit)
+    ):
         raise ReportProblem(f"{SAID} names {name} from version control without a URL and commit the gate can use")
     return f"{name} @ {kind}+{url}@{commit}"

@@ -31,8 +31,10 @@ def in_memory(mutant: Mutant) -> RunPlugin:
     gate's other plugins)."""
     module = f"site_{secrets.token_hex(6)}"
     source = f"{PLUGIN}\n_install({_pack(mutant.path.encode())!r}, {_pack(mutant.source)!r})\n"
-    return RunPlugin(MappingProxyType({f"{module}.py": source.encode()}),
-                     MappingProxyType({"PYTEST_ADDOPTS": f"-p {module}", "PYTHONPATH": "{folder}"}))
+    return RunPlugin(
+        MappingProxyType({f"{module}.py": source.encode()}),
+        MappingProxyType({"PYTEST_ADDOPTS": f"-p {module}", "PYTHONPATH": "{folder}"}),
+    )
 
 
 def _pack(data: bytes) -> str:

@@ -21,23 +21,56 @@ from dataclasses import dataclass
 Position = tuple[int, int]  # (line, UTF-8 byte column), as ast counts them
 
 COMPARE_FLIPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
-    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
-    ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In,
-    ast.Is: ast.IsNot, ast.IsNot: ast.Is,
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
 }
 ARITH_SWAPS: dict[type[ast.operator], type[ast.operator]] = {
-    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
 }
 TOKENS: dict[type[ast.AST], str] = {
-    ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
-    ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not",
-    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.And: "and", ast.Or: "or",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.And: "and",
+    ast.Or: "or",
 }
 # Conditions that bind looser than `not`: negated, they are put in parentheses.
 LOOSE = (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr, ast.Yield, ast.YieldFrom)
 # Simple statements whose removal (a `pass` in their place) changes what runs.
-REMOVABLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Raise, ast.Assert, ast.Delete,
-             ast.Break, ast.Continue, ast.Return)
+REMOVABLE = (
+    ast.Assign,
+    ast.AugAssign,
+    ast.AnnAssign,
+    ast.Expr,
+    ast.Raise,
+    ast.Assert,
+    ast.Delete,
+    ast.Break,
+    ast.Continue,
+    ast.Return,
+)
 # An int nudged past this many digits would be slower to print than it is worth (and
 # past 4300 digits Python refuses to print it).
 MAX_INT_DIGITS = 100
@@ -96,14 +129,22 @@ def expression_edits(node: ast.expr) -> Iterator[Edit]:
         for i, op in enumerate(node.ops):
             flipped = COMPARE_FLIPS.get(type(op))
             if flipped is not None:
-                ops = [*node.ops[:i], flipped(), *node.ops[i + 1:]]
-                yield Edit("compare", node, ast.Compare(node.left, ops, node.comparators),
-                           (swap(operands[i], operands[i + 1], op, ops[i]),))
+                ops = [*node.ops[:i], flipped(), *node.ops[i + 1 :]]
+                yield Edit(
+                    "compare",
+                    node,
+                    ast.Compare(node.left, ops, node.comparators),
+                    (swap(operands[i], operands[i + 1], op, ops[i]),),
+                )
     elif isinstance(node, ast.BoolOp):
         other: ast.boolop = ast.Or() if isinstance(node.op, ast.And) else ast.And()
         gaps = zip(node.values, node.values[1:])
-        yield Edit("boolean", node, ast.BoolOp(other, node.values),
-                   tuple(swap(left, right, node.op, other) for left, right in gaps))
+        yield Edit(
+            "boolean",
+            node,
+            ast.BoolOp(other, node.values),
+            tuple(swap(left, right, node.op, other) for left, right in gaps),
+        )
     elif isinstance(node, ast.BinOp) and type(node.op) in ARITH_SWAPS:
         arith = ARITH_SWAPS[type(node.op)]()
         changed = ast.BinOp(node.left, arith, node.right)
@@ -120,7 +161,7 @@ def nudge(value: object) -> tuple[bool | int | str] | None:
     when there is none worth trying (None, floats, bytes, empty strings)."""
     if isinstance(value, bool):
         return (not value,)
-    if isinstance(value, int) and 0 <= value < 10 ** MAX_INT_DIGITS:
+    if isinstance(value, int) and 0 <= value < 10**MAX_INT_DIGITS:
         return (value + 1,)
     if isinstance(value, str) and value:
         return ("",)

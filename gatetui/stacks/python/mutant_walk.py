@@ -29,11 +29,35 @@ LOOPS = (ast.For, ast.AsyncFor, ast.While)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)  # inside one, code is no module's own
 # Module-level names that describe the module (PEP 8's "module level dunder
 # names", and the ones packaging tools and version files write).
-METADATA = frozenset({
-    "__all__", "__version__", "__version_info__", "__version_tuple__", "__author__", "__author_email__",
-    "__email__", "__maintainer__", "__maintainer_email__", "__license__", "__copyright__", "__credits__",
-    "__status__", "__date__", "__title__", "__summary__", "__description__", "__uri__", "__url__",
-    "__docformat__", "__build__", "__release__", "__revision__", "__contact__", "__homepage__"})
+METADATA = frozenset(
+    {
+        "__all__",
+        "__version__",
+        "__version_info__",
+        "__version_tuple__",
+        "__author__",
+        "__author_email__",
+        "__email__",
+        "__maintainer__",
+        "__maintainer_email__",
+        "__license__",
+        "__copyright__",
+        "__credits__",
+        "__status__",
+        "__date__",
+        "__title__",
+        "__summary__",
+        "__description__",
+        "__uri__",
+        "__url__",
+        "__docformat__",
+        "__build__",
+        "__release__",
+        "__revision__",
+        "__contact__",
+        "__homepage__",
+    }
+)
 
 
 def edits(tree: ast.Module, lines: frozenset[int]) -> Iterator[Edit]:
@@ -44,8 +68,13 @@ def edits(tree: ast.Module, lines: frozenset[int]) -> Iterator[Edit]:
         node, idle, top = stack.pop()
         if not touches(node, wanted) or quiet(node) or top and metadata(node) or isinstance(node, ast.JoinedStr):
             continue
-        found = statement_edits(node, idle) if isinstance(node, ast.stmt) else \
-            expression_edits(node) if isinstance(node, ast.expr) else iter(())
+        found = (
+            statement_edits(node, idle)
+            if isinstance(node, ast.stmt)
+            else expression_edits(node)
+            if isinstance(node, ast.expr)
+            else iter(())
+        )
         yield from (edit for edit in found if edit.line in lines)
         inner = top and not isinstance(node, SCOPES)
         stack.extend((child, child_idle, inner) for child, child_idle in reversed(list(children(node))))
@@ -99,8 +128,13 @@ def metadata(node: ast.AST) -> bool:
     """An assignment of module metadata alone (`__version__ = "1.2"`,
     `__author__ = __maintainer__ = "..."`); at module level only, so a
     class's `__slots__` or `__hash__ = None` keeps its mutants."""
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
-        if isinstance(node, ast.AnnAssign) and node.value is not None else []
+    targets = (
+        node.targets
+        if isinstance(node, ast.Assign)
+        else [node.target]
+        if isinstance(node, ast.AnnAssign) and node.value is not None
+        else []
+    )
     return bool(targets) and all(isinstance(t, ast.Name) and t.id in METADATA for t in targets)
 
 
@@ -126,9 +160,14 @@ def for_tools(test: ast.expr) -> bool:
     (a script's entry, which tests import around)."""
     if name_of(test) == "TYPE_CHECKING":
         return True
-    return (isinstance(test, ast.Compare) and name_of(test.left) == "__name__" and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Eq) and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == "__main__")
+    return (
+        isinstance(test, ast.Compare)
+        and name_of(test.left) == "__name__"
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
 
 
 def name_of(node: ast.expr) -> str:

@@ -113,7 +113,7 @@ class Source:
         for first, last, text in reversed(placed):
             new = spliced(new, first, last, text)
         grown = len(new) - len(self.data)
-        if new == self.data or not parses_to(new[where[0]:where[1] + grown], edit):
+        if new == self.data or not parses_to(new[where[0] : where[1] + grown], edit):
             return None
         line_start, last = self.starts[edit.line - 1], placed[-1][1]
         after = "" if edit.operator == "remove" else lines_at(new, line_start, last + grown)
@@ -136,7 +136,7 @@ class Source:
         if not piece.old:
             return first, last, piece.text.encode()
         token = operator_in(self.data[first:last])
-        if token is None or self.data[first + token[0]:first + token[1]].split() != piece.old.encode().split():
+        if token is None or self.data[first + token[0] : first + token[1]].split() != piece.old.encode().split():
             return None
         after = first + token[1]
         while not piece.text and after < last and self.data[after] in b" \t":
@@ -178,8 +178,10 @@ def parses_to(segment: bytes, edit: Edit) -> bool:
 def same(one: object, other: object, depth: int) -> bool:
     """Whether two trees are alike to `depth` levels (positions aside)."""
     if isinstance(one, ast.AST) and isinstance(other, ast.AST):
-        return type(one) is type(other) and (depth == 0 or all(
-            same(getattr(one, name, None), getattr(other, name, None), depth - 1) for name in one._fields))
+        return type(one) is type(other) and (
+            depth == 0
+            or all(same(getattr(one, name, None), getattr(other, name, None), depth - 1) for name in one._fields)
+        )
     if isinstance(one, list) and isinstance(other, list):
         return len(one) == len(other) and all(same(a, b, depth) for a, b in zip(one, other))
     return type(one) is type(other) and one == other
@@ -189,7 +191,7 @@ def spliced(data: bytes, first: int, last: int, text: bytes) -> bytes:
     """The data with bytes first..last replaced, a space kept between the
     new text and a name or number it would otherwise run into (`1in x`
     -> `1 not in x`), or between two that the removal would join."""
-    left, right = data[first - 1:first] if first else b"", data[last:last + 1]
+    left, right = data[first - 1 : first] if first else b"", data[last : last + 1]
     if not text:
         return data[:first] + (b" " if joins(left) and joins(right) else b"") + data[last:]
     before = b" " if joins(left) and joins(text[:1]) else b""
@@ -208,5 +210,5 @@ def lines_at(data: bytes, start: int, last: int) -> str:
     `last - 1`, each stripped, joined by a space: a node's line, or all of
     its lines up to the change (`return (a <` and `b)` read `return (a < b)`)."""
     ends = [at for at in (data.find(b"\n", max(last - 1, start)), data.find(b"\r", max(last - 1, start))) if at >= 0]
-    text = data[start:min(ends, default=len(data))].decode("utf-8", "replace")
+    text = data[start : min(ends, default=len(data))].decode("utf-8", "replace")
     return " ".join(part.strip() for part in text.replace("\r", "\n").split("\n") if part.strip())

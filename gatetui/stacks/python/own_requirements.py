@@ -86,8 +86,11 @@ class Copier:
         for line in lines:
             stays = names_own(line, self.own)
             if stays is not None:
-                print(f"gatetui: {said}: {line.strip()[:200]} names the project itself (its tree is "
-                      f"installed): {'kept as ' + stays if stays else 'left out'}", file=sys.stderr)
+                print(
+                    f"gatetui: {said}: {line.strip()[:200]} names the project itself (its tree is "
+                    f"installed): {'kept as ' + stays if stays else 'left out'}",
+                    file=sys.stderr,
+                )
                 kept += [stays] if stays else []
                 continue
             include = INCLUDE.match(COMMENT.sub("", line).strip())
@@ -128,7 +131,7 @@ def main(argv: list[str]) -> int:
         print("usage: own_requirements.py OWN OUTDIR FILE... -- LINE...", file=sys.stderr)
         return 2
     own, out, rest = argv[0], argv[1], argv[2:]
-    files, lines = rest[:rest.index("--")], rest[rest.index("--") + 1:]
+    files, lines = rest[: rest.index("--")], rest[rest.index("--") + 1 :]
     copier, root = Copier(own, out, os.getcwd()), os.getcwd()
     for name in files:  # each under its own name: the command names it so
         path = copier.file(name, root)

@@ -56,8 +56,10 @@ def named_as(text: bytes, name: str) -> tuple[str, str, bytes] | None:
 
 
 # A Requires-Dist line: the name, its extras, and its marker (after `;`).
-REQUIRES = re.compile(rb"^Requires-Dist:[ \t]*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)[ \t]*(?:\[([^\]]*)\])?"
-                      rb"[^;\r]*(;[^\r]*)?\r?$")
+REQUIRES = re.compile(
+    rb"^Requires-Dist:[ \t]*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)[ \t]*(?:\[([^\]]*)\])?"
+    rb"[^;\r]*(;[^\r]*)?\r?$"
+)
 
 
 def without_own(metadata: bytes, name: str) -> bytes:
@@ -75,7 +77,11 @@ def without_own(metadata: bytes, name: str) -> bytes:
             extras = b",".join(e.strip() for e in (found.group(2) or b"").split(b",") if e.strip())
             if not extras:
                 continue
-            line = b"Requires-Dist: %s[%s]%s" % (found.group(1), extras, b" " + found.group(3) if found.group(3) else b"")
+            line = b"Requires-Dist: %s[%s]%s" % (
+                found.group(1),
+                extras,
+                b" " + found.group(3) if found.group(3) else b"",
+            )
         kept.append(line)
     return b"\n".join(kept) + gap + body
 

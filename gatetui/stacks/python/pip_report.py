@@ -117,8 +117,10 @@ def _pin(meta: dict[str, object], info: dict[str, object]) -> str:
     if not digest and isinstance(archive, dict):
         digest = str(archive.get("hash", "")).removeprefix("sha256=")
     if not (NAME.match(name) and VERSION.match(version) and SHA256.match(digest)):
-        raise ReportProblem(f"pip's installation report names {name or '?'} {version or '?'} "
-                            "without a name, version and sha256 the gate can pin")
+        raise ReportProblem(
+            f"pip's installation report names {name or '?'} {version or '?'} "
+            "without a name, version and sha256 the gate can pin"
+        )
     return f"{name}=={version} --hash=sha256:{digest}"
 
 

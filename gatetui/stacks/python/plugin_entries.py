@@ -35,8 +35,9 @@ class Listed(Protocol):
     def own(self) -> bool: ...  # installed from a local folder
 
 
-def runner_plugins(places: list[tuple[list[str], Mapping[str, Listed]]],
-                   read_text: Callable[[str], str | None]) -> tuple[list[dict[str, object]], str]:
+def runner_plugins(
+    places: list[tuple[list[str], Mapping[str, Listed]]], read_text: Callable[[str], str | None]
+) -> tuple[list[dict[str, object]], str]:
     """The runner's plugins the checked distributions offer, site by site
     in the order a run's sys.path meets them (each with what its RECORDs
     list, by normalised path), and the runner's version (the first found)."""
@@ -65,8 +66,9 @@ def entry_point_names(text: str, group: str) -> list[str]:
     return names
 
 
-def offered(site: str, listed: set[str], own: set[str],
-            read_text: Callable[[str], str | None]) -> tuple[list[dict[str, object]], str]:
+def offered(
+    site: str, listed: set[str], own: set[str], read_text: Callable[[str], str | None]
+) -> tuple[list[dict[str, object]], str]:
     """The plugins of `site`'s distributions whose entry_points.txt its
     RECORD lists (`listed`: normalised paths some RECORD names; `own`: the
     dist-info folders installed from a local folder), and the runner's
@@ -78,7 +80,10 @@ def offered(site: str, listed: set[str], own: set[str],
         if not name.endswith(".dist-info") or os.path.islink(info) or not os.path.isdir(info):
             continue
         project, _, release = name.removesuffix(".dist-info").rpartition("-")
-        if re.sub(r"[-_.]+", "-", project).lower() == RUNNER_DIST and os.path.normpath(os.path.join(info, "RECORD")) in listed:
+        if (
+            re.sub(r"[-_.]+", "-", project).lower() == RUNNER_DIST
+            and os.path.normpath(os.path.join(info, "RECORD")) in listed
+        ):
             version = release
         entries = os.path.normpath(os.path.join(info, "entry_points.txt"))
         text = read_text(entries) if entries in listed else None

@@ -38,11 +38,11 @@ def python_loads(declared: Iterable[str], environment: tuple[str, ...]) -> Calla
 
     def loads(offered: Offered) -> RunPlugin:
         return named_plugins(offered, at_base, f"site_{secrets.token_hex(6)}", environment)
+
     return loads
 
 
-def named_plugins(offered: Offered, at_base: frozenset[str], module: str,
-                  environment: tuple[str, ...]) -> RunPlugin:
+def named_plugins(offered: Offered, at_base: frozenset[str], module: str, environment: tuple[str, ...]) -> RunPlugin:
     """The loader as module `module` (a name drawn per gate: no entry point
     in the tree can be its namesake), with the names it loads and the
     folders of the tree it may find them in."""

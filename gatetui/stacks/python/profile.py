@@ -5,30 +5,38 @@ safe path and bytecode settings, JUnit by pytest's own writer.
 
 from __future__ import annotations
 
-import configparser
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from types import MappingProxyType
 
-from gatetui.config import ConfigError, Settings, parse_toml
+from gatetui.config import Settings, parse_toml
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, Profile, RunPlugin, Stack
-from gatetui.stacks.python import lock_report, pip_report, scripts, wheel_tree
 from gatetui.stacks.build_tools import DeclaredResolve
 from gatetui.stacks.offered import Offered
 from gatetui.stacks.order import Reorder
+from gatetui.stacks.python import lock_report, pip_report, scripts, wheel_tree
 from gatetui.stacks.python.coverage_lines import PYTHON_COVERAGE
 from gatetui.stacks.python.declared import declared_metadata
 from gatetui.stacks.python.extras import declared_extras
 from gatetui.stacks.python.hooks import pytest_plugins
+from gatetui.stacks.python.input_search import PYTHON_SEARCH
 from gatetui.stacks.python.installer import PINNED_CACHE, PIP_INTO, Installer
 from gatetui.stacks.python.layer import default_installer, python_layer
-from gatetui.stacks.python.input_search import PYTHON_SEARCH
 from gatetui.stacks.python.mutant_import import in_memory
 from gatetui.stacks.python.mutants import mutate
 from gatetui.stacks.python.plugins_loaded import python_loads
+from gatetui.stacks.python.project_config import (
+    TEST_EXTRAS,
+    dependency_group_requirements,
+    pytest_ini_text,
+    pytest_settings,
+    test_requirement_files,
+    test_sets,
+    tox_deps,
+)
 from gatetui.stacks.python.support import test_support
 from gatetui.stacks.python.tools_layer import python_build_tools, wheel_command
 from gatetui.stacks.python.version_file import rendered, version_files
@@ -37,8 +45,6 @@ from gatetui.stacks.python.version_file import rendered, version_files
 # is as fresh and five seconds faster to make (no ensurepip). uv installs
 # and resolves instead where it is found (installer.py).
 PIP = PIP_INTO.format(venv=".venv")
-TEST_EXTRAS = ("test", "tests", "testing", "dev")
-TOX_FACTOR = re.compile(r"^!?[\w.-]+(?:[,-]!?[\w.-]+)*\s*:\s")
 SCM_BACKENDS = re.compile(r"setuptools[_-]scm|hatch-vcs|versioningit|pdm-backend|flit[_-]scm")
 SKIP_TOP_DIRS = {"tests", "test", "docs", "doc", "examples", "benchmarks", "scripts", "build"}
 # Sections of shared files sealed by default: the settings that decide which
@@ -53,8 +59,9 @@ EDITABLE = "--config-settings editable_mode=compat"
 RESOLVE = f"--dry-run --report {{report}} {EDITABLE}"
 # uv's resolve starts from head's installed metadata packed as a wheel (own_stub.py);
 # either resolve reads the requirements with head's project left out (own_requirements.py)
-RESOLVE_ENV = MappingProxyType({"GATE_OWN_STUB": (HERE / "own_stub.py").read_text(),
-                                "GATE_OWN_REQS": (HERE / "own_requirements.py").read_text()})
+RESOLVE_ENV = MappingProxyType(
+    {"GATE_OWN_STUB": (HERE / "own_stub.py").read_text(), "GATE_OWN_REQS": (HERE / "own_requirements.py").read_text()}
+)
 
 # Every Python process of a test run: nothing is imported from the tree's
 # root before the runner (a pytest.py there would be the runner, hidden tests
@@ -67,9 +74,14 @@ RESOLVE_ENV = MappingProxyType({"GATE_OWN_STUB": (HERE / "own_stub.py").read_tex
 # first gate of every `gatetui check`, and of each Runtime sandbox's start).
 PIP_THERE = ("python3", "-I", "-c", "import pip")
 SAFE_PYTHON_ENV = {"PYTHONSAFEPATH": "1", "PYTHONPATH": "{gate}", "PYTHONPYCACHEPREFIX": "{bytecode}"}
-SAFE_PYTHON_FILES = MappingProxyType({"sitecustomize.py": (
-    b'"""Written by the gate: the tree\'s root last on sys.path (PYTHONSAFEPATH keeps it off)."""\n'
-    b"import os\nimport sys\n\nif os.getcwd() not in sys.path:\n    sys.path.append(os.getcwd())\n")})
+SAFE_PYTHON_FILES = MappingProxyType(
+    {
+        "sitecustomize.py": (
+            b'"""Written by the gate: the tree\'s root last on sys.path (PYTHONSAFEPATH keeps it off)."""\n'
+            b"import os\nimport sys\n\nif os.getcwd() not in sys.path:\n    sys.path.append(os.getcwd())\n"
+        )
+    }
+)
 
 
 def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
@@ -89,8 +101,9 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         environment_check=python_environment_check(environment, python_loads(pytest_plugins(base), environment)),
         import_command=PYTHON_IMPORT_CHECK,
         build_check=python_wheel(installer) if installer is not None and settings.wheel_check else None,
-        build_tools=None if installer is None else python_build_tools(installer, python_install(base, installer)[1],
-                                                                      EDITABLE),
+        build_tools=None
+        if installer is None
+        else python_build_tools(installer, python_install(base, installer)[1], EDITABLE),
         build_generated=build_generated(base),
         generated=rendered(version_files(base)),
         unreadable_code=r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$",
@@ -98,21 +111,35 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         install_env=scm_version_env(base),
         tag_version=scm_version if scm_version_env(base) else None,
         # a file that fails to collect is reported as such, and the other files' tests still run
-        test_env={"PYTEST_ADDOPTS": "-p no:cacheprovider -o junit_family=xunit1 --junitxml={report} "
-                                    "--continue-on-collection-errors",
-                  **SAFE_PYTHON_ENV},
+        test_env={
+            "PYTEST_ADDOPTS": "-p no:cacheprovider -o junit_family=xunit1 --junitxml={report} "
+            "--continue-on-collection-errors",
+            **SAFE_PYTHON_ENV,
+        },
         test_files=SAFE_PYTHON_FILES,
         test_paths=test_paths,
         test_globs=test_globs,
         cannot_start=() if custom else (3, 4),  # pytest: internal error, usage error
         plugin_options=PYTEST_PLUGIN_OPTIONS,
-        start_fix=("add the plugin to the test dependencies (an extra such as [project.optional-dependencies] "
-                   "test) or drop the option from addopts ([tool.pytest.ini_options]), or set `test` in "
-                   "[tool.gatetui]"),
+        start_fix=(
+            "add the plugin to the test dependencies (an extra such as [project.optional-dependencies] "
+            "test) or drop the option from addopts ([tool.pytest.ini_options]), or set `test` in "
+            "[tool.gatetui]"
+        ),
         # every module a test file's name marks, wherever it is (the diff rules leave test files
         # alone), and the helpers base's tests load from beside them (support.py)
-        sealed=tuple(dict.fromkeys([*test_globs, "**/conftest.py", *(f"**/{n}" for n in PYTEST_FILES),
-                                    *test_support(base, test_globs), "pytest.ini", ".pytest.ini"])),
+        sealed=tuple(
+            dict.fromkeys(
+                [
+                    *test_globs,
+                    "**/conftest.py",
+                    *(f"**/{n}" for n in PYTEST_FILES),
+                    *test_support(base, test_globs),
+                    "pytest.ini",
+                    ".pytest.ini",
+                ]
+            )
+        ),
         timeout=settings.timeout,
         import_check=settings.import_check,
         on_old_tests_fail=settings.on_old_tests_fail,
@@ -133,19 +160,32 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
 # shuffles the collected tests with the seed the plan drew.
 SHUFFLE = RunPlugin(
     MappingProxyType({"gatetui_random_order.py": (HERE / "pytest_random_order.py").read_bytes()}),
-    MappingProxyType({"PYTEST_ADDOPTS": "-p gatetui_random_order", "PYTHONPATH": "{folder}",
-                      "GATETUI_RANDOM_SEED": "{seed}"}))
+    MappingProxyType(
+        {"PYTEST_ADDOPTS": "-p gatetui_random_order", "PYTHONPATH": "{folder}", "GATETUI_RANDOM_SEED": "{seed}"}
+    ),
+)
 # Run 1 with random_order: every test in reverse order (pytest_reverse_order.py).
-REVERSE = Reorder(RunPlugin(
-    MappingProxyType({"gatetui_reverse_order.py": (HERE / "pytest_reverse_order.py").read_bytes()}),
-    MappingProxyType({"PYTEST_ADDOPTS": "-p gatetui_reverse_order", "PYTHONPATH": "{folder}"})),
-    "reverse order")
+REVERSE = Reorder(
+    RunPlugin(
+        MappingProxyType({"gatetui_reverse_order.py": (HERE / "pytest_reverse_order.py").read_bytes()}),
+        MappingProxyType({"PYTEST_ADDOPTS": "-p gatetui_reverse_order", "PYTHONPATH": "{folder}"}),
+    ),
+    "reverse order",
+)
 # The reruns of head's changed tests in one process (pytest_rerun.py makes each a case of its own),
 # and the fresh process that repeats one of them, its last case with its module loaded afresh.
 RERUN = RunPlugin(
     MappingProxyType({"gatetui_rerun.py": (HERE / "pytest_rerun.py").read_bytes()}),
-    MappingProxyType({"PYTEST_ADDOPTS": "-p gatetui_rerun", "PYTHONPATH": "{folder}", "GATETUI_RERUNS": "{reruns}",
-                      "GATETUI_RERUN_AFRESH": "{afresh}", "GATETUI_RERUN_ONLY": "{only}"}))
+    MappingProxyType(
+        {
+            "PYTEST_ADDOPTS": "-p gatetui_rerun",
+            "PYTHONPATH": "{folder}",
+            "GATETUI_RERUNS": "{reruns}",
+            "GATETUI_RERUN_AFRESH": "{afresh}",
+            "GATETUI_RERUN_ONLY": "{only}",
+        }
+    ),
+)
 
 
 def python_wheel(installer: Installer) -> BuildCheck:
@@ -154,8 +194,13 @@ def python_wheel(installer: Installer) -> BuildCheck:
     what the install writes there) with head's declared build backend, by uv
     (`uv build`) where the install uses uv, else the machine's pip."""
     return BuildCheck(
-        "tar -cf {source} --exclude=./.venv .", wheel_command(installer.wheel("$src", "$out")),
-        wheel_tree.REPORT, "head's wheel", wheel_tree.wheel_findings, wheel_tree.describe)
+        "tar -cf {source} --exclude=./.venv .",
+        wheel_command(installer.wheel("$src", "$out")),
+        wheel_tree.REPORT,
+        "head's wheel",
+        wheel_tree.wheel_findings,
+        wheel_tree.describe,
+    )
 
 
 def build_generated(base: Snapshot) -> tuple[str, ...]:
@@ -168,11 +213,13 @@ def build_generated(base: Snapshot) -> tuple[str, ...]:
 # the runs (where the layer's own is shown: -I ignores PYTHONPYCACHEPREFIX).
 PYTHON_IMPORT_CHECK = GateScript(
     '.venv/bin/python -I -X pycache_prefix={bytecode} -c "$GATE_IMPORT_CHECK" {modules}',
-    MappingProxyType({"GATE_IMPORT_CHECK": (HERE / "import_check.py").read_text()}))
+    MappingProxyType({"GATE_IMPORT_CHECK": (HERE / "import_check.py").read_text()}),
+)
 
 
-def python_environment_check(environment: tuple[str, ...],
-                             loads: Callable[[Offered], RunPlugin] | None = None) -> EnvironmentCheck:
+def python_environment_check(
+    environment: tuple[str, ...], loads: Callable[[Offered], RunPlugin] | None = None
+) -> EnvironmentCheck:
     """Each venv among the environment folders against its RECORDs (see
     env_check.py), with the machine's interpreter in isolated mode:
     nothing of the venv is loaded to check it; the runs load the plugins
@@ -183,15 +230,32 @@ def python_environment_check(environment: tuple[str, ...],
 
 # Options pytest plugins add, that a project's addopts often name: which
 # distribution brings each (the runner's usage error names only the option).
-PYTEST_PLUGIN_OPTIONS = MappingProxyType({
-    "--cov": "pytest-cov", "--cov-report": "pytest-cov", "--no-cov": "pytest-cov", "--cov-fail-under": "pytest-cov",
-    "-n": "pytest-xdist", "--numprocesses": "pytest-xdist", "--dist": "pytest-xdist",
-    "--timeout": "pytest-timeout", "--reruns": "pytest-rerunfailures", "--benchmark-skip": "pytest-benchmark",
-    "--benchmark-disable": "pytest-benchmark", "--asyncio-mode": "pytest-asyncio", "--mypy": "pytest-mypy",
-    "--html": "pytest-html", "--snapshot-update": "syrupy", "--doctest-plus": "pytest-doctestplus",
-    "--mpl": "pytest-mpl", "--randomly-seed": "pytest-randomly", "--hypothesis-profile": "hypothesis",
-    "--django-settings-module": "pytest-django", "--ds": "pytest-django", "--flake8": "pytest-flake8",
-})
+PYTEST_PLUGIN_OPTIONS = MappingProxyType(
+    {
+        "--cov": "pytest-cov",
+        "--cov-report": "pytest-cov",
+        "--no-cov": "pytest-cov",
+        "--cov-fail-under": "pytest-cov",
+        "-n": "pytest-xdist",
+        "--numprocesses": "pytest-xdist",
+        "--dist": "pytest-xdist",
+        "--timeout": "pytest-timeout",
+        "--reruns": "pytest-rerunfailures",
+        "--benchmark-skip": "pytest-benchmark",
+        "--benchmark-disable": "pytest-benchmark",
+        "--asyncio-mode": "pytest-asyncio",
+        "--mypy": "pytest-mypy",
+        "--html": "pytest-html",
+        "--snapshot-update": "syrupy",
+        "--doctest-plus": "pytest-doctestplus",
+        "--mpl": "pytest-mpl",
+        "--randomly-seed": "pytest-randomly",
+        "--hypothesis-profile": "hypothesis",
+        "--django-settings-module": "pytest-django",
+        "--ds": "pytest-django",
+        "--flake8": "pytest-flake8",
+    }
+)
 
 # A test path named as a folder of tests is one whole; any other holds library
 # code beside its tests (a package, `src`, the root).
@@ -205,8 +269,13 @@ def python_test_globs(test_paths: tuple[str, ...], python_files: object = None) 
     other, the modules pytest's `python_files` patterns name and the folders
     named `tests` or `test` inside it. So a package that keeps its tests in
     `pkg/tests/` (testpaths = ["pkg"]) seals those, not `pkg/core.py`."""
-    patterns = python_files.split() if isinstance(python_files, str) else \
-        [str(p) for p in python_files] if isinstance(python_files, list) else list(PYTEST_FILES)
+    patterns = (
+        python_files.split()
+        if isinstance(python_files, str)
+        else [str(p) for p in python_files]
+        if isinstance(python_files, list)
+        else list(PYTEST_FILES)
+    )
     globs: list[str] = []
     for path in test_paths:
         folder = path.strip("/")
@@ -256,17 +325,26 @@ def python_dependencies(base: Snapshot, installer: Installer | None = None) -> D
     if not any(re.match(r"\s*pytest\s*($|[<>=!~;\[ ])", d) for d in declared if isinstance(d, str)):
         lines.append("pytest")
     installer = installer or default_installer()
-    return Dependencies(resolve=installer.resolve(".venv", f"{PIP} {RESOLVE}", lines, reqs), resolve_env=RESOLVE_ENV,
-                        local=installer.install(".venv", f"--no-deps {EDITABLE} {{local}}"),
-                        pinned=installer.install(".venv", "--no-deps --require-hashes -r /dev/stdin",
-                                                 pip_prefix=PINNED_CACHE + " ", fresh_cache=True),
-                        own_name=pip_report.NAME, read=lock_report.read,
-                        local_command=lambda command, resolved: command.replace("{local}", pip_report.local_args(resolved)),
-                        pinned_command=lambda command, resolved: pip_report.heredoc(command, resolved.pinned),
-                        layer=python_layer(installer),
-                        declared=DeclaredResolve(("pyproject.toml",), declared_metadata,
-                                                 installer.resolve_declared(lines, reqs), "GATE_OWN_METADATA",
-                                                 pip_report.canonical))
+    return Dependencies(
+        resolve=installer.resolve(".venv", f"{PIP} {RESOLVE}", lines, reqs),
+        resolve_env=RESOLVE_ENV,
+        local=installer.install(".venv", f"--no-deps {EDITABLE} {{local}}"),
+        pinned=installer.install(
+            ".venv", "--no-deps --require-hashes -r /dev/stdin", pip_prefix=PINNED_CACHE + " ", fresh_cache=True
+        ),
+        own_name=pip_report.NAME,
+        read=lock_report.read,
+        local_command=lambda command, resolved: command.replace("{local}", pip_report.local_args(resolved)),
+        pinned_command=lambda command, resolved: pip_report.heredoc(command, resolved.pinned),
+        layer=python_layer(installer),
+        declared=DeclaredResolve(
+            ("pyproject.toml",),
+            declared_metadata,
+            installer.resolve_declared(lines, reqs),
+            "GATE_OWN_METADATA",
+            pip_report.canonical,
+        ),
+    )
 
 
 def scm_version_env(base: Snapshot) -> dict[str, str]:
@@ -287,97 +365,6 @@ def scm_version(tag: str | None) -> str:
     return f"{match.group(1)}.post0" if match else "0.0.0"
 
 
-def test_requirement_files(base: Snapshot) -> list[str]:
-    pattern = re.compile(
-        r"^(requirements/)?requirements[-_]?(.*test.*|dev)\.txt$|^requirements/(test.*|dev)\.txt$"
-        r"|^(test|tests|dev)[-_]requirements\.txt$"
-    )
-    return [p for p in base.paths if pattern.match(p)]
-
-
-def test_sets(declared: Mapping[str, list[str]]) -> list[str]:
-    """Which of the test-named extras (or groups) a run needs: the ones named
-    for tests (test, tests, testing); `dev` only when there are none, or when
-    they do not name pytest (then dev may hold the runner). A dev set pulls
-    in linters, type checkers and doc builders no test needs."""
-    tests = [n for n in TEST_EXTRAS if n != "dev" and n in declared]
-    names_runner = any(re.match(r"\s*pytest\s*($|[<>=!~;\[ ])", r) for n in tests for r in declared[n])
-    return tests if tests and names_runner else [n for n in TEST_EXTRAS if n in declared]
-
-
-def dependency_group_requirements(base: Snapshot) -> list[str]:
-    """PEP 735 groups named like test groups (see test_sets), includes resolved."""
-    groups = (parse_toml(base, "pyproject.toml") or {}).get("dependency-groups") or {}
-
-    def expand(name: str, seen: frozenset[str]) -> list[str]:
-        out: list[str] = []
-        for item in groups.get(name, []):
-            if isinstance(item, str):
-                out.append(item)
-            elif isinstance(item, dict) and item.get("include-group") not in seen:
-                out += expand(str(item.get("include-group")), seen | {name})
-        return out
-
-    expanded = {name: expand(name, frozenset()) for name in TEST_EXTRAS if name in groups}
-    return list(dict.fromkeys(r for name in test_sets(expanded) for r in expanded[name]))
-
-
-def tox_deps(base: Snapshot) -> list[str]:
-    """tox's [testenv] deps, minus what needs tox's own substitutions."""
-    parser = _ini(base, "tox.ini")
-    if parser is None or not parser.has_option("testenv", "deps"):
-        return []
-    out: list[str] = []
-    for line in parser.get("testenv", "deps", raw=True).splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line or "{" in line or line.startswith("-c") or TOX_FACTOR.match(line):
-            continue  # substitutions, constraints and factor-conditional deps need tox itself
-        out += line.split(None, 1) if line.startswith("-r") else [line]
-    return out
-
-
-def _ini(base: Snapshot, path: str) -> configparser.ConfigParser | None:
-    text = base.text(path)
-    if text is None:
-        return None
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read_string(text)
-    except configparser.Error as err:
-        raise ConfigError(f"{path} at base {base.sha[:7]} cannot be read ({err})") from None
-    return parser
-
-
-def pytest_settings(base: Snapshot) -> dict[str, object]:
-    """Base's effective pytest settings, found the way pytest finds them."""
-    for name in ("pytest.ini", ".pytest.ini"):
-        parser = _ini(base, name)
-        if parser is not None:
-            return dict(parser["pytest"]) if parser.has_section("pytest") else {}
-    table = ((parse_toml(base, "pyproject.toml") or {}).get("tool") or {}).get("pytest") or {}
-    if "ini_options" in table:
-        return dict(table["ini_options"])
-    for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
-        parser = _ini(base, name)
-        if parser is not None and parser.has_section(section):
-            return dict(parser[section])
-    return {}
-
-
-def pytest_ini_text(settings: dict[str, object]) -> str:
-    """Base's pytest settings as an ini file that `-c` can load over head's."""
-    lines = ["[pytest]"]
-    for key, value in settings.items():
-        if isinstance(value, list):
-            value = "\n    " + "\n    ".join(str(v) for v in value)
-        elif isinstance(value, bool):
-            value = "true" if value else "false"
-        else:  # an ini value read by configparser keeps its line breaks, unindented
-            value = "\n    ".join(str(value).split("\n"))
-        lines.append(f"{key} = {value}")
-    return "\n".join(lines) + "\n"
-
-
 def importable_packages(paths: tuple[str, ...]) -> list[str]:
     """Top-level packages of a tree (flat or src layout) an install must make importable."""
     found: set[str] = set()
@@ -388,5 +375,3 @@ def importable_packages(paths: tuple[str, ...]) -> list[str]:
         elif len(parts) == 2 and parts[1] == "__init__.py" and parts[0] not in SKIP_TOP_DIRS:
             found.add(parts[0])
     return sorted(p for p in found if p.isidentifier())
-
-

@@ -85,8 +85,10 @@ def _poetry(head: Snapshot, tool: dict[str, Any], name: str) -> Roots:
     packages = table(tool, "poetry").get("packages")
     if not packages:
         return _module(head, re.sub(r"[-.]+", "_", name).lower())
-    if not isinstance(packages, list) or not all(isinstance(p, dict) and isinstance(p.get("include"), str)
-                                                 and isinstance(p.get("from", ""), str) for p in packages):
+    if not isinstance(packages, list) or not all(
+        isinstance(p, dict) and isinstance(p.get("include"), str) and isinstance(p.get("from", ""), str)
+        for p in packages
+    ):
         return None
     return _paths([f"{p.get('from') or ''}/{p['include']}".strip("/") for p in packages])
 
@@ -111,8 +113,14 @@ def _by_name(head: Snapshot, tool: dict[str, Any], name: str) -> Roots:
 
 
 READERS: tuple[tuple[str, Callable[[Snapshot, dict[str, Any], str], Roots]], ...] = (
-    ("flit_core", _flit), ("flit.", _flit), ("hatchling", _hatch), ("poetry", _poetry),
-    ("pdm.backend", _pdm), ("pdm.pep517", _pdm), ("setuptools", _setuptools))
+    ("flit_core", _flit),
+    ("flit.", _flit),
+    ("hatchling", _hatch),
+    ("poetry", _poetry),
+    ("pdm.backend", _pdm),
+    ("pdm.pep517", _pdm),
+    ("setuptools", _setuptools),
+)
 
 
 def _module(head: Snapshot, name: str) -> Roots:

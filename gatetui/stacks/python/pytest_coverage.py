@@ -33,8 +33,12 @@ def _start() -> Any:
         files = [p for p in json.loads(os.environ.get("GATETUI_COVERAGE_FILES", "[]")) if isinstance(p, str)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            cov = coverage.Coverage(data_file=None, config_file=False, branch=True,
-                                    include=[os.path.join(ROOT, p) for p in files] or [os.path.join(ROOT, "*")])
+            cov = coverage.Coverage(
+                data_file=None,
+                config_file=False,
+                branch=True,
+                include=[os.path.join(ROOT, p) for p in files] or [os.path.join(ROOT, "*")],
+            )
             cov.set_option("run:core", "ctrace")  # dynamic contexts; the pure-python tracer if no C one loads
             cov.start()
         return cov
@@ -107,6 +111,7 @@ def _measured() -> dict[str, Any]:
         if rel.startswith(".."):
             continue
         by_line = data.contexts_by_lineno(name)
-        files[rel.replace(os.sep, "/")] = {str(line): sorted(index[c] for c in found)
-                                           for line, found in sorted(by_line.items())}
+        files[rel.replace(os.sep, "/")] = {
+            str(line): sorted(index[c] for c in found) for line, found in sorted(by_line.items())
+        }
     return {"format": FORMAT, "contexts": contexts, "files": files}

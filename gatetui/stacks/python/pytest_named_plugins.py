@@ -42,8 +42,11 @@ def pytest_addhooks(pluginmanager: Any) -> None:
     verified = [entry for entry in kept if not in_tree(entry, os.path.dirname(here))]
     for dist in importlib.metadata.distributions(path=verified):
         for entry_point in dist.entry_points:
-            if entry_point.group == "pytest11" and entry_point.name in NAMES and not pluginmanager.is_blocked(
-                    entry_point.name):
+            if (
+                entry_point.group == "pytest11"
+                and entry_point.name in NAMES
+                and not pluginmanager.is_blocked(entry_point.name)
+            ):
                 entry_point.load()  # imported with the whole sys.path (a plugin may keep a copy of it)
     sys.path[:] = verified
     try:  # pluggy meets only the environment's distributions: a namesake in the tree comes first nowhere
@@ -62,9 +65,10 @@ def in_tree(entry: str, tree: str) -> bool:
     for path in {os.path.abspath(entry or os.curdir), os.path.realpath(entry or os.curdir)}:
         for root in {os.path.abspath(tree), os.path.realpath(tree)}:
             if path == root or path.startswith(root + os.sep):
-                inside = inside or not any(path == os.path.join(root, folder) or
-                                           path.startswith(os.path.join(root, folder) + os.sep)
-                                           for folder in ENVIRONMENT)
+                inside = inside or not any(
+                    path == os.path.join(root, folder) or path.startswith(os.path.join(root, folder) + os.sep)
+                    for folder in ENVIRONMENT
+                )
     return inside
 
 

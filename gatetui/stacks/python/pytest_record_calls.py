@@ -49,8 +49,11 @@ def _unpack(text: str) -> str:
 def _is_target(code: Any) -> bool:
     known = _CODES.get(code)
     if known is None:
-        known = _CODES[code] = (code.co_name == _WANTED[1] and code.co_qualname == _WANTED[1]
-                                and os.path.realpath(code.co_filename) == _WANTED[0])
+        known = _CODES[code] = (
+            code.co_name == _WANTED[1]
+            and code.co_qualname == _WANTED[1]
+            and os.path.realpath(code.co_filename) == _WANTED[0]
+        )
     return known
 
 
@@ -58,12 +61,15 @@ def _on_call(frame: Any, event: str, arg: Any) -> None:
     if event != "call" or len(_CALLS) >= MAX_CALLS or not _is_target(frame.f_code):
         return
     code = frame.f_code
-    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
     values = [frame.f_locals.get(name) for name in names]
     texts = [_literal(value) for value in values]
     if any(text is None for text in texts):
         return
-    call = {"args": texts[:code.co_argcount], "kwargs": dict(zip(names[code.co_argcount:], texts[code.co_argcount:]))}
+    call = {
+        "args": texts[: code.co_argcount],
+        "kwargs": dict(zip(names[code.co_argcount :], texts[code.co_argcount :])),
+    }
     _CALLS.setdefault(json.dumps(call, sort_keys=True), call)
 
 

@@ -23,7 +23,6 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Last of all hooks, so the order others settle on is the one reversed."""
     items.reverse()

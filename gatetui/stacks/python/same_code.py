@@ -33,6 +33,7 @@ def restated(before: str, after: str) -> Callable[[int], bool]:
     def is_old(line: int) -> bool:
         spans = [(last - first, key) for first, last, key in new if first <= line <= last]
         return bool(spans) and min(spans)[1] in known
+
     return is_old
 
 
@@ -42,15 +43,17 @@ def _statements(source: str) -> list[tuple[int, int, Key]] | None:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
-    return [(node.lineno, node.end_lineno or node.lineno, (where, _header(node)))
-            for where, node in _walk(tree.body, "")]
+    return [
+        (node.lineno, node.end_lineno or node.lineno, (where, _header(node))) for where, node in _walk(tree.body, "")
+    ]
 
 
 def _walk(body: list[ast.stmt], where: str) -> Iterator[tuple[str, ast.stmt]]:
     for node in body:
         yield where, node
-        inner = f"{where}.{node.name}" if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                               ast.ClassDef)) else where
+        inner = (
+            f"{where}.{node.name}" if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else where
+        )
         for child in _blocks(node):
             if isinstance(child, ast.stmt):
                 yield from _walk([child], inner)
@@ -60,8 +63,12 @@ def _walk(body: list[ast.stmt], where: str) -> Iterator[tuple[str, ast.stmt]]:
 
 def _blocks(node: ast.AST) -> list[ast.AST]:
     """What the statement's blocks hold (bodies, else, finally, handlers, cases)."""
-    return [child for field, value in ast.iter_fields(node) if field in BLOCK_FIELDS and isinstance(value, list)
-            for child in value]
+    return [
+        child
+        for field, value in ast.iter_fields(node)
+        if field in BLOCK_FIELDS and isinstance(value, list)
+        for child in value
+    ]
 
 
 def _header(node: ast.stmt) -> str:

@@ -25,4 +25,6 @@ def bundle(*names: str) -> str:
     return "from __future__ import annotations\n" + "\n".join(texts)
 
 
-ENV_CHECK = bundle("dist_names.py", "editable_check.py", "plugin_entries.py", "env_check.py")  # env_check.py's main, with what it imports
+ENV_CHECK = bundle(
+    "dist_names.py", "editable_check.py", "plugin_entries.py", "env_check.py"
+)  # env_check.py's main, with what it imports

@@ -62,7 +62,7 @@ def _main(job_text: str) -> None:
     try:
         out = {"mutants": _search_all(job)}
     except Exception as err:  # noqa: BLE001 - whatever failed, the gate keeps the survivors as they were
-        out = {"error": f"{type(err).__name__}: {err}"[:SHOWN * 2]}
+        out = {"error": f"{type(err).__name__}: {err}"[: SHOWN * 2]}
     with open(sys.argv[1], "w", encoding="utf-8") as handle:
         json.dump(out, handle)
 
@@ -71,8 +71,10 @@ def _search_all(job: dict[str, Any]) -> dict[str, Any]:
     _hypothesis(job["zip"])
     module = importlib.import_module(job["module"])
     original = getattr(module, job["function"])
-    calls = [([ast.literal_eval(a) for a in call["args"]], {k: ast.literal_eval(v) for k, v in call["kwargs"].items()})
-             for call in job["calls"]]
+    calls = [
+        ([ast.literal_eval(a) for a in call["args"]], {k: ast.literal_eval(v) for k, v in call["kwargs"].items()})
+        for call in job["calls"]
+    ]
     signal.signal(signal.SIGALRM, _alarm)
     found = {}
     head = _Side(module, original)
@@ -117,8 +119,7 @@ class _Side:
 
 
 def _state(module: types.ModuleType) -> dict[str, Any]:
-    return {name: value for name, value in vars(module).items()
-            if not name.startswith("__") and _plain(value, 0)}
+    return {name: value for name, value in vars(module).items() if not name.startswith("__") and _plain(value, 0)}
 
 
 def _plain(value: Any, depth: int) -> bool:
@@ -166,8 +167,14 @@ def _search(name: str, original: _Side, mutant: _Side, calls: list[tuple[list[An
             returned.add(_args_text(call))
         return _differ(here, there)
 
-    chosen = settings(max_examples=MAX_EXAMPLES, deadline=None, database=None, derandomize=True,
-                      suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink))
+    chosen = settings(
+        max_examples=MAX_EXAMPLES,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.generate, Phase.shrink),
+    )
     try:
         call = find(_calls(calls, _constants(original.function, mutant.function)), differs, settings=chosen)
         here, there = original.result(call), mutant.result(call)
@@ -243,8 +250,10 @@ def _calls(calls: list[tuple[list[Any], dict[str, Any]]], known: dict[type, list
     def varied(call: tuple[list[Any], dict[str, Any]], index: int) -> Any:
         args, kwargs = call
         pick = [_near(a, known, spans.get(i)) if i == index else st.just(a) for i, a in enumerate(args)]
-        named = {k: _near(v, known, spans.get(k)) if len(args) + i == index else st.just(v)
-                 for i, (k, v) in enumerate(kwargs.items())}
+        named = {
+            k: _near(v, known, spans.get(k)) if len(args) + i == index else st.just(v)
+            for i, (k, v) in enumerate(kwargs.items())
+        }
         return st.tuples(st.tuples(*pick).map(list), st.fixed_dictionaries(named))
 
     def one(call: tuple[list[Any], dict[str, Any]]) -> Any:
@@ -319,6 +328,7 @@ def _call_text(name: str, call: tuple[list[Any], dict[str, Any]]) -> str:
 def _shown(here: tuple[str, Any, Any, Any], there: tuple[str, Any, Any, Any]) -> list[str]:
     """Each side's result in words: what it returned or raised, and where
     that is the same, how it left the arguments or the module's values."""
+
     def said(result: tuple[str, Any, Any, Any]) -> str:
         kind, value = result[:2]
         return f"raises {value.__name__}" if kind == "raise" else repr(value)
@@ -337,4 +347,4 @@ def _args_text(call: tuple[list[Any], dict[str, Any]]) -> str:
 
 
 def _cut(text: str) -> str:
-    return text if len(text) <= SHOWN else text[:SHOWN - 3] + "..."
+    return text if len(text) <= SHOWN else text[: SHOWN - 3] + "..."

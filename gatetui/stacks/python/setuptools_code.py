@@ -26,14 +26,65 @@ from gatetui.pyparse import parse_python
 # setuptools.discovery.FlatLayoutPackageFinder.DEFAULT_EXCLUDE and
 # FlatLayoutModuleFinder.DEFAULT_EXCLUDE (setuptools 75), top-level names only.
 FLAT_PACKAGE_EXCLUDE = (
-    "ci", "bin", "debian", "doc", "docs", "documentation", "manpages", "news", "newsfragments", "changelog",
-    "test", "tests", "unit_test", "unit_tests", "example", "examples", "scripts", "tools", "util", "utils",
-    "python", "build", "dist", "venv", "env", "requirements", "tasks", "fabfile", "site_scons", "benchmark",
-    "benchmarks", "exercise", "exercises", "htmlcov", "[._]*")
+    "ci",
+    "bin",
+    "debian",
+    "doc",
+    "docs",
+    "documentation",
+    "manpages",
+    "news",
+    "newsfragments",
+    "changelog",
+    "test",
+    "tests",
+    "unit_test",
+    "unit_tests",
+    "example",
+    "examples",
+    "scripts",
+    "tools",
+    "util",
+    "utils",
+    "python",
+    "build",
+    "dist",
+    "venv",
+    "env",
+    "requirements",
+    "tasks",
+    "fabfile",
+    "site_scons",
+    "benchmark",
+    "benchmarks",
+    "exercise",
+    "exercises",
+    "htmlcov",
+    "[._]*",
+)
 FLAT_MODULE_EXCLUDE = (
-    "setup", "conftest", "test", "tests", "example", "examples", "build", "toxfile", "noxfile", "pavement",
-    "dodo", "tasks", "fabfile", "[Ss][Cc]onstruct", "conanfile", "manage", "benchmark", "benchmarks",
-    "exercise", "exercises", "[._]*")
+    "setup",
+    "conftest",
+    "test",
+    "tests",
+    "example",
+    "examples",
+    "build",
+    "toxfile",
+    "noxfile",
+    "pavement",
+    "dodo",
+    "tasks",
+    "fabfile",
+    "[Ss][Cc]onstruct",
+    "conanfile",
+    "manage",
+    "benchmark",
+    "benchmarks",
+    "exercise",
+    "exercises",
+    "[._]*",
+)
 FINDERS = {"find_packages": False, "find_namespace_packages": True}  # name: whether it finds namespaces
 
 
@@ -90,10 +141,17 @@ def _from_pyproject(pyproject: dict[str, Any]) -> Declared:
     packages, modules = settings.get("packages"), settings.get("py-modules")
     if isinstance(packages, dict) and isinstance(packages.get("find"), dict):
         find = table(packages, "find")
-        packages = Find(_one(find.get("where"), "."), strings(find.get("include")) or ("*",),
-                        strings(find.get("exclude")) or (), bool(find.get("namespaces", True)))
-    return Declared(_names(packages) if not isinstance(packages, Find) else packages, _names(modules),
-                    _dirs(settings.get("package-dir")))
+        packages = Find(
+            _one(find.get("where"), "."),
+            strings(find.get("include")) or ("*",),
+            strings(find.get("exclude")) or (),
+            bool(find.get("namespaces", True)),
+        )
+    return Declared(
+        _names(packages) if not isinstance(packages, Find) else packages,
+        _names(modules),
+        _dirs(settings.get("package-dir")),
+    )
 
 
 def _from_setup_cfg(head: Snapshot) -> Declared:
@@ -107,10 +165,18 @@ def _from_setup_cfg(head: Snapshot) -> Declared:
     raw = (options.get("packages") or "").strip()
     if raw in ("find:", "find_namespace:"):
         find = dict(parser["options.packages.find"]) if parser.has_section("options.packages.find") else {}
-        packages = Find(find.get("where", ".").strip() or ".", tuple(_listed(find.get("include")) or ("*",)),
-                        tuple(_listed(find.get("exclude")) or ()), raw == "find_namespace:")
-    dirs = {key.strip(): value.strip() for line in (options.get("package_dir") or "").splitlines()
-            if "=" in line for key, _, value in [line.partition("=")]}
+        packages = Find(
+            find.get("where", ".").strip() or ".",
+            tuple(_listed(find.get("include")) or ("*",)),
+            tuple(_listed(find.get("exclude")) or ()),
+            raw == "find_namespace:",
+        )
+    dirs = {
+        key.strip(): value.strip()
+        for line in (options.get("package_dir") or "").splitlines()
+        if "=" in line
+        for key, _, value in [line.partition("=")]
+    }
     return Declared(packages, _listed(options.get("py_modules")), _dirs(dirs))
 
 
@@ -120,8 +186,11 @@ def _from_setup_py(head: Snapshot) -> Declared:
     tree = parse_python(text) if text is not None else None
     if text is None:
         return Declared()
-    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and _called(node) == "setup"] \
-        if tree is not None else []
+    calls = (
+        [node for node in ast.walk(tree) if isinstance(node, ast.Call) and _called(node) == "setup"]
+        if tree is not None
+        else []
+    )
     if len(calls) != 1:
         raise Unreadable("setup.py")
     keywords = {k.arg: k.value for k in calls[0].keywords}
@@ -129,8 +198,11 @@ def _from_setup_py(head: Snapshot) -> Declared:
         raise Unreadable("setup(**...)")
     packages = keywords.get("packages")
     find = _finder(packages) if isinstance(packages, ast.Call) else None
-    return Declared(find or _literal_names(packages), _literal_names(keywords.get("py_modules")),
-                    _dirs(_literal(keywords.get("package_dir")) or {}))
+    return Declared(
+        find or _literal_names(packages),
+        _literal_names(keywords.get("py_modules")),
+        _dirs(_literal(keywords.get("package_dir")) or {}),
+    )
 
 
 def _finder(call: ast.Call) -> Find:
@@ -139,8 +211,12 @@ def _finder(call: ast.Call) -> Find:
         raise Unreadable("packages=")
     args = dict(zip(("where", "exclude", "include"), (_literal(a) for a in call.args)))
     args.update({k.arg: _literal(k.value) for k in call.keywords if k.arg})
-    return Find(_one(args.get("where"), "."), strings(args.get("include")) or ("*",),
-                strings(args.get("exclude")) or (), namespaces)
+    return Find(
+        _one(args.get("where"), "."),
+        strings(args.get("include")) or ("*",),
+        strings(args.get("exclude")) or (),
+        namespaces,
+    )
 
 
 def _called(call: ast.Call) -> str:
@@ -207,10 +283,13 @@ def found(head: Snapshot, find: Find) -> list[str]:
     """The top-level packages a `find:` finds."""
     where = find.where.strip("/") if find.where.strip("/") not in ("", ".") else ""
     folders, _ = top_level(head, where)
-    return [_join(where, top) for top in sorted(folders)
-            if (find.namespaces or _join(where, f"{top}/__init__.py") in head)
-            and any(fnmatch.fnmatchcase(top, p.split(".")[0]) for p in find.include)
-            and not any(fnmatch.fnmatchcase(top, p) for p in find.exclude)]
+    return [
+        _join(where, top)
+        for top in sorted(folders)
+        if (find.namespaces or _join(where, f"{top}/__init__.py") in head)
+        and any(fnmatch.fnmatchcase(top, p.split(".")[0]) for p in find.include)
+        and not any(fnmatch.fnmatchcase(top, p) for p in find.exclude)
+    ]
 
 
 def discovered(head: Snapshot, package_dir: dict[str, str]) -> list[str]:
@@ -221,8 +300,9 @@ def discovered(head: Snapshot, package_dir: dict[str, str]) -> list[str]:
         folders, modules = top_level(head, src)
         return [_join(src, name) for name in sorted(folders)] + [_join(src, f"{m}.py") for m in sorted(modules)]
     folders, modules = top_level(head, "")
-    return ([name for name in sorted(folders) if not _excluded(name, FLAT_PACKAGE_EXCLUDE)]
-            + [f"{m}.py" for m in sorted(modules) if not _excluded(m, FLAT_MODULE_EXCLUDE)])
+    return [name for name in sorted(folders) if not _excluded(name, FLAT_PACKAGE_EXCLUDE)] + [
+        f"{m}.py" for m in sorted(modules) if not _excluded(m, FLAT_MODULE_EXCLUDE)
+    ]
 
 
 def top_level(head: Snapshot, folder: str) -> tuple[set[str], set[str]]:
@@ -233,7 +313,7 @@ def top_level(head: Snapshot, folder: str) -> tuple[set[str], set[str]]:
     modules: set[str] = set()
     for path in head.paths:
         if path.startswith(prefix) and path.endswith(".py"):
-            first, slash, _ = path[len(prefix):].partition("/")
+            first, slash, _ = path[len(prefix) :].partition("/")
             (folders if slash else modules).add(first if slash else first[:-3])
     return {f for f in folders if f.isidentifier()}, {m for m in modules if m.isidentifier()}
 

@@ -40,8 +40,9 @@ from gatetui.stacks.python.coverage_lines import code_file
 from gatetui.stacks.python.project_code import shipped_code
 
 WHAT = "test code reads library source or bytecode"
-SOURCE_FUNCTIONS = frozenset({"getsource", "getsourcelines", "getsourcefile", "getfile", "findsource",
-                              "getabsfile", "getcomments"})
+SOURCE_FUNCTIONS = frozenset(
+    {"getsource", "getsourcelines", "getsourcefile", "getfile", "findsource", "getabsfile", "getcomments"}
+)
 READING_MODULES = ("linecache", "dis")  # any use of them reads source or bytecode
 CODE_ATTRIBUTES = frozenset({"__code__", "co_code", "func_code"})
 LOCATING_ATTRIBUTES = frozenset({"__file__", "__path__", "__spec__"})
@@ -57,8 +58,9 @@ WORDS = re.compile(r"[\s'\"`=:;,()]+")
 Scope = ast.AST
 
 
-def source_reads(base: Snapshot, head: Snapshot, changed: list[str],
-                 is_test_file: Callable[[str], bool]) -> list[Finding]:
+def source_reads(
+    base: Snapshot, head: Snapshot, changed: list[str], is_test_file: Callable[[str], bool]
+) -> list[Finding]:
     """Head's added lines of test code, among the `changed` paths, that
     read library source or bytecode."""
     shipped = shipped_code(head) or code_file
@@ -88,8 +90,12 @@ class Library:
     def __init__(self, paths: list[str]):
         self.paths = frozenset(p for p in paths if PurePosixPath(p).name not in NOT_LIBRARY)
         self.names = frozenset(PurePosixPath(p).name for p in self.paths)
-        self.folders = frozenset(str(f) for p in self.paths for f in PurePosixPath(p).parents
-                                 if str(f) != "." and str(f) not in LAYOUT_FOLDERS)
+        self.folders = frozenset(
+            str(f)
+            for p in self.paths
+            for f in PurePosixPath(p).parents
+            if str(f) != "." and str(f) not in LAYOUT_FOLDERS
+        )
         # the top-level names they import as (a src/ layout's packages under src/)
         self.tops = frozenset(_top(p) for p in self.paths)
 
@@ -112,8 +118,11 @@ class Reader:
         self.tree, self.library = tree, library
         self.parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         self.imports = imported_names(tree)
-        self.defined = frozenset(node.name for node in ast.walk(tree)
-                                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+        self.defined = frozenset(
+            node.name
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        )
 
     def lines(self) -> set[int]:
         hits: set[int] = set()
@@ -130,8 +139,11 @@ class Reader:
 
     def reads(self, node: ast.AST) -> bool:
         """A use of a source-reading function, a code object, a module's file as a file, a library path."""
-        if isinstance(node, (ast.Name, ast.Attribute)) and not isinstance(self.parents.get(node), ast.Attribute) \
-                and self.reading_function(node):
+        if (
+            isinstance(node, (ast.Name, ast.Attribute))
+            and not isinstance(self.parents.get(node), ast.Attribute)
+            and self.reading_function(node)
+        ):
             call = self.parents.get(node)
             return not (isinstance(call, ast.Call) and call.func is node and call.args and self.foreign(call.args[0]))
         if isinstance(node, ast.Attribute):
@@ -140,15 +152,21 @@ class Reader:
             return node.attr == "origin" and self.is_spec(node.value) or node.attr == "__file__" and self.as_file(node)
         if isinstance(node, ast.Call) and self.qualified(node.func) == "getattr" and len(node.args) >= 2:
             key = node.args[1]
-            return isinstance(key, ast.Constant) and key.value in CODE_ATTRIBUTES | {"__file__"} \
+            return (
+                isinstance(key, ast.Constant)
+                and key.value in CODE_ATTRIBUTES | {"__file__"}
                 and not self.foreign(node.args[0])
+            )
         return isinstance(node, ast.Constant) and isinstance(node.value, str) and self.library.names_file(node.value)
 
     def reading_function(self, node: ast.AST) -> bool:
         """inspect's source functions, linecache's and dis's, as the module's imports name them."""
         name = self.qualified(node) if self.root(node) in self.imports else None
-        return bool(name) and (str(name).startswith(tuple(f"{m}." for m in READING_MODULES))
-                               or str(name).startswith("inspect.") and str(name).split(".")[-1] in SOURCE_FUNCTIONS)
+        return bool(name) and (
+            str(name).startswith(tuple(f"{m}." for m in READING_MODULES))
+            or str(name).startswith("inspect.")
+            and str(name).split(".")[-1] in SOURCE_FUNCTIONS
+        )
 
     def as_file(self, node: ast.Attribute) -> bool:
         """`mod.__file__` of a module that may be the library's, read as a file: not
@@ -174,8 +192,12 @@ class Reader:
         """Whether `mod.__file__` is only a way to its folder or a look at its
         path (dirname, Path(...).parent, .parts, .name): none reads the file."""
         current: ast.AST = node
-        while (call := self.parents.get(current)) is not None and isinstance(call, ast.Call) \
-                and current in call.args and self.qualified(call.func) in SAME_FILE:
+        while (
+            (call := self.parents.get(current)) is not None
+            and isinstance(call, ast.Call)
+            and current in call.args
+            and self.qualified(call.func) in SAME_FILE
+        ):
             current = call
         call = self.parents.get(current)
         if not isinstance(call, ast.Call) or current not in call.args:
@@ -249,8 +271,9 @@ def imported_names(tree: ast.Module) -> dict[str, str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                names[alias.asname or alias.name.split(".")[0]] = _backport(alias.name if alias.asname
-                                                                            else alias.name.split(".")[0])
+                names[alias.asname or alias.name.split(".")[0]] = _backport(
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 names[alias.asname or alias.name] = _backport(f"{node.module}.{alias.name}")
@@ -258,5 +281,6 @@ def imported_names(tree: ast.Module) -> dict[str, str]:
 
 
 def _backport(name: str) -> str:
-    return "importlib.resources" + name[len("importlib_resources"):] if name.startswith("importlib_resources") \
-        else name
+    return (
+        "importlib.resources" + name[len("importlib_resources") :] if name.startswith("importlib_resources") else name
+    )

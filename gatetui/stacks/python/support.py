@@ -41,8 +41,11 @@ def test_support(base: Snapshot, test_globs: Iterable[str]) -> tuple[str, ...]:
         for name in _absolute_imports(base.text(path) or ""):
             module = name.replace(".", "/")
             # beside the test (`helpers`), or through the root (`checks.helpers`, a namespace package)
-            out += [c for c in (f"{folder}/{module.split('/')[0]}.py", f"{module}.py")
-                    if c in paths and c.startswith(folder + "/")]
+            out += [
+                c
+                for c in (f"{folder}/{module.split('/')[0]}.py", f"{module}.py")
+                if c in paths and c.startswith(folder + "/")
+            ]
     return tuple(p for p in dict.fromkeys(out) if not matches(p, globs))
 
 

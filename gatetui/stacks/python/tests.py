@@ -20,17 +20,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from gatetui.pyparse import parse_python
 from gatetui.stacks.codeview import CodeView, hits_to_markers, is_word_char, normalize, python_view
 from gatetui.stacks.testdefs import MarkerHit, TestDef
-from gatetui.pyparse import parse_python
 
-__all__ = [
-    "python_marker_hits",
-    "python_markers",
-    "python_test_defs",
-    "python_text_defs",
-    "python_text_markers",
-]
+__all__ = ["python_marker_hits", "python_markers", "python_test_defs", "python_text_defs", "python_text_markers"]
 
 
 # --------------------------------------------------------------------------
@@ -70,10 +64,7 @@ def _ast_test_defs(path: str, tree: ast.Module) -> list[TestDef]:
     return out
 
 
-def _collect_ast_defs(
-    path: str, body: Sequence[ast.stmt], classes: tuple[str, ...],
-    out: list[TestDef],
-) -> None:
+def _collect_ast_defs(path: str, body: Sequence[ast.stmt], classes: tuple[str, ...], out: list[TestDef]) -> None:
     """Walk statements, entering classes and compound blocks, not functions."""
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -127,12 +118,10 @@ def _view_test_defs(path: str, view: CodeView) -> list[TestDef]:
         if not text.strip():
             continue
         opened = _PY_DEF_LINE.match(text)
-        starts = number not in view.tail_lines and (
-            (depth == 0 and not continued) or opened is not None
-        )
+        starts = number not in view.tail_lines and ((depth == 0 and not continued) or opened is not None)
         if starts:
             depth = 0
-            indent = len(text[:len(text) - len(text.lstrip())].expandtabs(8))
+            indent = len(text[: len(text) - len(text.lstrip())].expandtabs(8))
             while scopes and scopes[-1][0] >= indent:
                 scopes.pop()
             if opened is not None:
@@ -153,18 +142,25 @@ def _view_test_defs(path: str, view: CodeView) -> list[TestDef]:
 # --------------------------------------------------------------------------
 
 _PY_MARK_ATTRS: dict[str, str] = {"skip": "skip", "skipif": "skip", "xfail": "xfail"}
-_PY_PYTEST_CALLS: dict[str, str] = {
-    "skip": "skip", "importorskip": "skip", "xfail": "xfail",
-}
+_PY_PYTEST_CALLS: dict[str, str] = {"skip": "skip", "importorskip": "skip", "xfail": "xfail"}
 _PY_UNITTEST_DECORATORS: dict[str, str] = {
-    "skip": "skip", "skipIf": "skip", "skipUnless": "skip",
+    "skip": "skip",
+    "skipIf": "skip",
+    "skipUnless": "skip",
     "expectedFailure": "xfail",
 }
 # Every marker's chain holds one of these words, or an alias of one bound by
 # an import (which then joins the search).
 _PY_MARKER_WORDS = (
-    "skip", "skipif", "xfail", "importorskip", "skipIf", "skipUnless",
-    "expectedFailure", "SkipTest", "skipTest",
+    "skip",
+    "skipif",
+    "xfail",
+    "importorskip",
+    "skipIf",
+    "skipUnless",
+    "expectedFailure",
+    "SkipTest",
+    "skipTest",
 )
 _PY_MARKER_HINT = re.compile(r"skip|Skip|xfail|expectedFailure")
 _PY_CHAIN_RIGHT = re.compile(r"\s*\.\s*([^\W\d]\w*)")
@@ -188,9 +184,7 @@ class _PyNames:
     unittest: set[str] = field(default_factory=lambda: {"unittest"})
     mark: set[str] = field(default_factory=set)  # from pytest import mark
     calls: dict[str, str] = field(default_factory=dict)  # from pytest import skip
-    decorators: dict[str, str] = field(
-        default_factory=lambda: dict(_PY_UNITTEST_DECORATORS)
-    )
+    decorators: dict[str, str] = field(default_factory=lambda: dict(_PY_UNITTEST_DECORATORS))
     skip_test: set[str] = field(default_factory=lambda: {"SkipTest"})
 
     def learn_module(self, module: str, alias: str | None) -> None:
@@ -213,10 +207,7 @@ class _PyNames:
 
     def words(self) -> set[str]:
         """Every word whose presence may make a marker."""
-        return {
-            *_PY_MARKER_WORDS, *self.mark, *self.calls, *self.decorators,
-            *self.skip_test,
-        }
+        return {*_PY_MARKER_WORDS, *self.mark, *self.calls, *self.decorators, *self.skip_test}
 
 
 def _python_imports(code: str) -> _PyNames:
@@ -225,7 +216,7 @@ def _python_imports(code: str) -> _PyNames:
     names = _PyNames()
     for match in _PY_IMPORT.finditer(code):
         line_start = code.rfind("\n", 0, match.start()) + 1
-        prefix = code[line_start:match.start()]
+        prefix = code[line_start : match.start()]
         if not prefix.strip():
             for item in _PY_IMPORT_ITEM.finditer(match.group(1)):
                 names.learn_module(item.group(1), item.group(2))
@@ -285,9 +276,7 @@ def python_marker_hits(view: CodeView) -> list[tuple[int, str]]:
     return hits
 
 
-def _classify_python(
-    chain: list[str], prev: str, after: str, names: _PyNames, bare: bool
-) -> str | None:
+def _classify_python(chain: list[str], prev: str, after: str, names: _PyNames, bare: bool) -> str | None:
     """The marker kind of a dotted name, given the tokens around it."""
     if chain[-1] == "skipTest" and after == "(" and (len(chain) > 1 or not bare):
         return "skip"  # self.skipTest(...)
@@ -334,5 +323,5 @@ def looks_like_python_test(path: str) -> bool:
     parts = path.replace("\\", "/").split("/")
     name, dirs = parts[-1], {p.lower() for p in parts[:-1]}
     return name.lower().endswith(".py") and (
-        name.startswith("test_") or name.endswith("_test.py") or name in _TEST_NAMES
-        or not dirs.isdisjoint(_TEST_DIRS))
+        name.startswith("test_") or name.endswith("_test.py") or name in _TEST_NAMES or not dirs.isdisjoint(_TEST_DIRS)
+    )

@@ -36,12 +36,13 @@ MAX_LINES, MAX_LINE = 40, 200
 # A named requirement and nothing else (PEP 508 without a URL): the lines
 # reach the resolver as a requirements file, where `-r`, `--index-url`
 # or `name @ url` would be head's choice of what to read or where from.
-REQUIREMENT = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\s*(?:\[[A-Za-z0-9._,\s-]*\])?"
-                         r"\s*(?:[<>=!~(;][^@#\\\n\r]*)?")
+REQUIREMENT = re.compile(
+    r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\s*(?:\[[A-Za-z0-9._,\s-]*\])?"
+    r"\s*(?:[<>=!~(;][^@#\\\n\r]*)?"
+)
 # The layer on PYTHONPATH: its site-packages, whatever python3's version.
 SITE = 'set -- {tools}/lib/python3*/site-packages && [ -d "$1" ] && export PYTHONPATH="$1"'
-AGAIN = ("echo 'gatetui: the build against the build tools layer failed; it runs again in an environment "
-         "of its own' >&2")
+AGAIN = "echo 'gatetui: the build against the build tools layer failed; it runs again in an environment of its own' >&2"
 WHEEL_TREE = 'src="$(mktemp -d)" && out="$(mktemp -d)" && tar -xf {source} -C "$src" && '
 
 
@@ -59,8 +60,9 @@ def requires(files: Mapping[str, bytes]) -> tuple[str, ...] | None:
     lines = system.get("requires") if isinstance(system, dict) else None
     if not isinstance(lines, list) or not lines or len(lines) > MAX_LINES:
         return None
-    if not all(isinstance(line, str) and len(line) <= MAX_LINE and REQUIREMENT.fullmatch(line.strip())
-               for line in lines):
+    if not all(
+        isinstance(line, str) and len(line) <= MAX_LINE and REQUIREMENT.fullmatch(line.strip()) for line in lines
+    ):
         return None
     return tuple(line.strip() for line in lines)
 
@@ -74,25 +76,40 @@ def against_layer(layered: str, own_way: str, again: str = "") -> str:
 def wheel_command(build: str) -> str:
     """The wheel check's command around `build` (which makes one wheel of
     "$src" in "$out"): the copy unpacked, the wheel kept as {report}."""
-    return (f'{WHEEL_TREE}{build} && set -- "$out"/*.whl && [ "$#" -eq 1 ] && [ -f "$1" ] && '
-            'cp "$1" {report}')
+    return f'{WHEEL_TREE}{build} && set -- "$out"/*.whl && [ "$#" -eq 1 ] && [ -f "$1" ] && cp "$1" {{report}}'
 
 
 def python_build_tools(installer: Installer, own_install: str, editable: str) -> BuildTools:
     """The layer's recipe, and the swaps of the editable install
     (`own_install`, with `editable`'s settings) and the wheel's build."""
-    pinned = installer.install(".tools", "--no-deps --require-hashes -r /dev/stdin", pip_prefix=PINNED_CACHE + " ",
-                               fresh_cache=True, uv_args="--compile-bytecode")
+    pinned = installer.install(
+        ".tools",
+        "--no-deps --require-hashes -r /dev/stdin",
+        pip_prefix=PINNED_CACHE + " ",
+        fresh_cache=True,
+        uv_args="--compile-bytecode",
+    )
     layered_install = installer.install(".venv", f"--no-deps --no-build-isolation {editable} -e .")
-    wheel = wheel_command(against_layer(installer.wheel("$src", "$out", isolated=False),
-                                        installer.wheel("$src", "$out"), again=WHEEL_TREE))
+    wheel = wheel_command(
+        against_layer(
+            installer.wheel("$src", "$out", isolated=False), installer.wheel("$src", "$out"), again=WHEEL_TREE
+        )
+    )
     return BuildTools(
-        files=("pyproject.toml",), requires=requires,
-        resolve="printf '%s\\n' {requirements} | " + installer.compile_lines("{report}"), read=read,
-        build=("python3 -m venv --without-pip .tools", pinned), pinned_command=pinned_command,
-        interpreter=INTERPRETER, key=key, verify=env_check.verify_layer,
-        swaps={own_install: against_layer(layered_install, own_install),
-               wheel_command(installer.wheel("$src", "$out")): wheel})
+        files=("pyproject.toml",),
+        requires=requires,
+        resolve="printf '%s\\n' {requirements} | " + installer.compile_lines("{report}"),
+        read=read,
+        build=("python3 -m venv --without-pip .tools", pinned),
+        pinned_command=pinned_command,
+        interpreter=INTERPRETER,
+        key=key,
+        verify=env_check.verify_layer,
+        swaps={
+            own_install: against_layer(layered_install, own_install),
+            wheel_command(installer.wheel("$src", "$out")): wheel,
+        },
+    )
 
 
 def read(raw: bytes | None, tree: str) -> Resolved:

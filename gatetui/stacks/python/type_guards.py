@@ -39,8 +39,9 @@ def type_checking_guards(tree: ast.Module) -> Guards:
     if not spellings:
         return Guards(None, frozenset())
     names = "|".join(re.escape(spelling) for spelling in sorted(spellings))
-    lines = frozenset(node.lineno for node in ast.walk(tree)
-                      if isinstance(node, ast.If) and spelled(node.test) in spellings)
+    lines = frozenset(
+        node.lineno for node in ast.walk(tree) if isinstance(node, ast.If) and spelled(node.test) in spellings
+    )
     return Guards(rf"^[ \t]*if[ \t]+(?:{names})[ \t]*:", lines)
 
 

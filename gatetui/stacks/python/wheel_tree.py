@@ -70,8 +70,10 @@ def describe(findings: Sequence[object]) -> str:
     """The install check's detail when the wheel holds other code."""
     shown = "; ".join(str(f) for f in findings[:SHOWN])
     more = f"; and {len(findings) - SHOWN} more" if len(findings) > SHOWN else ""
-    return (f"the wheel built from head holds code the commit does not: {shown}{more} "
-            "(a build step changed what users would install; the runs tested the tree)")
+    return (
+        f"the wheel built from head holds code the commit does not: {shown}{more} "
+        "(a build step changed what users would install; the runs tested the tree)"
+    )
 
 
 def _code_members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
@@ -117,8 +119,9 @@ def _roots(members: Mapping[str, zipfile.ZipInfo], head: Snapshot) -> dict[str, 
     return {top: max(sorted(count), key=lambda root: count[root]) for top, count in votes.items()}
 
 
-def _compare(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, path: str, head: Snapshot,
-             generated: bool) -> WheelFinding | None:
+def _compare(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, path: str, head: Snapshot, generated: bool
+) -> WheelFinding | None:
     if generated:  # the build writes it by design, committed or not: only a version may be in it
         return None if _version_only(archive, info) else WheelFinding(name, "is a version file holding code")
     if path not in head:

@@ -37,9 +37,12 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="dialog"):
             yield Static("gatetui keys", classes="dialog-title")
             yield Static(lines)
-            yield Static("Every new commit on a watched branch is gated on a fresh copy the agent never "
-                         "touched. Verdicts: pass, FAIL, REVIEW (old tests fail: a person decides), ERROR "
-                         "(the gate could not run), stale (the branch moved on).", classes="dialog-note")
+            yield Static(
+                "Every new commit on a watched branch is gated on a fresh copy the agent never "
+                "touched. Verdicts: pass, FAIL, REVIEW (old tests fail: a person decides), ERROR "
+                "(the gate could not run), stale (the branch moved on).",
+                classes="dialog-note",
+            )
 
 
 class CheckDetailScreen(ModalScreen[None]):

@@ -28,10 +28,7 @@ LabSource = Callable[[Path, SealSettings | None], AsyncIterator[LabEvent]]
 
 
 class LabScreen(Screen[None]):
-    BINDINGS = [
-        Binding("r", "rerun", "re-run (rules read again)"),
-        Binding("escape", "app.pop_screen", "back"),
-    ]
+    BINDINGS = [Binding("r", "rerun", "re-run (rules read again)"), Binding("escape", "app.pop_screen", "back")]
 
     @dataclass
     class Progressed(Message):
@@ -47,8 +44,7 @@ class LabScreen(Screen[None]):
         generation: int
         message: str
 
-    def __init__(self, scenarios: Path | None = None, rules: Path | None = None,
-                 source: LabSource | None = None):
+    def __init__(self, scenarios: Path | None = None, rules: Path | None = None, source: LabSource | None = None):
         super().__init__()
         self.scenarios, self.rules, self.source = scenarios or SAMPLES_DIR, rules, source or stream_lab
         self.state = LabState()
@@ -67,8 +63,11 @@ class LabScreen(Screen[None]):
         self.action_rerun()
 
     def heading(self) -> str:
-        rules = (f"the rules in {self.rules} replace each scenario's own (edit them, then r)" if self.rules
-                 else "each scenario's own rules (base's [tool.gatetui.seal])")
+        rules = (
+            f"the rules in {self.rules} replace each scenario's own (edit them, then r)"
+            if self.rules
+            else "each scenario's own rules (base's [tool.gatetui.seal])"
+        )
         return f"rules lab: the scenarios in {self.scenarios}\n{rules}\n{LEGEND}"
 
     def action_rerun(self) -> None:

@@ -16,9 +16,9 @@ from textual.widgets.data_table import RowDoesNotExist
 from gatetui.inert import inert
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.follow import Spotlight
+from gatetui.tui.messages import BranchesChanged, EscalationRaised, OutputArrived, RunChanged
 from gatetui.tui.screens.main_actions import RunActions
 from gatetui.tui.screens.main_text import empty_text, run_title
-from gatetui.tui.messages import BranchesChanged, EscalationRaised, OutputArrived, RunChanged
 from gatetui.tui.widgets.branches import BranchTable, RunsTable
 from gatetui.tui.widgets.checks import ChecksTable
 from gatetui.tui.widgets.credit import CreditPanel, month_projection
@@ -110,8 +110,9 @@ class MainScreen(RunActions):
         branch = self.branch
         submits = (self.supervisor.submits_used(branch.name), self.supervisor.submit_cap) if branch else None
         runs = (run for b in self.supervisor.branches.values() for run in b.runs)
-        self.query_one(CreditPanel).show(self.run, self.supervisor.cost_since_start(), submits,
-                                         month_projection(runs, self.clock()))
+        self.query_one(CreditPanel).show(
+            self.run, self.supervisor.cost_since_start(), submits, month_projection(runs, self.clock())
+        )
 
     def tick(self) -> None:
         self.follow()  # a verdict's hold may have run out

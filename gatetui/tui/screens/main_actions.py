@@ -12,9 +12,9 @@ from textual.widgets import DataTable
 from gatetui.gate.checks import CheckId, Status
 from gatetui.inert import inert, inert_line
 from gatetui.supervise.runs import Branch, Run
+from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.widgets.branches import BranchTable
 from gatetui.tui.widgets.logview import LogView
-from gatetui.supervise.supervisor import Supervisor
 
 
 class RunActions(Screen[None]):
@@ -86,8 +86,10 @@ class RunActions(Screen[None]):
         from gatetui.tui.screens.review import ReviewScreen
 
         run = self.run
-        asks = run is not None and (run.checks[CheckId.OLD_TESTS].status is Status.FAIL or any(
-            run.checks[c].status is Status.REVIEW for c in (CheckId.COVERED, CheckId.BITES)))
+        asks = run is not None and (
+            run.checks[CheckId.OLD_TESTS].status is Status.FAIL
+            or any(run.checks[c].status is Status.REVIEW for c in (CheckId.COVERED, CheckId.BITES))
+        )
         if run is None or not asks:
             self.notify("nothing to review: old_tests did not fail, and covered and bites found nothing")
             return
@@ -96,8 +98,9 @@ class RunActions(Screen[None]):
     def action_give_back(self) -> None:
         if self.branch_name:
             self.supervisor.give_back_submits(self.branch_name)
-            self.notify(f"{inert_line(self.branch_name)} has its {self.supervisor.submit_cap} submits again",
-                        markup=False)
+            self.notify(
+                f"{inert_line(self.branch_name)} has its {self.supervisor.submit_cap} submits again", markup=False
+            )
 
     def action_copy(self) -> None:
         run = self.run
@@ -107,8 +110,14 @@ class RunActions(Screen[None]):
         block = inert(run.verdict_block())  # pasted into a terminal or a chat: escaped as on screen
         self.app.copy_to_clipboard(block)
         store = self.supervisor.store
-        saved = store.write_atomic(store.repo_dir(self.supervisor.repo).relative_to(store.root) / "verdicts" /
-                                   f"{run.run_id}.txt", (block + "\n").encode())
+        saved = store.write_atomic(
+            store.repo_dir(self.supervisor.repo).relative_to(store.root) / "verdicts" / f"{run.run_id}.txt",
+            (block + "\n").encode(),
+        )
         # the terminal may ignore the clipboard request (OSC 52), and nothing tells the app: say where else it is
-        self.notify(f"verdict block sent to the terminal's clipboard (some terminals ignore it); also in "
-                    f"{inert_line(str(saved))}", timeout=10, markup=False)
+        self.notify(
+            f"verdict block sent to the terminal's clipboard (some terminals ignore it); also in "
+            f"{inert_line(str(saved))}",
+            timeout=10,
+            markup=False,
+        )

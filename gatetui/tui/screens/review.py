@@ -9,12 +9,12 @@ history.
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
-from rich.text import Text
 
 from gatetui.gate.checks import CheckId, Status
 from gatetui.inert import inert, inert_line

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 
 from rich.text import Text
 
@@ -43,7 +43,7 @@ class BranchTable(KeyedTable):
             name = cells[0]
             if name.cell_len > width:
                 suffix = self.ESCALATED if name.plain.endswith(self.ESCALATED) else ""
-                name = name[:len(name) - len(suffix)] if suffix else name.copy()
+                name = name[: len(name) - len(suffix)] if suffix else name.copy()
                 name.truncate(max(1, width - len(suffix)), overflow="ellipsis")
                 cells[0] = name + suffix if suffix else name
         return rows

@@ -13,14 +13,18 @@ class ChecksTable(KeyedTable):
 
     def show(self, run: Run | None, now: float) -> None:
         rows = {}
-        for check, row in (run.checks.items() if run else ()):
+        for check, row in run.checks.items() if run else ():
             status = STATUS_WORD[row.status]
             if run is not None and run.status == "cancelled" and not row.status.final:
                 status = "cancelled"
             elif check is CheckId.OLD_TESTS and row.status is Status.FAIL and run and run.status == "review":
                 status = "REVIEW"
-            rows[check.value] = (status_text(status), check.title, seconds(row.elapsed(now)) if (
-                run and (row.status.final or run.in_progress)) else "", one_line(row.detail))
+            rows[check.value] = (
+                status_text(status),
+                check.title,
+                seconds(row.elapsed(now)) if (run and (row.status.final or run.in_progress)) else "",
+                one_line(row.detail),
+            )
         self.sync(rows)
 
     @property

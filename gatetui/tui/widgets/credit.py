@@ -46,8 +46,9 @@ def month_projection(runs: Iterable[Run], now: float) -> Projection | None:
     days = min(MONTH_DAYS, max(1.0, (now - min(r.started_at for r in recent)) / DAY))
     scale = MONTH_DAYS / days
     span = now - min(r.started_at for r in recent)
-    return Projection(Usage(total.wall_seconds * scale, total.cpu_seconds * scale, total.gib_seconds * scale),
-                      len(recent), days, span)
+    return Projection(
+        Usage(total.wall_seconds * scale, total.cpu_seconds * scale, total.gib_seconds * scale), len(recent), days, span
+    )
 
 
 class CostTable(KeyedTable):
@@ -80,8 +81,13 @@ class CostTable(KeyedTable):
 
 
 def _cells(name: str, usage: Usage, wall: bool = True) -> tuple[str, ...]:
-    return (name, f"{usage.wall_seconds:.1f}" if wall else "", f"{usage.cpu_minutes:.3f}",
-            f"{usage.gib_minutes:.3f}", dollars(usage.dollars))
+    return (
+        name,
+        f"{usage.wall_seconds:.1f}" if wall else "",
+        f"{usage.cpu_minutes:.3f}",
+        f"{usage.gib_minutes:.3f}",
+        dollars(usage.dollars),
+    )
 
 
 def projection_note(projection: Projection | None) -> str:
@@ -89,8 +95,10 @@ def projection_note(projection: Projection | None) -> str:
         return "per month*: no run yet to project from"
     runs = f"{projection.runs} run{'s' if projection.runs != 1 else ''}"
     if projection.span < DAY:  # the pace of a short burst is not kept around the clock
-        return (f"* per month: the {runs} of the last {_span(projection.span)}, counted as one day's work, "
-                f"x {MONTH_DAYS} days")
+        return (
+            f"* per month: the {runs} of the last {_span(projection.span)}, counted as one day's work, "
+            f"x {MONTH_DAYS} days"
+        )
     return f"* per month: the {runs} of the last {projection.days:.1f} days, per day x {MONTH_DAYS}"
 
 
@@ -106,8 +114,9 @@ class CreditPanel(Vertical):
         yield CostTable(id="cost-table", cursor_type="none")
         yield Static(id="credit-note", markup=False)
 
-    def show(self, run: Run | None, since_start: Usage, submits: tuple[int, int] | None,
-             projection: Projection | None = None) -> None:
+    def show(
+        self, run: Run | None, since_start: Usage, submits: tuple[int, int] | None, projection: Projection | None = None
+    ) -> None:
         rows = {}
         if run is not None:
             order = [c.value for c in CHECK_ORDER]

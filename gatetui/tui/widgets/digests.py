@@ -26,15 +26,16 @@ def digest_text(branch: Branch | None, run: Run | None) -> str:
     d = run.digests
     sealed = "intact" if d.sealed_intact else "changed: " + ", ".join(d.sealed_changed)
     files = ", ".join(d.manifest_files) or "none"
-    stale = (f"STALE: tip is now {short(branch.head)}" if run.head != branch.head
-             else "(branch tip)")
+    stale = f"STALE: tip is now {short(branch.head)}" if run.head != branch.head else "(branch tip)"
     seal = f"{run.seal[:16]}… (HMAC)" if run.seal else "not sealed yet"
     judge = f"\njudge changed {', '.join(d.judge_changed)}" if d.judge_changed else ""
-    return (f"base      {short(d.base)}\nhead      {short(d.head)}  {stale}\n"
-            f"sealed    base {d.sealed_base[:12]}  head {d.sealed_head[:12]}\n"
-            f"          {sealed}\nmanifest  {d.manifest[:12]} ({files}){'  ' + d.cache_words if d.layer else ''}"
-            f"\nseal      {seal}{judge}"
-            f"{judged_by(run.record, d)}")
+    return (
+        f"base      {short(d.base)}\nhead      {short(d.head)}  {stale}\n"
+        f"sealed    base {d.sealed_base[:12]}  head {d.sealed_head[:12]}\n"
+        f"          {sealed}\nmanifest  {d.manifest[:12]} ({files}){'  ' + d.cache_words if d.layer else ''}"
+        f"\nseal      {seal}{judge}"
+        f"{judged_by(run.record, d)}"
+    )
 
 
 def judged_by(record: dict[str, Any] | None, d: Digests) -> str:

@@ -74,8 +74,7 @@ class LabMatrix(KeyedTable):
     COLUMNS = (("scenario", "scenario"), *((c, c) for c in COLUMNS))
 
     def show(self, state: LabState) -> None:
-        self.sync({s.name: row_cells(s, state.outcomes.get(s.name), s.name in state.running)
-                   for s in state.scenarios})
+        self.sync({s.name: row_cells(s, state.outcomes.get(s.name), s.name in state.running) for s in state.scenarios})
 
 
 def status_line(state: LabState, generation: int) -> str:

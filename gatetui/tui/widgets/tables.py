@@ -12,9 +12,18 @@ from gatetui.inert import inert_line
 
 Cell = str | Text
 STATUS_STYLE = {
-    "pass": "bold green", "FAIL": "bold red", "ERROR": "bold magenta", "REVIEW": "bold yellow",
-    "running": "bold cyan", "queued": "cyan", "stale": "dim yellow", "skip": "dim",
-    "cancelled": "dim", "waiting": "dim", "accepted": "green", "REJECTED": "bold red",
+    "pass": "bold green",
+    "FAIL": "bold red",
+    "ERROR": "bold magenta",
+    "REVIEW": "bold yellow",
+    "running": "bold cyan",
+    "queued": "cyan",
+    "stale": "dim yellow",
+    "skip": "dim",
+    "cancelled": "dim",
+    "waiting": "dim",
+    "accepted": "green",
+    "REJECTED": "bold red",
 }
 
 
@@ -67,9 +76,15 @@ class KeyedTable(DataTable[Cell]):
         texts = self.fit({key: [as_text(cell) for cell in cells] for key, cells in rows.items()})
         current = [str(k.value) for k in self.rows]
         columns = [str(k.value) for k in self.columns] == [key for key, _ in self.shown_columns]
-        if columns and current == list(texts) and all(
+        if (
+            columns
+            and current == list(texts)
+            and all(
                 self.get_cell(key, column) == cell
-                for key, cells in texts.items() for (column, _), cell in zip(self.shown_columns, cells)):
+                for key, cells in texts.items()
+                for (column, _), cell in zip(self.shown_columns, cells)
+            )
+        ):
             return
         self._rebuild(texts)
 
@@ -79,8 +94,10 @@ class KeyedTable(DataTable[Cell]):
         then all are shown), then `give_way` on what is over."""
         room = self.room(len(rows))
         kept = list(range(len(self.COLUMNS)))
-        widths = [max([len(label), *(cells[i].cell_len for cells in rows.values() if i < len(cells))])
-                  + 2 * self.cell_padding for i, (_, label) in enumerate(self.COLUMNS)]
+        widths = [
+            max([len(label), *(cells[i].cell_len for cells in rows.values() if i < len(cells))]) + 2 * self.cell_padding
+            for i, (_, label) in enumerate(self.COLUMNS)
+        ]
         for key in self.OPTIONAL:
             if room <= 0 or sum(widths[i] for i in kept) <= room:
                 break
