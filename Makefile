@@ -27,7 +27,7 @@ tools:
 # Lint and format (ruff), the import contract (pyproject.toml's
 # [tool.importlinter]) and the types: the whole package, and the domain strictly.
 LINTED := gatetui tests bench
-STRICT := gatetui/gate gatetui/stacks gatetui/backends gatetui/git gatetui/config.py gatetui/errors.py \
+STRICT := gatetui/gate gatetui/stacks gatetui/backends gatetui/git gatetui/config.py gatetui/policy.py gatetui/errors.py \
           gatetui/globs.py gatetui/pyparse.py gatetui/inert.py
 check: $(STAMP)
 	$(BIN)/ruff check --quiet $(LINTED)

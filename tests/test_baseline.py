@@ -129,7 +129,7 @@ def test_a_test_that_passed_at_base_fails_runs_and_base_runs_once(make_repo: Mak
         "problem": "",
     }
     plan = make_plan(GateRequest(repo, "main", "agent/x"))
-    assert list(cache.records) == [cache_key(done.digests.base, plan.profile)]
+    assert list(cache.records) == [cache_key(done.digests.base, plan.profile, plan.policy)]
 
     second = gate(repo, tmp_path, cache)  # the same base commit: from the cache, no base workspace
     again = second[-1]
@@ -141,12 +141,14 @@ def test_a_test_that_passed_at_base_fails_runs_and_base_runs_once(make_repo: Mak
 
 def test_the_cache_key_follows_how_base_is_installed_and_run(make_repo: MakeRepo) -> None:
     repo = make_repo(BASE, HEAD)
-    profile = make_plan(GateRequest(repo, "main", "agent/x")).profile
-    key = cache_key("a" * 40, profile)
-    assert key == cache_key("a" * 40, dataclasses.replace(profile, timeout=5.0))
-    assert key != cache_key("a" * 40, dataclasses.replace(profile, test=".venv/bin/python -m pytest -x"))
-    assert key != cache_key("a" * 40, dataclasses.replace(profile, install=("true",)))
-    assert key != cache_key("c" * 40, profile)
+    plan = make_plan(GateRequest(repo, "main", "agent/x"))
+    profile, policy = plan.profile, plan.policy
+    key = cache_key("a" * 40, profile, policy)
+    assert key == cache_key("a" * 40, profile, dataclasses.replace(policy, timeout=5.0))
+    assert key != cache_key("a" * 40, profile, dataclasses.replace(policy, test_network=True))
+    assert key != cache_key("a" * 40, dataclasses.replace(profile, test=".venv/bin/python -m pytest -x"), policy)
+    assert key != cache_key("a" * 40, dataclasses.replace(profile, install=("true",)), policy)
+    assert key != cache_key("c" * 40, profile, policy)
 
 
 def test_base_own_run_has_a_cache_place_without_the_baseline_setting(make_repo: MakeRepo) -> None:
@@ -155,4 +157,4 @@ def test_base_own_run_has_a_cache_place_without_the_baseline_setting(make_repo: 
     `baseline` is set, so a supervisor pays for it once per base commit."""
     without = {**BASE, "pyproject.toml": BASE["pyproject.toml"].replace("baseline = true\n", "")}
     plan = make_plan(GateRequest(make_repo(without, HEAD), "main", "agent/x"))
-    assert (plan.profile.baseline, plan.baseline_key) == (False, cache_key(plan.base.sha, plan.profile))
+    assert (plan.policy.baseline, plan.baseline_key) == (False, cache_key(plan.base.sha, plan.profile, plan.policy))

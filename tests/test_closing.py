@@ -9,12 +9,14 @@ workspaces after it outlived the run (seen in CI: three of four left).
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
 from gatetui.backends.base import close_all
 from gatetui.backends.closing import ClosingBackend
 from gatetui.backends.isolation import Isolation
+from gatetui.backends.local import LocalBackend
 from gatetui.gate.runner import account_of, isolation_of
 
 
@@ -92,13 +94,15 @@ def test_asyncio_run_ending_mid_close_still_closes_every_workspace() -> None:
 
 
 class Opened:
-    """A workspace that counts its closes."""
+    """A workspace that counts the calls to its close, and closes once (as
+    the Workspace protocol says every workspace does)."""
 
     def __init__(self, label: str):
-        self.label, self.closes = label, 0
+        self.label, self.calls, self.closes = label, 0, 0
 
     async def close(self) -> None:
-        self.closes += 1
+        self.calls += 1
+        self.closes = 1
 
 
 class Bare:
@@ -142,18 +146,19 @@ def test_the_protocols_members_reach_the_wrapped_backend() -> None:
     backend = Bare()
     closing = ClosingBackend(backend)
 
-    async def scenario() -> tuple[Opened, int]:
+    async def scenario() -> Opened:
         await closing.preflight((("python3", "--version"),), ("pip",))
         await closing.preflight((("npm", "--version"),))
         workspace = await closing.open(lambda path: None, "install")
-        await workspace.close()  # the runner's close, then the run's end: the workspace closes once
+        await workspace.close()  # the runner's close, then the run's end's
         await closing.close_all()
-        return workspace.workspace, workspace.label
+        assert isinstance(workspace, Opened)
+        return workspace
 
-    opened, label = asyncio.run(scenario())
+    opened = asyncio.run(scenario())
     assert (closing.name, closing.notes) == ("bare", ("bare: a note",))
     assert backend.preflights == [((("python3", "--version"),), ("pip",)), ((("npm", "--version"),), ())]
-    assert (label, opened.closes, len(closing.opened)) == ("install", 1, 1)
+    assert (opened.label, opened.calls, opened.closes, closing.opened) == ("install", 2, 1, [opened])
 
 
 def test_nothing_else_of_the_backend_is_forwarded() -> None:
@@ -202,3 +207,13 @@ def test_the_runner_reads_the_same_capabilities_through_the_wrapper(
     closing = ClosingBackend(backend)
     seen = [(b.measured, asyncio.run(account_of(b)), isolation_of(b)) for b in (backend, closing)]
     assert seen == [(measured, account, isolation)] * 2
+
+
+def test_the_backends_news_reaches_the_sink_set_on_the_wrapper(tmp_path: Path) -> None:
+    """The TUI sets `on_progress` on the backend it is handed (a run's
+    wrapper or the bare backend): either way the backend itself speaks there."""
+    backend = LocalBackend(work_root=tmp_path, fork_mode="bind", isolate=False)
+    heard: list[str] = []
+    ClosingBackend(backend).on_progress = heard.append
+    backend.on_progress("runtime: deleted 2 sandbox(es) left by a crashed run")
+    assert heard == ["runtime: deleted 2 sandbox(es) left by a crashed run"]

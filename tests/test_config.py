@@ -9,7 +9,7 @@ import pytest
 
 from gatetui.config import ConfigError, SealRule, SealSettings, load_seal_file, load_settings, section_keys
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.registry import load_profile
+from gatetui.stacks.registry import load_judge
 
 TESTS = {"tests/test_a.py": "def test_a():\n    pass\n"}
 
@@ -26,8 +26,8 @@ def error(toml: str) -> str:
     return message
 
 
-def profile(toml: str, seal: SealSettings | None = None):  # type: ignore[no-untyped-def]
-    return load_profile(Snapshot.of_files({**TESTS, "pyproject.toml": toml}), seal)
+def policy(toml: str, seal: SealSettings | None = None):  # type: ignore[no-untyped-def]
+    return load_judge(Snapshot.of_files({**TESTS, "pyproject.toml": toml}), seal).policy
 
 
 def test_no_seal_table_means_the_default_rule_as_written() -> None:
@@ -181,7 +181,7 @@ def test_bad_rules_file_is_one_line(tmp_path: Path, text: str | None, words: str
 
 
 def test_default_rule_is_the_stacks_sealed_set_with_its_sections() -> None:
-    p = profile('[project]\nname = "x"\n')
+    p = policy('[project]\nname = "x"\n')
     assert p.rules == (
         SealRule(
             "default",
@@ -202,7 +202,7 @@ def test_default_rule_is_the_stacks_sealed_set_with_its_sections() -> None:
 
 
 def test_sealed_key_adds_to_the_default_rule_and_allow_rules_are_not_restored() -> None:
-    p = profile(
+    p = policy(
         '[tool.gatetui]\nsealed = ["fixtures/**"]\n[tool.gatetui.seal]\npaths = ["tests/**"]\n'
         '[[tool.gatetui.seal.rules]]\nname = "docs"\npaths = ["docs/**"]\non_change = "allow"\n'
         '[[tool.gatetui.seal.rules]]\nname = "data"\npaths = ["data/**", "pyproject.toml#tool.x"]\n'
@@ -217,7 +217,7 @@ def test_sealed_key_adds_to_the_default_rule_and_allow_rules_are_not_restored() 
 
 
 def test_empty_paths_drops_the_default_rule() -> None:
-    p = profile("[tool.gatetui.seal]\npaths = []\n")
+    p = policy("[tool.gatetui.seal]\npaths = []\n")
     assert (p.rules, p.sealed) == ((), ())
 
 
@@ -226,14 +226,14 @@ def test_an_override_replaces_base_sealing_and_keeps_the_rest() -> None:
         '[tool.gatetui]\nsealed = ["fixtures/**"]\ntimeout = 60\nrandom_order = true\n'
         '[tool.gatetui.seal]\non_change = "fail"\n'
     )
-    p = profile(toml, SealSettings(paths=("tests/**",), on_change="allow", baseline=True))
+    p = policy(toml, SealSettings(paths=("tests/**",), on_change="allow", baseline=True))
     assert (p.rules, p.sealed) == ((SealRule("default", ("tests/**",), "allow"),), ())
     assert (p.timeout, p.random_order, p.baseline) == (60.0, True, True)
 
 
 def test_node_default_rule_seals_the_test_script() -> None:
     files = {"package.json": '{"scripts": {"test": "node --test"}}', "test/a.test.js": "test('a', () => {})\n"}
-    p = load_profile(Snapshot.of_files(files))
+    p = load_judge(Snapshot.of_files(files)).policy
     assert p.rules[0].sections == ("package.json#scripts.test",)
 
 

@@ -25,7 +25,7 @@ from gatetui.git.changes import FileChange
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import ReportProblem
 from gatetui.stacks.python.coverage_lines import FORMAT, PYTHON_COVERAGE, read_coverage, statements
-from gatetui.stacks.registry import load_profile
+from gatetui.stacks.registry import load_judge, load_profile
 from tests.conftest import MakeRepo
 
 CORE = "".join(f"line{n} = {n}\n" for n in range(1, 10))  # a statement on each line: each its own first
@@ -124,7 +124,7 @@ def test_changed_code_is_the_library_statements_head_adds_or_changes() -> None:
     ]
     assert PYTHON_COVERAGE is profile.coverage
     head = Snapshot.of_files({**base_files, "pkg/core.py": SOURCE, "pkg/new.py": "X = 1\n"})
-    found = changed_code(changes, profile, PYTHON_COVERAGE, head)
+    found = changed_code(changes, profile, load_judge(head).policy.sealed, PYTHON_COVERAGE, head)
     assert dict(found.lines) == {"pkg/core.py": frozenset({8}), "pkg/new.py": frozenset({2})}
     assert found.pairs() == [("pkg/core.py", 8), ("pkg/new.py", 2)]
 
@@ -214,9 +214,10 @@ def test_the_plugin_measures_each_line_by_the_test_node_ids(tmp_path: Path) -> N
     assert json.loads(raw)["files"].keys() == {"pkg/core.py"}  # only the files asked are measured
 
 
-def test_the_profile_carries_the_cap_and_the_capability_only_where_the_stack_has_it() -> None:
+def test_the_policy_carries_the_cap_and_the_profile_the_capability_only_where_the_stack_has_it() -> None:
     tests = {"tests/test_x.py": "def test_x():\n    pass\n"}
-    python = load_profile(Snapshot.of_files({**tests, "pyproject.toml": "[tool.gatetui]\nmutant_cap = 7\n"}))
+    judged = load_judge(Snapshot.of_files({**tests, "pyproject.toml": "[tool.gatetui]\nmutant_cap = 7\n"}))
+    python = judged.profile
     node = load_profile(
         Snapshot.of_files(
             {
@@ -226,7 +227,7 @@ def test_the_profile_carries_the_cap_and_the_capability_only_where_the_stack_has
         )
     )
     custom = load_profile(Snapshot.of_files({**tests, "pyproject.toml": '[tool.gatetui]\ntest = "make check"\n'}))
-    assert (python.mutant_cap, python.coverage is PYTHON_COVERAGE) == (7, True)
+    assert (judged.policy.mutant_cap, python.coverage is PYTHON_COVERAGE) == (7, True)
     assert (node.coverage, node.mutate, custom.coverage) == (None, None, None)
 
 

@@ -68,7 +68,7 @@ def test_the_lab_override_replaces_base_rules(make_repo: MakeRepo) -> None:
     whole_file = SealSettings(paths=("tests/**",), rules=(SealRule("project file", ("pyproject.toml",), "fail"),))
     plan = make_plan(GateRequest(make_repo(PY_BASE, {"pyproject.toml": head}), "main", "agent/x", seal=whole_file))
     assert plan.forbidden == ["pyproject.toml (rule 'project file')"]
-    assert plan.profile.sealed == ("tests/**", "pyproject.toml")
+    assert plan.policy.sealed == ("tests/**", "pyproject.toml")
     assert plan.old_tests_files["pyproject.toml"] == PYPROJECT.encode()
 
 

@@ -16,13 +16,17 @@ from gatetui.stacks.node.profile import loads_config_in_place, node_test_command
 from gatetui.stacks.python.extras import declared_extras, setup_cfg_extras, setup_py_extras
 from gatetui.stacks.python.profile import importable_packages, scm_version
 from gatetui.stacks.python.project_config import pytest_ini_text, pytest_settings
-from gatetui.stacks.registry import load_profile
+from gatetui.stacks.registry import load_judge, load_profile
 
 TESTS = {"tests/test_a.py": "def test_a():\n    pass\n"}
 
 
 def profile(files: dict[str, str]):  # type: ignore[no-untyped-def]
     return load_profile(Snapshot.of_files({**TESTS, **files}))
+
+
+def policy(files: dict[str, str]):  # type: ignore[no-untyped-def]
+    return load_judge(Snapshot.of_files({**TESTS, **files})).policy
 
 
 def copied(resolve: str) -> tuple[list[str], list[str]]:
@@ -140,15 +144,16 @@ def test_install_starts_with_a_fresh_venv() -> None:
 
 
 def test_configured_commands_win(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    p = profile({"gatetui.toml": 'install = ["make deps"]\ntest = "make check"\ntimeout = 60\n', "setup.py": ""})
-    assert (p.install, p.test, p.timeout, p.runner) == (("make deps",), "make check", 60.0, "custom")
+    files = {"gatetui.toml": 'install = ["make deps"]\ntest = "make check"\ntimeout = 60\n', "setup.py": ""}
+    p = profile(files)
+    assert (p.install, p.test, policy(files).timeout, p.runner) == (("make deps",), "make check", 60.0, "custom")
 
 
 def test_pytest_test_paths_come_from_testpaths() -> None:
-    p = profile({"pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests", "more"]\n'})
-    assert p.test_paths == ("tests", "more")
+    files = {"pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests", "more"]\n'}
+    assert profile(files).test_paths == ("tests", "more")
     # `tests` is a folder of tests, sealed whole; `more` may hold library code beside its tests
-    assert p.sealed == (
+    assert policy(files).sealed == (
         "tests/**",
         "more/**/test_*.py",
         "more/**/*_test.py",
@@ -233,11 +238,11 @@ def test_importable_packages_flat_and_src_layouts() -> None:
 
 
 def test_tests_inside_the_package_are_sealed() -> None:
-    p = load_profile(
+    judge = load_judge(
         Snapshot.of_files({"setup.py": "", "pkg/__init__.py": "", "pkg/tests/test_x.py": "def test_x(): pass\n"})
     )
-    assert p.test_paths == (".",)
-    assert p.sealed == (
+    assert judge.profile.test_paths == (".",)
+    assert judge.policy.sealed == (
         "**/test_*.py",
         "**/*_test.py",
         "**/tests/**",
@@ -266,20 +271,21 @@ def test_what_is_sealed_is_tests_never_a_library_module(testpaths: str, sealed: 
     code. Test modules, their folders and conftest.py are sealed; the
     library beside them is not, and is no test file either."""
     files = {path: "" for path in [*sealed, *library]}
-    p = profile({"pyproject.toml": f"[tool.pytest.ini_options]\ntestpaths = {testpaths}\n", **files})
-    assert [path for path in [*sealed, *library] if is_sealed(path, p.sealed)] == sealed
+    files = {"pyproject.toml": f"[tool.pytest.ini_options]\ntestpaths = {testpaths}\n", **files}
+    p, restored = profile(files), policy(files).sealed
+    assert [path for path in [*sealed, *library] if is_sealed(path, restored)] == sealed
     assert [path for path in library if p.is_test_file(path)] == []
 
 
 def test_pytest_python_files_name_the_test_modules() -> None:
-    p = profile(
+    sealed = policy(
         {
             "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["pkg"]\npython_files = "check_*.py"\n',
             "pkg/check_core.py": "",
             "pkg/core.py": "",
         }
-    )
-    assert (is_sealed("pkg/check_core.py", p.sealed), is_sealed("pkg/core.py", p.sealed)) == (True, False)
+    ).sealed
+    assert (is_sealed("pkg/check_core.py", sealed), is_sealed("pkg/core.py", sealed)) == (True, False)
 
 
 def test_tox_factor_conditional_deps_are_left_to_tox() -> None:

@@ -18,7 +18,7 @@ from gatetui.git.changes import FileChange
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.python.coverage_lines import PYTHON_COVERAGE
 from gatetui.stacks.python.project_code import project_roots, shipped_code
-from gatetui.stacks.registry import load_profile
+from gatetui.stacks.registry import load_judge, load_profile
 from tests.conftest import MakeRepo
 from tests.test_coverage_lines import plan_answers
 
@@ -200,7 +200,7 @@ def test_changed_lines_outside_the_packages_are_counted_and_said_not_judged() ->
     head = Snapshot.of_files(files)
     profile = load_profile(head)
     changes = [FileChange("add", None, path, None, text.encode()) for path, text in files.items()]
-    found = changed_code(changes, profile, PYTHON_COVERAGE, head)
+    found = changed_code(changes, profile, load_judge(head).policy.sealed, PYTHON_COVERAGE, head)
     assert (dict(found.lines), dict(found.outside)) == (
         {"six.py": frozenset({1, 2})},
         {"documentation/conf.py": 1, "misc/bench.py": 3},
@@ -364,5 +364,5 @@ def test_the_version_file_the_build_writes_is_no_changed_code() -> None:
     profile = load_profile(head)
     assert profile.build_generated == ("src/p/_version.py",)
     changes = [FileChange("add", None, path, None, text.encode()) for path, text in files.items()]
-    found = changed_code(changes, profile, PYTHON_COVERAGE, head)
+    found = changed_code(changes, profile, load_judge(head).policy.sealed, PYTHON_COVERAGE, head)
     assert (dict(found.lines), dict(found.outside)) == ({"src/p/__init__.py": frozenset({1})}, {})

@@ -18,7 +18,7 @@ import pytest
 
 from gatetui.gate.seal import is_sealed, overlay
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.registry import load_profile
+from gatetui.stacks.registry import load_judge
 
 PYPROJECT = '[project]\nname = "mathlib"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\ntestpaths = ["{path}"]\n'
 
@@ -35,11 +35,13 @@ def python_files(path: str, **more: str) -> dict[str, str]:
 def test_a_module_named_like_a_test_is_sealed_wherever_it_is() -> None:
     """The diff rules leave test files alone, so no test file may outlive
     base's tests: one the library imports is gone in old_tests."""
-    profile = load_profile(Snapshot.of_files(python_files("tests", **{"tests/test_math.py": "def test_x(): pass\n"})))
+    policy = load_judge(
+        Snapshot.of_files(python_files("tests", **{"tests/test_math.py": "def test_x(): pass\n"}))
+    ).policy
     assert [
         p
         for p in ("mathlib/test_speedups.py", "mathlib/speed_test.py", "mathlib/core.py", "mathlib/testing.py")
-        if is_sealed(p, profile.sealed)
+        if is_sealed(p, policy.sealed)
     ] == ["mathlib/test_speedups.py", "mathlib/speed_test.py"]
 
 
@@ -51,11 +53,11 @@ CHECKS = {
 
 
 def test_helpers_and_an_init_beside_tests_in_a_folder_of_another_name_are_sealed() -> None:
-    profile = load_profile(Snapshot.of_files(python_files("checks", **CHECKS)))
+    policy = load_judge(Snapshot.of_files(python_files("checks", **CHECKS))).policy
     assert [
         p
         for p in ("checks/helpers.py", "checks/__init__.py", "checks/data.py", "mathlib/core.py", "mathlib/__init__.py")
-        if is_sealed(p, profile.sealed)
+        if is_sealed(p, policy.sealed)
     ] == ["checks/helpers.py", "checks/__init__.py"]
 
 
@@ -70,7 +72,7 @@ def test_old_tests_run_base_helpers_and_without_an_init_head_added() -> None:
             "checks/__init__.py": "import mathlib.core\nmathlib.core.mul = lambda a, b: a * b\n",
         }
     )
-    assert overlay(base, head, load_profile(base).sealed) == {
+    assert overlay(base, head, load_judge(base).policy.sealed) == {
         "checks/helpers.py": CHECKS["checks/helpers.py"].encode(),
         "checks/__init__.py": None,
     }
@@ -87,7 +89,7 @@ def test_old_tests_run_base_helpers_and_without_an_init_head_added() -> None:
 )
 def test_a_helper_is_sealed_however_base_tests_import_it(spelling: str) -> None:
     files = python_files("checks", **{"checks/test_math.py": f"{spelling}\n", "checks/helpers.py": ""})
-    assert is_sealed("checks/helpers.py", load_profile(Snapshot.of_files(files)).sealed)
+    assert is_sealed("checks/helpers.py", load_judge(Snapshot.of_files(files)).policy.sealed)
 
 
 def test_a_package_that_keeps_its_tests_inside_keeps_its_library_unsealed() -> None:
@@ -100,8 +102,8 @@ def test_a_package_that_keeps_its_tests_inside_keeps_its_library_unsealed() -> N
         "pkg/test_core.py": "from pkg import core\nimport helpers\n",
         "helpers.py": "",
     }
-    profile = load_profile(Snapshot.of_files(files))
-    assert [p for p in ("pkg/core.py", "pkg/__init__.py", "helpers.py") if is_sealed(p, profile.sealed)] == []
+    policy = load_judge(Snapshot.of_files(files)).policy
+    assert [p for p in ("pkg/core.py", "pkg/__init__.py", "helpers.py") if is_sealed(p, policy.sealed)] == []
 
 
 PACKAGE = {"name": "sumlib", "version": "1.0.0", "type": "module", "scripts": {"test": "vitest run"}}
@@ -117,12 +119,12 @@ def test_a_vitest_config_head_adds_when_base_has_none_is_sealed(config: str) -> 
     head = Snapshot.of_files(
         {"package.json": json.dumps(PACKAGE), "src/sum.js": "", "tests/sum.test.js": "", config: "export default {};\n"}
     )
-    assert overlay(base, head, load_profile(base).sealed) == {config: None}
+    assert overlay(base, head, load_judge(base).policy.sealed) == {config: None}
 
 
 def test_node_library_files_stay_unsealed() -> None:
     base = Snapshot.of_files({"package.json": json.dumps(PACKAGE), "src/sum.js": "", "tests/sum.test.js": ""})
-    sealed = load_profile(base).sealed
+    sealed = load_judge(base).policy.sealed
     assert [
         p
         for p in ("src/sum.js", "src/vite.config.js", "vitest-helpers/index.js", "package.json")

@@ -123,15 +123,6 @@ def test_capped_log_keeps_the_cap_and_counts_the_rest(tmp_path: Path) -> None:
     assert LOG_CAP >= 1 << 20
 
 
-def test_orphans_are_runs_whose_supervisor_is_gone(tmp_path: Path) -> None:
-    store = Store.open(tmp_path / "s")
-    store.begin_active("live", {"workspace": "/x"})
-    store.write_atomic("active/dead.json", json.dumps({"run_id": "dead", "pid": 2**22 + 7}).encode())
-    assert [o["run_id"] for o in store.orphans()] == ["dead"]
-    store.end_active("live")
-    assert sorted(p.name for p in (store.root / "active").iterdir()) == ["dead.json"]
-
-
 def test_recorder_keeps_logs_and_a_sealed_record(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "s")
     recorder = Recorder(store, branch="agent/x")

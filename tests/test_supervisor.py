@@ -36,7 +36,7 @@ class FakeWorkspace:
     path = "/ws"
 
     def __init__(self, backend: FakeBackend):
-        self.backend = backend
+        self.backend, self.closed = backend, False
 
     async def run(
         self,
@@ -64,7 +64,9 @@ class FakeWorkspace:
         return [FakeWorkspace(self.backend) for _ in range(count)]
 
     async def close(self) -> None:
-        self.backend.closed += 1
+        if not self.closed:  # as every workspace: a second close does nothing
+            self.closed = True
+            self.backend.closed += 1
 
 
 class FakeBackend:
@@ -392,8 +394,10 @@ async def test_a_queued_run_starts_on_the_backend_chosen_meanwhile(make_repo: Ma
 
 class SlowToCloseWorkspace(FakeWorkspace):
     async def close(self) -> None:
-        await self.backend.closable.wait()
-        self.backend.closed += 1
+        if not self.closed:
+            self.closed = True
+            await self.backend.closable.wait()
+            self.backend.closed += 1
 
 
 class SlowToCloseBackend(FakeBackend):

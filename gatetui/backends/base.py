@@ -113,7 +113,10 @@ class Workspace(Protocol):
         a backend whose `layers` is set."""
         ...
 
-    async def close(self) -> None: ...
+    async def close(self) -> None:
+        """End the workspace and everything it started; a second close does
+        nothing (the runner and the run's ClosingBackend may both close it)."""
+        ...
 
 
 class LayerUnavailable(BackendError):
@@ -134,6 +137,34 @@ class Found:
     path: Path | None
     note: str = ""
     about: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LayerBuild:
+    """One layer to build: `make` fills `folder` (and `cache`, the layer's
+    path-keyed cache, when named) in a fresh workspace holding nothing of
+    head's but `files` (plain files the gate writes there: a lock file);
+    `verify` names what is wrong with the folder made (empty: nothing);
+    `about` is kept with the layer. A store that cannot verify or keep a
+    cache where it keeps layers says so in its docstring (`keeps_cache`)."""
+
+    key: str
+    folder: str
+    make: Callable[[Workspace], Awaitable[bool]]
+    verify: Callable[[str], list[str]] = field(default=lambda folder: [])
+    about: Mapping[str, object] = field(default_factory=dict)
+    cache: str = ""
+    files: Mapping[str, bytes] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BuiltLayer:
+    """What a layer's build came to: its folder; or none, with what was
+    wrong with what it made (`problems`), or with no problem at all when
+    `make` itself failed (its steps say why)."""
+
+    layer: Path | None
+    problems: tuple[str, ...] = ()
 
 
 class LayerStore(Protocol):
@@ -162,24 +193,10 @@ class LayerStore(Protocol):
 
     async def find(self, key: str) -> Found: ...
 
-    async def build(
-        self,
-        key: str,
-        folder: str,
-        make: Callable[[Workspace], Awaitable[bool]],
-        verify: Callable[[str], list[str]],
-        about: Mapping[str, object],
-        *,
-        near: Workspace,
-        cache: str = "",
-        files: Mapping[str, bytes] | None = None,
-    ) -> Path | list[str]:
-        """`make` fills `folder` (and `cache`, the layer's path-keyed cache,
-        when named) in a fresh workspace holding nothing of head's but
-        `files` (plain files the gate writes there: a lock file); they
-        are then taken into the store, made the supervisor's and read-only,
-        verified, and their manifest written. The layer's folder, or what
-        was wrong (`make` failed: [])."""
+    async def build(self, build: LayerBuild, near: Workspace) -> BuiltLayer:
+        """The layer `build` describes, made in a fresh workspace, then taken
+        into the store, made the supervisor's and read-only, verified, and
+        its manifest written."""
         ...
 
     async def hold(self, key: str, layer: Path) -> Callable[[], None] | None:
@@ -196,11 +213,18 @@ class Enforcement(Protocol):
     def to_json(self) -> dict[str, object]: ...
 
 
+ProgressSink = Callable[[str], None]
+
+
 class Backend(Protocol):
     """What the gate drives. Its capabilities are declared members that every
     backend has, so the gate reads them and never probes for them."""
 
     name: str
+    # Where the backend's own news goes (Runtime's capacity countdown, a
+    # crash's sandboxes swept): stderr for the CLI, a notification in the
+    # TUI, which sets it; a backend with nothing to say never calls it.
+    on_progress: ProgressSink
 
     @property
     def measured(self) -> bool:

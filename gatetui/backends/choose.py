@@ -9,15 +9,12 @@ chosen: the local fallback never needs `withruntime`.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
-from gatetui.backends.base import Backend
+from gatetui.backends.base import Backend, ProgressSink
 from gatetui.errors import BackendError
 
 BACKEND_NAMES = ("local", "runtime")  # the order the TUI's `b` key cycles through
-
-ProgressSink = Callable[[str], None]
 
 
 def to_stderr(line: str) -> None:

@@ -2,6 +2,8 @@
 
 The runner closes its workspaces however a run ends, except one cancelled
 during the install (the install workspace is not yet the runner's to close).
+A workspace's close does nothing the second time (the Workspace protocol),
+so what the runner closed already costs nothing here.
 
 The wrapper forwards what the gate reads of a backend, member by member:
 the Backend protocol's, and the capabilities the runner reads where a
@@ -12,9 +14,8 @@ gate starts to read is declared here, never guessed.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
-from gatetui.backends.base import Backend, Enforcement, LayerStore, TreeExporter, close_all
+from gatetui.backends.base import Backend, Enforcement, LayerStore, ProgressSink, TreeExporter, Workspace, close_all
 
 
 class ClosingBackend:
@@ -28,7 +29,7 @@ class ClosingBackend:
 
     def __init__(self, backend: Backend):
         self.backend = backend
-        self.opened: list[OnceWorkspace] = []
+        self.opened: list[Workspace] = []
 
     @property
     def backend(self) -> Backend:
@@ -43,11 +44,19 @@ class ClosingBackend:
     def notes(self) -> tuple[str, ...]:
         return self.backend.notes
 
+    @property
+    def on_progress(self) -> ProgressSink:
+        return self.backend.on_progress
+
+    @on_progress.setter
+    def on_progress(self, sink: ProgressSink) -> None:
+        self.backend.on_progress = sink
+
     async def preflight(self, tools: tuple[tuple[str, ...], ...], indexes: tuple[str, ...] = ()) -> None:
         await self.backend.preflight(tools, indexes)
 
-    async def open(self, export: TreeExporter, label: str) -> Any:
-        workspace = OnceWorkspace(await self.backend.open(export, label))
+    async def open(self, export: TreeExporter, label: str) -> Workspace:
+        workspace = await self.backend.open(export, label)
         self.opened.append(workspace)
         return workspace
 
@@ -70,18 +79,3 @@ class ClosingBackend:
     async def close_all(self) -> None:
         with contextlib.suppress(Exception):  # each was closed or tried; the run is over either way
             await close_all(self.opened)
-
-
-class OnceWorkspace:
-    """A workspace whose close runs once: the runner may have closed it already."""
-
-    def __init__(self, workspace: Any):
-        self.workspace, self.closed = workspace, False
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.workspace, name)
-
-    async def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            await self.workspace.close()

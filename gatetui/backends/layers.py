@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gatetui.backends.base import Found, TreeExporter, Workspace
+from gatetui.backends.base import BuiltLayer, Found, LayerBuild, TreeExporter, Workspace
 from gatetui.backends.layer_files import (
     differing,
     digest_of,
@@ -287,46 +287,35 @@ class LocalLayers(LayerShelf):
             about = {}
         return Found(folder / ENV, about=about if isinstance(about, dict) else {})
 
-    async def build(
-        self,
-        key: str,
-        folder: str,
-        make: Callable[[Workspace], Awaitable[bool]],
-        verify: Callable[[str], list[str]],
-        about: Mapping[str, object],
-        *,
-        near: Workspace,
-        cache: str = "",
-        files: Mapping[str, bytes] | None = None,
-    ) -> Path | list[str]:
+    async def build(self, build: LayerBuild, near: Workspace) -> BuiltLayer:
         staging = self._ready() / f".build-{secrets.token_hex(6)}"
         staging.mkdir(mode=0o700)
         try:
-            workspace = await self.opener(lambda dest: write_plain(dest, files or {}), f"layer-{key[:12]}")
+            workspace = await self.opener(lambda dest: write_plain(dest, build.files), f"layer-{build.key[:12]}")
             try:
-                if not await make(workspace):
-                    return []
-                await asyncio.to_thread(take_out, self.folder_of(workspace, folder), staging / ENV)
-                if cache:
-                    await asyncio.to_thread(take_out, self.folder_of(workspace, cache), staging / CACHE)
+                if not await build.make(workspace):
+                    return BuiltLayer(None)
+                await asyncio.to_thread(take_out, self.folder_of(workspace, build.folder), staging / ENV)
+                if build.cache:
+                    await asyncio.to_thread(take_out, self.folder_of(workspace, build.cache), staging / CACHE)
             finally:
                 await to_the_end(workspace.close())  # a cancel waits for it: no folder is left
-            made = await asyncio.to_thread(self._keep, key, staging, verify, about)
+            made = await asyncio.to_thread(self._keep, build.key, staging, build.verify, build.about)
         finally:
             await asyncio.to_thread(remove_tree, staging)
-        if isinstance(made, Path):
-            await asyncio.to_thread(self.evict, key)
+        if made.layer is not None:
+            await asyncio.to_thread(self.evict, build.key)
         return made
 
     def _keep(
         self, key: str, staging: Path, verify: Callable[[str], list[str]], about: Mapping[str, object]
-    ) -> Path | list[str]:
+    ) -> BuiltLayer:
         seal_tree(staging / ENV)
         if (staging / CACHE).is_dir():
             seal_tree(staging / CACHE)
         problems = verify(str(staging / ENV))
         if problems:
-            return problems
+            return BuiltLayer(None, tuple(problems))
         entries = layer_manifest(staging)
         (staging / "manifest.json").write_text(json.dumps(entries, sort_keys=True, separators=(",", ":")))
         size = size_of(staging / ENV) + (size_of(staging / CACHE) if (staging / CACHE).is_dir() else 0)
@@ -336,7 +325,7 @@ class LocalLayers(LayerShelf):
         target = self.root / key
         remove_tree(target)
         os.rename(staging, target)
-        return target / ENV
+        return BuiltLayer(target / ENV)
 
 
 def layer_manifest(folder: Path) -> dict[str, str]:

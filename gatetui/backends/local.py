@@ -36,7 +36,7 @@ from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
-from gatetui.backends.base import LayerStore, TreeExporter, Workspace
+from gatetui.backends.base import LayerStore, ProgressSink, TreeExporter, Workspace
 from gatetui.backends.confine import Where
 from gatetui.backends.isolation import NONE, Isolation, keep_when, probe_isolation
 from gatetui.backends.layers import LocalLayers
@@ -85,6 +85,7 @@ class LocalBackend:
         self._forced_mode = fork_mode or fork_mode_from_env()
         self._isolate = isolate
         self._recovered = False
+        self.on_progress: ProgressSink = lambda line: None  # nothing of its own to say yet
 
     @cached_property
     def fork_mode(self) -> str:

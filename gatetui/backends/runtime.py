@@ -43,11 +43,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gatetui.backends.base import TreeExporter
+from gatetui.backends.base import ProgressSink, TreeExporter
 from gatetui.backends.process import pid_alive
 from gatetui.backends.runtime_admission import SandboxCap, cap_from_env, shared_cap
 from gatetui.backends.runtime_errors import backend_error, is_sdk_error, one_line
-from gatetui.backends.runtime_family import ProgressSink, RunFamily
+from gatetui.backends.runtime_family import RunFamily
 from gatetui.backends.runtime_family import sdk as _sdk
 from gatetui.backends.runtime_layers import RuntimeLayers
 from gatetui.backends.runtime_network import IndexAccess, index_access

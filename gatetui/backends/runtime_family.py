@@ -8,13 +8,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable
 from typing import Any
 
+from gatetui.backends.base import ProgressSink
 from gatetui.backends.runtime_admission import Ticket
 from gatetui.backends.runtime_errors import describe, not_found
-
-ProgressSink = Callable[[str], None]
 
 
 def sdk() -> Any:

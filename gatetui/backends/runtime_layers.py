@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from gatetui.backends.base import Found, LayerUnavailable, Workspace
+from gatetui.backends.base import BuiltLayer, Found, LayerBuild, LayerUnavailable, Workspace
 from gatetui.backends.runtime_errors import backend_error, is_sdk_error, one_line
 from gatetui.backends.runtime_workspace import CPU_FILE, RuntimeWorkspace
 from gatetui.errors import BackendError
@@ -118,24 +118,14 @@ class RuntimeLayers:
         finally:
             await client.close()
 
-    async def build(
-        self,
-        key: str,
-        folder: str,
-        make: Callable[[Workspace], Awaitable[bool]],
-        verify: Callable[[str], list[str]],
-        about: Mapping[str, object],
-        *,
-        near: Workspace,
-        cache: str = "",
-        files: Mapping[str, bytes] | None = None,
-    ) -> Path | list[str]:
+    async def build(self, build: LayerBuild, near: Workspace) -> BuiltLayer:
         """`make` in a fresh sandbox of the gate's run holding only `files`;
         the folder it made moved out of the tree, and the sandbox kept as
-        a disk snapshot. (`verify` and `cache` are the local store's: see
-        the module's docstring.)"""
+        a disk snapshot. `verify` and `cache` are not used here: the layer
+        never comes to this machine to be verified, and no cache is kept
+        (`keeps_cache`; see the module's docstring)."""
         try:
-            return await self._build(key, folder, make, about, _install(near), files or {})
+            return await self._build(build.key, build.folder, build.make, build.about, _install(near), build.files)
         except LayerUnavailable:
             raise
         except BackendError as err:  # no sandbox to build in, or none kept: the gate installs for itself
@@ -149,12 +139,12 @@ class RuntimeLayers:
         about: Mapping[str, object],
         near: RuntimeWorkspace,
         files: Mapping[str, bytes],
-    ) -> Path | list[str]:
+    ) -> BuiltLayer:
         machine = await clean_machine(near, network=True)
         try:
             await machine.write_files(dict(files))
             if not await make(machine):
-                return []
+                return BuiltLayer(None)
             name = f".l{secrets.token_hex(6)}"
             # every sandbox started from the snapshot holds what is left: the layer, and an
             # empty tree and reports folder (no report of the build's could pass for a run's)
@@ -165,7 +155,7 @@ class RuntimeLayers:
                 on_output=lambda _: None,
             )
             if not moved.ok:
-                return [f"the layer's build left no {folder} folder ({moved.describe_end()})"]
+                return BuiltLayer(None, (f"the layer's build left no {folder} folder ({moved.describe_end()})",))
             taken = await keep_as_snapshot(
                 machine,
                 PREFIX + key,
@@ -177,7 +167,7 @@ class RuntimeLayers:
         self.home = machine.home
         layer = Path(f"{machine.home}/{name}")
         self._snapshots[str(layer)] = taken
-        return layer
+        return BuiltLayer(layer)
 
     async def hold(self, key: str, layer: Path) -> Callable[[], None] | None:
         """Nothing prunes a snapshot under a run (Runtime keeps it its

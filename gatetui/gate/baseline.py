@@ -24,9 +24,10 @@ from typing import Any, Protocol
 from gatetui.gate import junit, start
 from gatetui.gate.checks import CheckId, CheckResult
 from gatetui.gate.judge import SuiteRun, judge_runs, listing
+from gatetui.policy import Policy
 from gatetui.stacks.base import Profile
 
-FORMAT = 1  # bump when what is cached, or how it is judged, changes
+FORMAT = 2  # bump when what is cached, or how it is judged, changes
 
 
 class BaselineCache(Protocol):
@@ -50,8 +51,9 @@ class MemoryCache:
         self.records[key] = dict(record)
 
 
-def profile_digest(profile: Profile) -> str:
-    """What decides base's outcomes besides its tree: how it installs and runs."""
+def profile_digest(profile: Profile, policy: Policy) -> str:
+    """What decides base's outcomes besides its tree: how it installs and
+    runs, and whether its runs reach the network."""
     shown = json.dumps(
         {
             "format": FORMAT,
@@ -62,14 +64,15 @@ def profile_digest(profile: Profile) -> str:
             "test": profile.test,
             "test_env": profile.test_env,
             "test_paths": list(profile.test_paths),
+            "network": policy.test_network,
         },
         sort_keys=True,
     )
     return hashlib.sha256(shown.encode()).hexdigest()
 
 
-def cache_key(base_sha: str, profile: Profile) -> str:
-    return f"{base_sha}-{profile_digest(profile)[:16]}"
+def cache_key(base_sha: str, profile: Profile, policy: Policy) -> str:
+    return f"{base_sha}-{profile_digest(profile, policy)[:16]}"
 
 
 @dataclass(frozen=True)

@@ -61,8 +61,11 @@ class ChangedCode:
         )
 
 
-def changed_code(changes: list[FileChange], profile: Profile, probe: LineCoverage, head: Snapshot) -> ChangedCode:
-    """The statements head adds or changes in its library files."""
+def changed_code(
+    changes: list[FileChange], profile: Profile, sealed: tuple[str, ...], probe: LineCoverage, head: Snapshot
+) -> ChangedCode:
+    """The statements head adds or changes in its library files (none of
+    the `sealed` globs, which old_tests puts back from base)."""
     lines: dict[str, frozenset[int]] = {}
     texts: dict[str, str] = {}
     outside: dict[str, int] = {}
@@ -70,7 +73,7 @@ def changed_code(changes: list[FileChange], profile: Profile, probe: LineCoverag
     shipped = probe.shipped(head)
     for change in changes:
         path = change.new_path
-        if path is None or change.new_data is None or not code_file(path, profile, probe):
+        if path is None or change.new_data is None or not code_file(path, profile, sealed, probe):
             continue
         if path in profile.build_generated:  # the build writes it (a version file): no test's to run
             continue
@@ -89,7 +92,7 @@ def changed_code(changes: list[FileChange], profile: Profile, probe: LineCoverag
     )
 
 
-def code_file(path: str, profile: Profile, probe: LineCoverage) -> bool:
+def code_file(path: str, profile: Profile, sealed: tuple[str, ...], probe: LineCoverage) -> bool:
     """Code of the stack's language that no test runner collects, that is
     not sealed with the tests (a conftest.py, a helper base's tests import),
     outside the folders the install hands on (an environment committed by
@@ -97,14 +100,14 @@ def code_file(path: str, profile: Profile, probe: LineCoverage) -> bool:
     return (
         probe.code_file(path)
         and not profile.is_test_file(path)
-        and not matches(path, profile.sealed)
+        and not matches(path, sealed)
         and not under_any(path, profile.environment)
     )
 
 
-def wanted(profile: Profile, probe: LineCoverage) -> Callable[[list[str]], bool]:
+def wanted(profile: Profile, sealed: tuple[str, ...], probe: LineCoverage) -> Callable[[list[str]], bool]:
     """For GitRepo.changes: read the contents of code files only."""
-    return lambda paths: any(code_file(p, profile, probe) for p in paths)
+    return lambda paths: any(code_file(p, profile, sealed, probe) for p in paths)
 
 
 def _text(data: bytes) -> str:

@@ -78,10 +78,6 @@ class DiffScan:
         """
         return len(self.added) >= len(self.removed)
 
-    def no_new_skips_ok(self) -> bool:
-        """True when no added line skips, xfails or focuses a test."""
-        return not self.markers
-
     def tests_kept_detail(self, limit: int = 5) -> str:
         """`2 removed, 0 added: tests/test_x.py::test_a, ...` for the check."""
         head = f"{len(self.removed)} removed, {len(self.added)} added"

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gatetui.backends.base import LayerStore, LayerUnavailable, Workspace
+from gatetui.backends.base import BuiltLayer, LayerBuild, LayerStore, LayerUnavailable, Workspace
 from gatetui.gate.cost import Usage, used_by
 from gatetui.gate.install import Failed, Run, telling_line
 from gatetui.stacks.base import Dependencies, LayerRecipe, LockLayer, Resolved
@@ -96,13 +96,15 @@ class LayerSteps:
         got = await self.held(
             key,
             lambda: self.store.build(
-                key,
-                recipe.folder,
-                maker(self.run, steps, failed, about),
-                recipe.verify,
-                about,
-                near=workspace,
-                cache=cache.folder if cache is not None else "",
+                LayerBuild(
+                    key,
+                    recipe.folder,
+                    maker(self.run, steps, failed, about),
+                    recipe.verify,
+                    about,
+                    cache=cache.folder if cache is not None else "",
+                ),
+                workspace,
             ),
             failed,
         )
@@ -140,13 +142,8 @@ class LayerSteps:
             got = await self.held(
                 key,
                 lambda: self.store.build(
-                    key,
-                    recipe.folder,
-                    maker(self.run, steps, failed, about),
-                    lambda folder: [],
-                    about,
-                    near=workspace,
-                    files=files,
+                    LayerBuild(key, recipe.folder, maker(self.run, steps, failed, about), about=about, files=files),
+                    workspace,
                 ),
                 failed,
             )
@@ -162,9 +159,7 @@ class LayerSteps:
             return None
         return {k: v.replace("{layer}", use.shown) for k, v in recipe.env.items()}
 
-    async def held(
-        self, key: str, build: Callable[[], Awaitable[Path | list[str]]], failed: list[Failed]
-    ) -> Held | Failed:
+    async def held(self, key: str, build: Callable[[], Awaitable[BuiltLayer]], failed: list[Failed]) -> Held | Failed:
         """The layer found or built, and held for this run."""
         for _ in range(2):  # a prune between the claim and the hold took it: once more
             got = await self._get(key, build, failed)
@@ -185,7 +180,7 @@ class LayerSteps:
         return use
 
     async def _get(
-        self, key: str, build: Callable[[], Awaitable[Path | list[str]]], failed: list[Failed]
+        self, key: str, build: Callable[[], Awaitable[BuiltLayer]], failed: list[Failed]
     ) -> tuple[Path, str, Usage] | Failed:
         """The layer's folder, found (`hit`, with what building it used)
         or built under the key's lock."""
@@ -196,14 +191,14 @@ class LayerSteps:
             if found.path is not None:
                 return found.path, "hit", _usage(found.about.get("build"))
             built = await build()
-        if not isinstance(built, list):
-            return built, "rebuilt" if found.note else "miss", Usage()
-        if failed:
-            return failed[0]
+        if built.layer is not None:
+            return built.layer, "rebuilt" if found.note else "miss", Usage()
+        if failed or not built.problems:
+            return failed[0] if failed else Failed("dependency layer", None, "the layer's build failed")
         return Failed(
             "dependency layer",
             None,
-            f"the dependency layer built from the index failed its check: {'; '.join(built[:3])}",
+            f"the dependency layer built from the index failed its check: {'; '.join(built.problems[:3])}",
         )
 
     def shown_to(self, workspace: Workspace) -> str:

@@ -24,8 +24,9 @@ from gatetui.gate.seal import compute_digests, overlay
 from gatetui.git.export import write_extra
 from gatetui.git.repo import GitRepo
 from gatetui.git.snapshot import Snapshot
+from gatetui.policy import Policy
 from gatetui.stacks.base import Finding, Profile
-from gatetui.stacks.registry import language_of, load_profile
+from gatetui.stacks.registry import language_of, load_judge
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,8 @@ class Plan:
     repo: GitRepo
     base: Snapshot  # the merge base: what head is judged against
     head: Snapshot
-    profile: Profile
+    profile: Profile  # what the stack can do
+    policy: Policy  # what base's settings decide
     scan: DiffScan
     digests: Digests
     old_tests_files: dict[str, bytes | None]  # written over head for old_tests
@@ -74,7 +76,7 @@ class Plan:
 
     @property
     def timeout(self) -> float:
-        return self.request.timeout or self.profile.timeout
+        return self.request.timeout or self.policy.timeout
 
     @property
     def forbidden(self) -> list[str]:
@@ -107,7 +109,8 @@ def make_plan(request: GateRequest) -> Plan:
     if merge_base == head_sha:
         raise BadInput(f"{request.head} is already part of {request.base}: nothing new to judge")
     base, head = Snapshot.of_commit(repo, merge_base), Snapshot.of_commit(repo, head_sha)
-    profile = load_profile(base, request.seal)
+    judge = load_judge(base, request.seal)
+    profile, policy = judge.profile, judge.policy
     version = "0.0.0"
     if profile.tag_version is not None:  # a version read from git: name it after head's nearest tag
         version = profile.tag_version(repo.nearest_tag(head_sha))
@@ -116,23 +119,23 @@ def make_plan(request: GateRequest) -> Plan:
     scan = scan_changes(
         repo.changes(merge_base, head_sha, lambda paths: scanned(paths, profile.is_test_file)), profile.is_test_file
     )
-    files, env = old_tests_overlay(base, head, profile)
-    modules = profile.stack.importable(head.paths) if profile.import_check else []
-    digests = compute_digests(base, head, profile.sealed, profile.rules)
+    files, env = old_tests_overlay(base, head, profile, policy)
+    modules = profile.stack.importable(head.paths) if profile.import_check and policy.import_check else []
+    digests = compute_digests(base, head, policy.sealed, policy.rules)
     hidden, problem = (
-        select_hidden(request.hidden, profile.hidden, profile.is_test_file, request.hidden_from)
-        if profile.hidden is not None
+        select_hidden(request.hidden, policy.hidden, profile.is_test_file, request.hidden_from)
+        if policy.hidden is not None
         else (None, "")
     )
     seed = None
-    if profile.random_order and profile.shuffle is not None:
+    if policy.random_order and profile.shuffle is not None:
         seed = request.random_seed if request.random_seed is not None else random_order.draw_seed()
     digests = replace(
         digests,
         random_seed=seed,
         hidden=hidden.digest if hidden else "",
         hidden_files=len(hidden.files) if hidden else 0,
-        test_network=profile.test_network,
+        test_network=policy.test_network,
     )
     out = links_out(
         written_paths(files, hidden.files if hidden else None),
@@ -145,6 +148,7 @@ def make_plan(request: GateRequest) -> Plan:
         base,
         head,
         profile,
+        policy,
         scan,
         digests,
         files,
@@ -152,7 +156,7 @@ def make_plan(request: GateRequest) -> Plan:
         tuple(modules),
         hidden,
         problem,
-        cache_key(merge_base, profile),
+        cache_key(merge_base, profile, policy),
         generated,
         version,
         out,
@@ -160,11 +164,11 @@ def make_plan(request: GateRequest) -> Plan:
 
 
 def old_tests_overlay(
-    base: Snapshot, head: Snapshot, profile: Profile
+    base: Snapshot, head: Snapshot, profile: Profile, policy: Policy
 ) -> tuple[dict[str, bytes | None], dict[str, str]]:
     """Base's sealed files over head, and the runner settings the stack
     keeps from base (pytest's loaded with `-c`), so that no runner setting
     head added (say `addopts = -k`) applies to the run of base's tests."""
-    files = overlay(base, head, profile.sealed)
+    files = overlay(base, head, policy.sealed)
     files.update(profile.old_tests_files)
     return files, dict(profile.old_tests_env)

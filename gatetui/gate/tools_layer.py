@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 
-from gatetui.backends.base import LayerUnavailable, Workspace
+from gatetui.backends.base import LayerBuild, LayerUnavailable, Workspace
 from gatetui.gate.install import Failed, telling_line
 from gatetui.gate.layer_steps import LayerSteps, holds, maker, why
 from gatetui.stacks.base import ReportProblem, Resolved
@@ -49,7 +49,7 @@ async def tools_swaps(
         got = await layers.held(
             key,
             lambda: layers.store.build(
-                key, tools.folder, maker(layers.run, steps, failed, about), tools.verify, about, near=workspace
+                LayerBuild(key, tools.folder, maker(layers.run, steps, failed, about), tools.verify, about), workspace
             ),
             failed,
         )

@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gatetui.config import SealRule
 from gatetui.stacks.mutation import Mutant, Mutate
 from gatetui.stacks.offered import Offered
 from gatetui.stacks.testdefs import TestLanguage
@@ -323,6 +322,11 @@ class Stack:
 
 @dataclass(frozen=True)
 class Profile:
+    """What a stack can do for one project, read from base: how it installs,
+    runs, reports, measures coverage and makes mutants, and which files hold
+    its tests. How strictly a change is judged is base's policy, a record
+    apart (gatetui/policy.py): no profile copies a setting of it."""
+
     stack: Stack
     runner: str  # "pytest", "vitest", "node", "go", or "custom"
     install: tuple[str, ...]
@@ -339,9 +343,9 @@ class Profile:
     cannot_start: tuple[int, ...] = ()
     plugin_options: Mapping[str, str] = field(default_factory=dict)
     start_fix: str = "fix the test command's settings"
-    sealed: tuple[str, ...] = ()  # globs of whole files put back by old_tests
-    timeout: float = 900.0
-    import_check: bool = True
+    # globs of whole files the stack seals by default: its test files and runner settings (Policy.rules)
+    sealed_by_default: tuple[str, ...] = ()
+    import_check: bool = True  # the stack can import head's packages after the install
     # How head's packages are imported for the install check ({modules}; {bytecode}: the command's
     # own bytecode folder, as the runs'), with what environment.
     import_command: GateScript | None = None
@@ -352,12 +356,6 @@ class Profile:
     lint: Lint | None = None  # a static check the install runs, judged against base's findings
     # version -> what the build writes into the tree by design, as the gate writes it into each export
     generated: Callable[[str], Mapping[str, bytes]] | None = None
-    on_old_tests_fail: str = "review"
-    hidden: str | None = None
-    random_order: bool = False
-    baseline: bool = False
-    test_network: bool = False  # from base's config: test runs may reach the network
-    rules: tuple[SealRule, ...] = ()  # the sealing rules; `sealed` is their restore set
     tools: tuple[tuple[str, ...], ...] = ()  # commands that must work before the gate starts
     # Files the gate writes into every test run's tree before it starts, under
     # a folder named per run ({gate} in test_env is that folder's path).
@@ -387,7 +385,6 @@ class Profile:
     reorder: Reorder | None = None  # run 1 with random_order: reversed, or each test alone (stacks/order.py)
     rerun: RunPlugin | None = None  # head's changed tests again in one process (gate/fresh.py); None: not here
     coverage: LineCoverage | None = None  # which test runs which line (covered, bites); None: not here
-    mutant_cap: int = 20  # bites: mutants tried at most, round-robin over the changed lines
     # The mutants of a file's changed lines, for `bites` (stacks/mutation.py); None: not available here.
     mutate: Mutate | None = None
     mutant_import: Callable[[Mutant], RunPlugin] | None = None  # a mutant run from memory; None: written in the tree

@@ -1,5 +1,5 @@
 """The stacks gatetui knows, in the order detection tries them, and the one
-way a profile is read from base.
+way a profile and its policy are read from base.
 
 Adding a stack is a package under `stacks/` and one line in `STACKS`.
 """
@@ -7,12 +7,13 @@ Adding a stack is a package under `stacks/` and one line in `STACKS`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from gatetui.config import DEFAULT_RULE, ConfigError, SealRule, SealSettings, Settings, load_settings
+from gatetui.config import ConfigError, SealSettings, Settings, load_settings
 from gatetui.errors import BadInput
 from gatetui.git.snapshot import Snapshot
+from gatetui.policy import Policy, read_policy
 from gatetui.stacks import go, node, python
 from gatetui.stacks.base import Profile, Stack
 from gatetui.stacks.testdefs import TestLanguage
@@ -54,8 +55,17 @@ def detect(base: Snapshot, settings: Settings) -> Stack:
     raise BadInput(f"no stack detected at base {base.sha[:7]}: none of {markers} at the top; set stack in gatetui.toml")
 
 
-def load_profile(base: Snapshot, seal: SealSettings | None = None) -> Profile:
-    """The profile that judges a change, from the base commit alone.
+@dataclass(frozen=True)
+class Judge:
+    """How a change is judged, read from base alone: what the stack can do
+    (the profile) and what base's settings decide (the policy)."""
+
+    profile: Profile
+    policy: Policy
+
+
+def load_judge(base: Snapshot, seal: SealSettings | None = None) -> Judge:
+    """The profile and policy that judge a change, from the base commit alone.
 
     `seal` replaces base's own sealing (its seal table and `sealed`): the
     lab tries rules on a scenario without editing it."""
@@ -70,32 +80,16 @@ def load_profile(base: Snapshot, seal: SealSettings | None = None) -> Profile:
             baseline=settings.baseline if seal.baseline is None else seal.baseline,
         )
     stack = detect(base, settings)
-    profile = with_rules(stack.load(base, settings), settings)
+    profile = stack.load(base, settings)
     if not any(profile.is_test_file(p) for p in base.paths):
         where = ", ".join(profile.test_paths) or "the repository"
         raise BadInput(
             f"no tests found at base {base.sha[:7]} under {where}: nothing to judge a change by; "
             "set test_paths in [tool.gatetui]"
         )
-    return profile
+    return Judge(profile, read_policy(settings, (*profile.sealed_by_default, *stack.default_sections)))
 
 
-def with_rules(profile: Profile, settings: Settings) -> Profile:
-    """The rules that judge sealed paths: the default rule (the stack's
-    sealed set, or the seal table's `paths`, plus `sealed`), then the named
-    ones. old_tests restores every glob of a rule that is not `allow`."""
-    seal = settings.seal
-    default = seal.paths if seal.paths is not None else (*profile.sealed, *profile.stack.default_sections)
-    paths = tuple(dict.fromkeys([*default, *settings.sealed]))
-    rules = ((SealRule(DEFAULT_RULE, paths, seal.on_change, seal.allow_new),) if paths else ()) + seal.rules
-    sealed = tuple(dict.fromkeys(g for r in rules if r.on_change != "allow" for g in r.globs))
-    return replace(
-        profile,
-        rules=rules,
-        sealed=sealed,
-        hidden=settings.hidden,
-        random_order=settings.random_order,
-        baseline=settings.baseline,
-        test_network=settings.test_network,
-        mutant_cap=settings.mutant_cap,
-    )
+def load_profile(base: Snapshot, seal: SealSettings | None = None) -> Profile:
+    """What the stack can do for base (`load_judge` without the policy)."""
+    return load_judge(base, seal).profile

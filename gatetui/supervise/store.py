@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gatetui.backends.process import pid_alive
 from gatetui.supervise.state_dir import (
     StateDir,
     StoreError,
@@ -124,27 +123,6 @@ class Store(StateDir):
             names = self.escalated(repo)
             names = names | {branch} if on else names - {branch}
             self.write_atomic((folder / "escalated.json").relative_to(self.root), json.dumps(sorted(names)).encode())
-
-    # --- runs under way (crash recovery) ------------------------------------------
-
-    def begin_active(self, run_id: str, info: dict[str, Any]) -> None:
-        self.write_atomic(
-            f"active/{safe_name(run_id)}.json", json.dumps({**info, "run_id": run_id, "pid": os.getpid()}).encode()
-        )
-
-    def end_active(self, run_id: str) -> None:
-        (self.root / "active" / f"{safe_name(run_id)}.json").unlink(missing_ok=True)
-
-    def orphans(self) -> list[dict[str, Any]]:
-        """Runs whose supervisor died before cleaning up."""
-        folder = self.root / "active"
-        found = []
-        for path in folder.glob("*.json") if folder.is_dir() else ():
-            with contextlib.suppress(OSError, ValueError):
-                info = json.loads(path.read_text())
-                if not pid_alive(int(info.get("pid", 0))):
-                    found.append(info)
-        return found
 
 
 class CappedLog:

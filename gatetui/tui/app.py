@@ -134,8 +134,7 @@ class GatetuiApp(App[None]):
     def hear_backend(self, backend: Backend) -> None:
         """A backend's own news (Runtime's capacity countdown, a crash sweep)
         becomes a notification; it may come from a worker thread."""
-        if hasattr(backend, "on_progress"):
-            backend.on_progress = self.backend_said
+        backend.on_progress = self.backend_said
 
     def backend_said(self, line: str) -> None:
         try:

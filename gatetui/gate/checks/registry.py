@@ -1,6 +1,7 @@
 """The gate's checks, declared once, in the order every consumer lists them
-(the article's): adding a check is one declaration here, one CheckId, and
-the code that judges it.
+(install first, then the runs, the diff's checks, old and hidden tests, and
+what the changed code's tests catch): adding a check is one declaration
+here, one CheckId and its title, and the code that judges it.
 """
 
 from __future__ import annotations
@@ -11,56 +12,32 @@ from gatetui.gate.checks.spec import CheckSpec, Counts, Need, Phase
 from gatetui.gate.checks.vocabulary import CheckId
 
 SPECS: tuple[CheckSpec, ...] = (
-    CheckSpec(CheckId.INSTALL, "installs from scratch", frozenset(), Phase.INSTALL),
-    CheckSpec(
-        CheckId.RUNS, "suite passes 3 of 3 runs", frozenset({Need.INSTALL, Need.HEAD_RUNS, Need.BASE_OWN}), Phase.SUITE
-    ),
-    CheckSpec(
-        CheckId.TESTS_KEPT,
-        "no tests removed",
-        frozenset({Need.DIFF, Need.INSTALL, Need.HEAD_RUNS, Need.OLD_TESTS_RUN}),
-        Phase.PLAN,
-    ),
+    CheckSpec(CheckId.INSTALL, frozenset(), Phase.INSTALL),
+    CheckSpec(CheckId.RUNS, frozenset({Need.INSTALL, Need.HEAD_RUNS, Need.BASE_OWN}), Phase.SUITE),
+    CheckSpec(CheckId.TESTS_KEPT, frozenset({Need.DIFF, Need.INSTALL, Need.HEAD_RUNS, Need.OLD_TESTS_RUN}), Phase.PLAN),
     CheckSpec(
         CheckId.NO_NEW_SKIPS,
-        "nothing new skipped or focused",
         frozenset({Need.DIFF, Need.INSTALL, Need.HEAD_RUNS, Need.OLD_TESTS_RUN, Need.BASE_OWN}),
         Phase.PLAN,
     ),
     # a failure asks a person (both versions of the changed test side by side), unless policy says fail
     CheckSpec(
-        CheckId.OLD_TESTS,
-        "old tests pass on new code",
-        frozenset({Need.INSTALL, Need.HEAD_RUNS, Need.OLD_TESTS_RUN}),
-        Phase.SUITE,
-        Counts.REVIEW,
+        CheckId.OLD_TESTS, frozenset({Need.INSTALL, Need.HEAD_RUNS, Need.OLD_TESTS_RUN}), Phase.SUITE, Counts.REVIEW
     ),
     # announced with the plan: not configured, or configured with nothing to run, is known there
-    CheckSpec(CheckId.HIDDEN, "hidden tests pass", frozenset({Need.INSTALL, Need.HIDDEN_TESTS}), Phase.PLAN),
+    CheckSpec(CheckId.HIDDEN, frozenset({Need.INSTALL, Need.HIDDEN_TESTS}), Phase.PLAN),
     # announced with the plan (a stack without coverage, or no changed code, is known there); what they
     # find asks a person: a line no test runs, a mutant no test kills
-    CheckSpec(
-        CheckId.COVERED,
-        "changed code runs under the tests",
-        frozenset({Need.INSTALL, Need.HEAD_RUNS}),
-        Phase.PLAN,
-        Counts.REVIEW,
-    ),
-    CheckSpec(
-        CheckId.BITES,
-        "the tests catch bugs in the changed code",
-        frozenset({Need.INSTALL, Need.HEAD_RUNS, Need.MUTANT_RUNS}),
-        Phase.PLAN,
-        Counts.REVIEW,
-    ),
+    CheckSpec(CheckId.COVERED, frozenset({Need.INSTALL, Need.HEAD_RUNS}), Phase.PLAN, Counts.REVIEW),
+    CheckSpec(CheckId.BITES, frozenset({Need.INSTALL, Need.HEAD_RUNS, Need.MUTANT_RUNS}), Phase.PLAN, Counts.REVIEW),
 )
 
 BY_ID: MappingProxyType[CheckId, CheckSpec] = MappingProxyType({spec.id: spec for spec in SPECS})
 
-# The order checks are listed in everywhere: the article's order.
+# The order checks are listed in everywhere.
 CHECK_ORDER: tuple[CheckId, ...] = tuple(spec.id for spec in SPECS)
 
-TITLES: MappingProxyType[CheckId, str] = MappingProxyType({spec.id: spec.title for spec in SPECS})
+TITLES: MappingProxyType[CheckId, str] = MappingProxyType({spec.id: spec.id.title for spec in SPECS})
 
 
 def spec_of(check: CheckId) -> CheckSpec:

@@ -57,10 +57,13 @@ class CheckSpec:
     """One check, as the runner schedules it and the verdict weighs it."""
 
     id: CheckId
-    title: str
     needs: frozenset[Need]
     announced: Phase
     failure: Counts = Counts.FAIL
+
+    @property
+    def title(self) -> str:
+        return self.id.title
 
     @property
     def reads_diff(self) -> bool:

@@ -28,11 +28,20 @@ class CheckId(str, Enum):
 
     @property
     def title(self) -> str:  # type: ignore[override]  # the check's title, not str.title(): a str enum
-        """As its declaration says; imported when asked, since the registry
-        is made of CheckIds."""
-        from gatetui.gate.checks.registry import spec_of
+        """What the check claims, as every screen and line names it."""
+        return _TITLES[self]
 
-        return spec_of(self).title
+
+_TITLES: dict[CheckId, str] = {
+    CheckId.INSTALL: "installs from scratch",
+    CheckId.RUNS: "suite passes 3 of 3 runs",
+    CheckId.TESTS_KEPT: "no tests removed",
+    CheckId.NO_NEW_SKIPS: "nothing new skipped or focused",
+    CheckId.OLD_TESTS: "old tests pass on new code",
+    CheckId.HIDDEN: "hidden tests pass",
+    CheckId.COVERED: "changed code runs under the tests",
+    CheckId.BITES: "the tests catch bugs in the changed code",
+}
 
 
 class Status(str, Enum):
@@ -84,7 +93,7 @@ class CheckResult:
         return self.status in (Status.PASS, Status.SKIPPED)
 
     def line(self) -> str:
-        """The article's one line per check: `pass <title>` / `FAIL <title>: <detail>`."""
+        """One line per check, as the agent and CI read it: `pass <title>` / `FAIL <title>: <detail>`."""
         word = {
             Status.PASS: "pass",
             Status.FAIL: "FAIL",

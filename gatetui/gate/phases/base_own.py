@@ -30,11 +30,11 @@ class BaseOwn:
         self.ctx, self.runner = ctx, runner
         self.baseline_task: Task | None = None  # asked for by base's config (baseline = true)
         self.asked: Task | None = None  # asked for by a check
-        self.info = BaselineInfo(requested=ctx.plan.profile.baseline)
+        self.info = BaselineInfo(requested=ctx.plan.policy.baseline)
 
     def start_baseline(self) -> None:
         """With `baseline = true`, base's suite runs meanwhile, from the start."""
-        if self.ctx.plan.profile.baseline:
+        if self.ctx.plan.policy.baseline:
             self.baseline_task = asyncio.create_task(self._run())
 
     def own(self) -> Task:

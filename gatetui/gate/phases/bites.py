@@ -105,7 +105,12 @@ class BitesPhase:
         if self.coverage.reached is None:
             return f"not run: coverage not measured ({self.coverage.problem or 'see covered'})"
         chosen = choose(
-            self.ctx.changed, self.coverage.reached, runs, profile.mutate, profile.mutant_cap, self.ctx.plan.timeout
+            self.ctx.changed,
+            self.coverage.reached,
+            runs,
+            profile.mutate,
+            self.ctx.plan.policy.mutant_cap,
+            self.ctx.plan.timeout,
         )
         return chosen if chosen.trials else chosen.why_none
 
@@ -129,7 +134,9 @@ class BitesPhase:
         ctx, profile = self.ctx, self.ctx.plan.profile
         async with slots:
             async with self._forking:
-                [copy] = await workspace.fork(1, ctx.export_head, profile.environment, network=profile.test_network)
+                [copy] = await workspace.fork(
+                    1, ctx.export_head, profile.environment, network=ctx.plan.policy.test_network
+                )
             try:
                 mutated = {trial.mutant.path: trial.mutant.source}
                 env = await self._apply(copy, trial.mutant, memory)

@@ -26,8 +26,9 @@ def _changed(plan: Plan) -> ChangedCode | None:
     probe = plan.profile.coverage
     if probe is None:
         return None
-    changes = plan.repo.changes(plan.base.sha, plan.head.sha, changed_code.wanted(plan.profile, probe))
-    return changed_code.changed_code(changes, plan.profile, probe, plan.head)
+    sealed = plan.policy.sealed
+    changes = plan.repo.changes(plan.base.sha, plan.head.sha, changed_code.wanted(plan.profile, sealed, probe))
+    return changed_code.changed_code(changes, plan.profile, sealed, probe, plan.head)
 
 
 def _gate_folder() -> str:
@@ -107,7 +108,7 @@ class Context:
         says head bent the verdict instead of changing the tests."""
         plan = self.plan
         return (
-            plan.profile.on_old_tests_fail == "fail"
+            plan.policy.on_old_tests_fail == "fail"
             or bool(plan.forbidden)
             or bool(self.hooks.findings)
             or bool(self.outside)

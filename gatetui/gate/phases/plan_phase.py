@@ -48,7 +48,7 @@ def hidden(ctx: Context) -> Answer:
     is skipped; configured with nothing to run is the gate's error (a
     gate that was meant to run hidden tests must not pass without)."""
     plan = ctx.plan
-    if plan.profile.hidden is None:
+    if plan.policy.hidden is None:
         return CheckResult(CheckId.HIDDEN, Status.SKIPPED, "not configured")
     if plan.hidden is None:
         return CheckResult(CheckId.HIDDEN, Status.ERROR, plan.hidden_problem)

@@ -49,7 +49,7 @@ class SuitePhase:
         hidden = Need.HIDDEN_TESTS in {need for spec in ctx.ledger.open() for need in spec.needs}
         # each run a fresh export of head: of the install, only the environment
         copies = await workspace.fork(
-            RUNS + 1 + hidden, ctx.export_head, ctx.plan.profile.environment, network=ctx.plan.profile.test_network
+            RUNS + 1 + hidden, ctx.export_head, ctx.plan.profile.environment, network=ctx.plan.policy.test_network
         )
         try:
             done = await self._side_by_side(copies, hidden)
@@ -105,7 +105,7 @@ class SuitePhase:
         for spec in announced_at(Phase.SUITE):
             ctx.ledger.start(spec.id)
         profile = ctx.plan.profile
-        if profile.random_order and ctx.plan.digests.random_seed is None:
+        if ctx.plan.policy.random_order and ctx.plan.digests.random_seed is None:
             ctx.ledger.progress(
                 CheckId.RUNS,
                 f"random_order: {profile.runner} runs cannot be shuffled"
@@ -138,7 +138,7 @@ class SuitePhase:
         plan = self.ctx.plan
         run = (
             await self._reordered(workspace)
-            if plan.profile.random_order and plan.profile.reorder is not None
+            if plan.policy.random_order and plan.profile.reorder is not None
             else await self.runner.run(workspace, CheckId.RUNS, "run 1", {})
         )
         ids = (
@@ -151,7 +151,7 @@ class SuitePhase:
         env = await self.runner.plugin(workspace, plan.profile.rerun, reruns=rerun.RERUNS, afresh="", only="")
         again = await self.runner.run(workspace, CheckId.RUNS, "reruns", env, rerun.command(plan.profile.test, ids))
         failed = rerun.failures(again.report) if again.report is not None and not again.result.timed_out else {}
-        if not run.passed and not plan.profile.baseline:
+        if not run.passed and not plan.policy.baseline:
             return replace(run, reruns=again)  # runs fails already: what the reruns say changes nothing
         return replace(run, reruns=again, confirmed=await self.fresh.confirm(workspace, failed))
 

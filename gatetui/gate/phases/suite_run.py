@@ -45,7 +45,7 @@ class SuiteRunner:
         command = (test or profile.test).replace("{report}", path)
         env = self._env(workspace, path, joined_env(loaded, extra_env))
         result = await self.ctx.ledger.run(
-            workspace, check, name, command, env, network=profile.test_network, timeout=timeout
+            workspace, check, name, command, env, network=self.ctx.plan.policy.test_network, timeout=timeout
         )
         raw = await workspace.read_report(report_name)
         if raw is None:
@@ -67,7 +67,7 @@ class SuiteRunner:
             await workspace.write_files(self._in_gate_folder(profile.test_files))
         env = self._env(workspace, shlex.quote(workspace.report_path(f"{name.replace(' ', '-')}.xml")), {})
         return await self.ctx.ledger.run(
-            workspace, check, name, command, env, network=profile.test_network, timeout=timeout
+            workspace, check, name, command, env, network=self.ctx.plan.policy.test_network, timeout=timeout
         )
 
     def _env(self, workspace: Workspace, report: str, extra_env: dict[str, str]) -> dict[str, str]:

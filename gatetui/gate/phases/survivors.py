@@ -64,7 +64,9 @@ class SurvivorSearch:
         profile = self.ctx.plan.profile
         tests = functions(test for trial in trials for test in trial.tests)
         name = f"calls {number + 1}"
-        [copy] = await workspace.fork(1, self.ctx.export_head, profile.environment, network=profile.test_network)
+        [copy] = await workspace.fork(
+            1, self.ctx.export_head, profile.environment, network=self.ctx.plan.policy.test_network
+        )
         try:
             out = f"calls-{number + 1}.json"
             env = await self.runner.plugin(copy, self.search.recorder(path, function, copy.report_path(out)))
@@ -86,7 +88,9 @@ class SurvivorSearch:
         profile = self.ctx.plan.profile
         plugin, command = self.search.searcher(job)
         out = f"search-{number + 1}.json"
-        [copy] = await workspace.fork(1, self.ctx.export_head, profile.environment, network=profile.test_network)
+        [copy] = await workspace.fork(
+            1, self.ctx.export_head, profile.environment, network=self.ctx.plan.policy.test_network
+        )
         try:
             await self.runner.plugin(copy, plugin)
             filled = command.replace("{folder}", self.runner.gate_path(copy)).replace("{out}", copy.report_path(out))

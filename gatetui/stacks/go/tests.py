@@ -53,10 +53,6 @@ def go_test_defs(path: str, text: str) -> list[TestDef]:
     return go_scan(path, text, False)[0]
 
 
-def go_markers(text: str) -> list[MarkerHit]:
-    return _markers(_root(text), text.splitlines())
-
-
 def _markers(root: Node, lines: list[str]) -> list[MarkerHit]:
     hits = [(line, "skip") for line in _constraint_lines(root)]
     hits += [(node.start_point[0] + 1, "skip") for node in _calls(root) if _is_skip(node)]

@@ -65,13 +65,10 @@ def node_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         environment=environment,
         test=test,
         test_paths=test_paths,
-        sealed=tuple(
+        sealed_by_default=tuple(
             dict.fromkeys([*(f"{p}/**" for p in test_paths), "**/*.test.*", "**/*.spec.*", *configs, *RUNNER_CONFIGS])
         ),
-        timeout=settings.timeout,
         import_check=False,
-        on_old_tests_fail=settings.on_old_tests_fail,
-        hidden=settings.hidden,
         reorder=REVERSE if runner == "node" else None,
     )
 

@@ -128,7 +128,7 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         ),
         # every module a test file's name marks, wherever it is (the diff rules leave test files
         # alone), and the helpers base's tests load from beside them (support.py)
-        sealed=tuple(
+        sealed_by_default=tuple(
             dict.fromkeys(
                 [
                     *test_globs,
@@ -140,10 +140,6 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
                 ]
             )
         ),
-        timeout=settings.timeout,
-        import_check=settings.import_check,
-        on_old_tests_fail=settings.on_old_tests_fail,
-        hidden=settings.hidden,
         old_tests_files={} if custom else {SEALED_INI: pytest_ini_text(pytest_settings(base)).encode()},
         old_tests_env={} if custom else {"PYTEST_ADDOPTS": f"-c {SEALED_INI} --rootdir=."},
         shuffle=None if custom else SHUFFLE,
