@@ -26,6 +26,8 @@ tools:
 
 # Lint and format (ruff), the import contract (pyproject.toml's
 # [tool.importlinter]) and the types: the whole package, and the domain strictly.
+# Then the docs site (mkdocs.yml), built strictly into site/: a broken link or
+# anchor, or a page left out of the nav, fails; and every file README.md links to exists.
 LINTED := gatetui tests bench
 STRICT := gatetui/gate gatetui/stacks gatetui/backends gatetui/git gatetui/config.py gatetui/policy.py gatetui/errors.py \
           gatetui/globs.py gatetui/pyparse.py gatetui/inert.py
@@ -35,6 +37,11 @@ check: $(STAMP)
 	$(BIN)/lint-imports --no-cache >/dev/null || $(BIN)/lint-imports --no-cache
 	$(BIN)/mypy gatetui
 	$(BIN)/mypy --strict $(STRICT)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site >/dev/null 2>&1 || \
+		NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+	$(BIN)/python -c 'import pathlib, re, sys; links = re.findall(r"\]\(([^)#]+)", pathlib.Path("README.md").read_text()); \
+		bad = [t for t in links if "://" not in t and not pathlib.Path(t).exists()]; \
+		sys.exit(f"README.md links to missing files: {bad}" if bad else 0)'
 
 # One pytest-xdist worker per core (at most 4); tests sharing an expensive
 # fixture (every sample gated once per backend) stay on one worker. The order

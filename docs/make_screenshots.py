@@ -1,4 +1,4 @@
-"""Regenerate the README's screenshots from real gate runs on two samples.
+"""Regenerate the docs' screenshots (docs/tui-fail.svg, docs/tui-review.svg) from real gate runs on two samples.
 
     .venv/bin/python docs/make_screenshots.py
 """

@@ -24,7 +24,7 @@ SITE = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packag
 
 @pytest.fixture(scope="module")
 def editable(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The venv of a project installed the way the README's custom install does."""
+    """The venv of a project installed the way docs/explanation/stacks.md's custom install does."""
     tree = tmp_path_factory.mktemp("tree")
     (tree / "calc").mkdir()
     (tree / "calc" / "__init__.py").write_text("def double(x):\n    return 2 * x\n")

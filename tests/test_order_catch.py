@@ -1,7 +1,7 @@
 """Issue 36: order-dependent tests are caught every time, not by the luck
 of one shuffle. Each order sample is gated GATES times as a user gates it
 (no seed given: a fresh one drawn per gate), and `runs` must fail at least
-as often as its stack guarantees (README, random_order): python and node
+as often as its stack guarantees (docs/reference/checks.md, the runs check): python and node
 run one run in reverse order, which breaks every test that leans on one
 declared before it; go runs each test alone once.
 """

@@ -104,7 +104,7 @@ def probed(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunFinished, str]:
     """The probe gated once: pytest's -rA names each of its tests' outcome.
     It is base's test, as library code's tests are: what it sees is what
     every run of a change shows (head's own changed tests are also rerun
-    with the rerun plugin's settings, a run of their own: README)."""
+    with the rerun plugin's settings, a run of their own: docs/explanation/threat-model.md)."""
     root = tmp_path_factory.mktemp("probe")
     top = confine.SUPERVISOR_BIN.split("/")[2] if confine.SUPERVISOR_BIN else ""
     base = {
