@@ -59,7 +59,7 @@ test-fast: $(STAMP)
 test-runtime-all: $(STAMP) tools
 	GATETUI_RUNTIME_ALL_SAMPLES=1 $(BIN)/python -m pytest -q tests/test_runtime_backend.py -k samples_get
 
-# Each order sample gated 20 times with fresh seeds (issue 36's figure; `test` gates each 5 times).
+# Each order sample gated 20 times with fresh seeds (`test` gates each 5 times).
 # CI runs it after `test`.
 test-order-loop: $(STAMP) tools
 	GATETUI_ORDER_GATES=20 $(BIN)/python -m pytest -q -s tests/test_order_catch.py
@@ -77,7 +77,7 @@ bench: $(STAMP)
 clean:
 	rm -rf $(VENV) $(DEMO)
 
-# The gate on consecutive releases of real projects (bench/RELEASES.md; issue 35).
+# The gate on consecutive releases of real projects (bench/RELEASES.md).
 # Needs the package index, so it is not part of `make test`; cached and resumable
 # (~/.cache/gatetui-releases): `$(BIN)/python bench/releases.py --only NAME` reruns one project.
 .PHONY: eval

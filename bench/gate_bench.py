@@ -4,7 +4,7 @@ Prints three figures, each with the command that reproduces it:
 1. gate wall time / (install + one suite run)       target <= 1.3
    1b. the same up to the runs' answer (install, runs 1-3, old tests: what
    fresh trees per run cost, before bites' mutants)  target <= 0.83
-2. the article's sequential gate / gatetui's gate   target >= 2.5
+2. a sequential gate (every step one after the other) / gatetui's gate   target >= 2.5
 3. the diff checks' time to first answer on a repo of 5,000 files and
    500 commits                                     target < 0.5 s
 4. the supervisor's peak memory gating a head that adds a 200 MB file
@@ -161,7 +161,7 @@ def bench_stack(name: str, files: dict[str, str], edit: tuple[str, str]) -> None
     print(f"{name}: figure 1  gate / (install + one run) = {gate / one:.2f}   (target <= 1.3)")
     print(
         f"{name}: figure 1b the runs' answer / (install + one run) = {suite / one:.2f}   "
-        "(fresh trees per run: target <= 0.83, issue 16; bites' mutants come after)"
+        "(fresh trees per run: target <= 0.83; bites' mutants come after)"
     )
     print(f"{name}: figure 2  sequential / gatetui = {sequential / gate:.2f}   (target >= 2.5)")
 

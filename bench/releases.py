@@ -1,4 +1,4 @@
-"""`make eval`: the gate on honest work nobody here wrote (issue 35).
+"""`make eval`: the gate on honest work nobody here wrote.
 
 The samples' honest changes are ours, so they cannot say how often the gate
 cries wolf on real code. Here each pair is two consecutive releases of a
@@ -650,7 +650,7 @@ def render(
 ) -> str:
     """RELEASES.md: the command, one table per pair, the counts."""
     out = [
-        "# The gate on real releases (issue 35)",
+        "# The gate on real releases",
         "",
         "Made by `" + COMMAND + "` (needs the package index; not part of `make test`).",
         "Each pair: release N of a project as `main`, release N+1 as `agent/release`, gated by",

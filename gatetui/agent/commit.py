@@ -107,7 +107,7 @@ def restore_index(index: Path, before: bytes) -> None:
     The old bytes alone are not enough: their stat data may still match a
     file edited within the second it was checked out (same size, same
     mtime in seconds), and once the index is written later than that git
-    trusts the stat data and sees no change at all (issue 35)."""
+    trusts the stat data and sees no change at all."""
     on_disk = _blob_ids(Index(str(index)))  # what `add` just read from the files
     temp = index.with_name(f"{index.name}.gatetui-undo")
     temp.write_bytes(before)

@@ -2,7 +2,7 @@
 
 Asks the supervisor through its socket (see serve.py) whether it takes a
 submit on the current branch, then commits the work there, hands it the
-commit, waits, and prints the verdict the article's way, one line per
+commit, waits, and prints the verdict, one line per
 check. Exit 0 pass, 1 fail or review, 2 refused (a branch not watched,
 nothing new), 3 no supervisor (or the gate could not run), 4 the cap is
 reached. The MCP server (mcp.py) calls the same `submit_once` and

@@ -1,7 +1,7 @@
 """Plain-text and JSON sinks for the gate's event stream (no Textual).
 
-`gatetui check` shows live progress on stderr and the article's verdict
-block (or one JSON object) on stdout, so a script can parse stdout while a
+`gatetui check` shows live progress on stderr and the verdict block (one
+line per check, then the verdict) (or one JSON object) on stdout, so a script can parse stdout while a
 person watches stderr.
 """
 
@@ -83,7 +83,7 @@ class Progress:
 
 
 def verdict_block(finished: RunFinished, detailed: bool = False) -> str:
-    """The article's lines, ready to print: each one inert. `detailed`:
+    """One line per check and the verdict, ready to print: each one inert. `detailed`:
     under each check, the rest of its detail (each uncovered line, each
     surviving mutant and the input that tells it apart), indented."""
     lines: list[str] = []

@@ -48,7 +48,7 @@ CHECK_IDS: tuple[str, ...] = (
     "bites",
 )
 # Checks expected `skipped` unless a scenario pins them: most samples change
-# only tests, or live in a stack without coverage (issue 21's two checks).
+# only tests, or live in a stack without coverage (covered and bites).
 SKIPPED_BY_DEFAULT: frozenset[str] = frozenset({"covered", "bites"})
 STATUSES: frozenset[str] = frozenset({"pass", "fail", "review", "error", "skipped"})
 

@@ -1,6 +1,6 @@
 """The order run: one of the three runs in an order the source's never
 gives, so a test that passes only because another ran before it fails
-there every time, not by the luck of one shuffle (issue 36).
+there every time, not by the luck of one shuffle.
 
 A stack declares how its runner does it (`Profile.reorder`): pytest and
 node's test runner run every test in reverse order, so each runs before

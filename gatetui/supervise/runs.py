@@ -202,7 +202,7 @@ class Run:
         ]
 
     def verdict_block(self) -> str:
-        """The article's block: one line per check, then the verdict."""
+        """The verdict block: one line per check, then the verdict."""
         lines = [r.line() for r in self.results()]
         return "\n".join([*lines, f"verdict: {self.status}"])
 

@@ -4,7 +4,7 @@ A run imports from the gate's venv and, after it, the dependency layer.
 Two distributions of one name there (PEP 503, as the index compares names)
 mean one shadows the other, whichever sys.path meets first: a release of
 head's own project in the layer put its code before head's tree, and the
-new tests ran against the old release (issue 35, click 8.1.7..8.1.8). No
+new tests ran against the old release (click 8.1.7 to 8.1.8 in make eval). No
 resolve gives one name twice, so this is always a bug of the install's,
 and the environment check refuses it rather than let a run guess.
 

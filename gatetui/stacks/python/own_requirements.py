@@ -5,7 +5,7 @@ file that names the project too (pip-compile output of its dev tools,
 which depend on it: click's requirements/dev.txt pins `click==8.1.7`) asked
 for a second copy: uv refused the pair, pip's fallback resolve took the
 index's release, the dependency layer held it, and it shadowed head's code
-in every run (issue 35: click 8.1.8's new tests ran against 8.1.7). So the
+in every run (make eval: click 8.1.8's new tests ran against 8.1.7). So the
 resolve reads copies in which a requirement naming the project (PEP 503
 name) is left out; one that asks for extras keeps them, as
 `name[extras]` without version or URL: the installed project with those
