@@ -1,8 +1,10 @@
 """What every job of the supervisor shares, held once.
 
 The jobs (queue, gating, submits, reviews, watching) each take the one
-`Scope` and read it as they act, never a copy: a backend switched with `b`,
-a clock a test sets, a pattern changed before start reach them all at once.
+`Scope` (the Supervisor is one) and read it as they act, never a copy: a
+backend switched with `b`, a clock a test sets, a pattern changed before
+start reach them all at once. A job imports this module, never the
+supervisor's: the jobs stay below the class that puts them together.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar, cast, overload
+from typing import TypeVar
 
 from gatetui.backends.base import Backend
 from gatetui.gate.events import GateEvent, RunFinished, RunStarted
@@ -25,7 +27,7 @@ from gatetui.supervise.watch import RefWatcher
 T = TypeVar("T")
 
 
-@dataclass
+@dataclass(eq=False)  # a supervisor is itself, not its fields' values
 class Scope:
     repo: Path  # resolved: the store keys the repo by its real path
     store: Store
@@ -65,23 +67,3 @@ class Scope:
         self.emit(RunUpdated(run.branch, run.run_id, event))
         if isinstance(event, (RunStarted, RunFinished)):
             self.branches_changed()
-
-
-class Shared(Generic[T]):
-    """An attribute of the supervisor that lives in its scope: reading or
-    setting it on the supervisor reads or sets what every job sees."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    @overload
-    def __get__(self, holder: None, owner: type) -> Shared[T]: ...
-
-    @overload
-    def __get__(self, holder: Any, owner: type) -> T: ...
-
-    def __get__(self, holder: Any, owner: type) -> Shared[T] | T:
-        return self if holder is None else cast(T, getattr(holder.scope, self.name))
-
-    def __set__(self, holder: Any, value: T) -> None:
-        setattr(holder.scope, self.name, value)

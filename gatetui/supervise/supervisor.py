@@ -26,32 +26,24 @@ from pathlib import Path
 
 from gatetui.backends.base import Backend
 from gatetui.gate.cost import Usage
-from gatetui.gate.events import GateEvent
 from gatetui.supervise.events import Listener, SupervisorEvent
 from gatetui.supervise.gating import GateJob
 from gatetui.supervise.queue import Launcher, RunQueue, task_launcher
 from gatetui.supervise.reviews import Reviews
-from gatetui.supervise.runs import Branch, ReviewFile, Run, cost_since
-from gatetui.supervise.scope import Scope, Shared
+from gatetui.supervise.runs import ReviewFile, Run, cost_since
+from gatetui.supervise.scope import Scope
 from gatetui.supervise.store import Store
 from gatetui.supervise.submits import Submits
 from gatetui.supervise.watch import Moves, RefWatcher
 from gatetui.supervise.watching import BranchWatch
 
 
-class Supervisor:
-    """Gates every new head of the branches matching `pattern` in `repo`."""
+class Supervisor(Scope):
+    """Gates every new head of the branches matching `pattern` in `repo`.
 
-    repo: Shared[Path] = Shared()
-    store: Shared[Store] = Shared()
-    backend: Shared[Backend] = Shared()
-    watcher: Shared[RefWatcher] = Shared()
-    base: Shared[str] = Shared()
-    pattern: Shared[str] = Shared()
-    timeout: Shared[float | None] = Shared()
-    clock: Shared[Callable[[], float]] = Shared()
-    branches: Shared[dict[str, Branch]] = Shared()
-    started_at: Shared[float] = Shared()
+    It is the scope its jobs share (they are handed the supervisor itself):
+    a backend switched with `b`, a clock a test sets, a pattern changed
+    before start reach them all at once."""
 
     def __init__(
         self,
@@ -68,8 +60,7 @@ class Supervisor:
         watcher: RefWatcher | None = None,
     ):
         repo = Path(repo).resolve()
-        self.parallel = parallel  # runs gated at once; the others wait queued
-        self.scope = Scope(
+        super().__init__(
             repo,
             store,
             backend,
@@ -80,23 +71,24 @@ class Supervisor:
             clock,
             started_at=clock(),
         )
-        self.reviews = Reviews(self.scope)
-        self.queue = RunQueue(self.scope, GateJob(self.scope, self.reviews.keep_stopped), parallel)
-        self.submits = Submits(self.scope, self.gate, submit_cap)
-        self.watching = BranchWatch(self.scope, self.gate, self.cancel)
+        self.parallel = parallel  # runs gated at once; the others wait queued
+        self.reviews = Reviews(self)
+        self.queue = RunQueue(self, GateJob(self, self.reviews.keep_stopped), parallel)
+        self.submits = Submits(self, self.gate, submit_cap)
+        self.watching = BranchWatch(self, self.gate, self.cancel)
 
     # --- listening and lifecycle ---------------------------------------------
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener` with every SupervisorEvent; returns the unsubscribe."""
-        return self.scope.listeners.subscribe(listener)
+        return self.listeners.subscribe(listener)
 
     def events(self) -> AsyncIterator[SupervisorEvent]:
-        return self.scope.listeners.events()
+        return self.listeners.events()
 
     def check(self) -> str:
         """Raise BadInput when the repo or base cannot be read; base's sha."""
-        return self.scope.base_sha()
+        return self.base_sha()
 
     async def start(self, launch: Launcher | None = None) -> None:
         """Load the history, gate heads that have no run yet, then watch."""
@@ -125,9 +117,6 @@ class Supervisor:
 
     async def finished(self, run: Run) -> Run:
         return await self.queue.finished(run)
-
-    def apply(self, run: Run, event: GateEvent) -> None:
-        self.scope.apply(run, event)
 
     def set_backend(self, backend: Backend) -> None:
         """Runs started from now on use `backend`."""
@@ -161,10 +150,6 @@ class Supervisor:
 
     def read_cap(self) -> int:
         return self.submits.cap.read()
-
-    @property
-    def mirror(self) -> Path:
-        return self.scope.mirror
 
     async def gate_commit(self, name: str, sha: str, source: Path, as_uid: int | None = None) -> Run:
         return await self.submits.gate_commit(name, sha, source, as_uid)
