@@ -58,7 +58,7 @@ from gatetui.supervise.supervisor import Supervisor
 from gatetui.supervise.wire import branch_to_wire, run_to_wire
 
 QUEUE = 4096  # events a viewer may lag behind before it is dropped
-NOTICE_WAIT = 1.0  # seconds the dropped notice may take to leave
+NOTICE_WAIT = 5.0  # seconds the dropped notice may take to leave
 REQUEST_LIMIT = 64 << 10
 
 
