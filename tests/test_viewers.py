@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from gatetui.cli.main import main
 from gatetui.errors import BackendError
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.cost import Cost, Usage
@@ -225,3 +226,23 @@ def test_a_run_crosses_the_wire_whole() -> None:
         run, logs={}, record={"baseline": {"rule": "strict"}}
     )
     assert (list(back.logs[CheckId.RUNS].lines), back.logs[CheckId.RUNS].total) == (["run 1 | one", "run 1 | two"], 2)
+
+
+def test_web_beyond_loopback_without_a_token_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["web", str(tmp_path), "--host", "0.0.0.0"]) == 2
+    assert capsys.readouterr().err == (
+        "gatetui: --host 0.0.0.0 serves the room beyond this machine: pass --token T, shared with the room\n"
+    )
+
+
+def test_web_without_a_supervisor_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["web", str(tmp_path), "--socket", str(tmp_path / "none.sock")]) == 3
+    assert capsys.readouterr().err == (
+        f"gatetui: no supervisor answers on {tmp_path / 'none.sock'} (No such file or directory): start "
+        "`gatetui serve REPO` or the TUI on the repository, or pass its --socket\n"
+    )
+
+
+def test_view_without_a_terminal_points_to_the_web_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["view", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == "gatetui: the viewer needs a terminal: `gatetui web` serves it as a web page\n"
