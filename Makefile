@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   ?= demo
 
-.PHONY: test test-fast test-runtime-all test-order-loop demo bench venv clean tools check
+.PHONY: test test-fast test-runtime-all test-order-loop test-browser demo bench venv clean tools check
 
 venv: $(STAMP)
 
@@ -63,6 +63,16 @@ test-runtime-all: $(STAMP) tools
 # CI runs it after `test`.
 test-order-loop: $(STAMP) tools
 	GATETUI_ORDER_GATES=20 $(BIN)/python -m pytest -q -s tests/test_order_catch.py
+
+# `gatetui web` in a real browser: Debian's chromium and chromium-driver, installed
+# here when missing on a root Debian machine (as CI is). CI runs it after `test`;
+# `make test` never collects tests/browser (tests/conftest.py).
+test-browser: $(STAMP)
+	@command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || \
+		{ [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		{ apt-get update -qq && apt-get install -y -qq chromium chromium-driver; } >/dev/null 2>&1; } || \
+		{ echo "test-browser needs chromium and chromium-driver (apt-get install chromium chromium-driver)"; exit 1; }
+	GATETUI_BROWSER=1 $(BIN)/python -m pytest -q -p no:randomly tests/browser
 
 demo: $(STAMP)
 	rm -rf $(DEMO)

@@ -13,19 +13,25 @@
   asked for. Target: p95 under 16 ms (a frame at 60 Hz).
 - peak RSS of the whole process (app + supervisor, both parts).
 
+Then the same three for a viewer (`gatetui view`) beside the supervisor's
+own screen, measured on the viewer: the supervisor, its screen and its
+socket, and the viewer fed over that socket, in one process of their own
+(`--viewer`; its RSS counts all of them).
+
 A target missed is printed as MISSED, never left out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -37,10 +43,15 @@ from textual.widgets import DataTable  # noqa: E402
 from gatetui.backends.base import CommandResult  # noqa: E402
 from gatetui.backends.local import LocalBackend  # noqa: E402
 from gatetui.gate.checks import CheckId, Status  # noqa: E402
+from gatetui.supervise.remote import RemoteSupervisor  # noqa: E402
+from gatetui.supervise.serve import SubmitServer  # noqa: E402
 from gatetui.supervise.store import Store  # noqa: E402
 from gatetui.supervise.supervisor import Supervisor  # noqa: E402
 from gatetui.supervise.watch import RefWatcher  # noqa: E402
 from gatetui.tui.app import GatetuiApp  # noqa: E402
+from gatetui.tui.viewer import ViewerApp  # noqa: E402
+
+Shown = GatetuiApp | ViewerApp
 
 LINES = 100_000
 ENV = {
@@ -94,7 +105,28 @@ def new_commit(repo: Path, n: int) -> str:
     return git(repo, "commit-tree", tree, "-p", "agent/x", "-m", f"agent {n}")
 
 
-def first_row_moved(app: GatetuiApp, sha: str) -> bool:
+@contextlib.asynccontextmanager
+async def screens(
+    sup: Supervisor, root: Path, viewer: bool, hook: Callable[[Message], None] | None = None
+) -> AsyncIterator[Shown]:
+    """The supervisor's own screen, and with `viewer` a viewer beside it
+    fed over the supervisor's socket: yields the screen measured (`hook` on it)."""
+    own = GatetuiApp(sup, submit_server=SubmitServer(sup, root / "s.sock") if viewer else None)
+    async with own.run_test(size=(150, 46), message_hook=None if viewer else hook) as pilot:
+        if not viewer:
+            yield own
+            await pilot.press("q")
+            return
+        while not (root / "s.sock").exists():
+            await pilot.pause(0.01)
+        seen = ViewerApp(RemoteSupervisor(root / "s.sock"))
+        async with seen.run_test(size=(150, 46), message_hook=hook) as watching:
+            yield seen
+            await watching.press("q")
+        await pilot.press("q")
+
+
+def first_row_moved(app: Shown, sha: str) -> bool:
     run = app.main.run
     if run is None or run.head != sha:
         return False
@@ -102,16 +134,15 @@ def first_row_moved(app: GatetuiApp, sha: str) -> bool:
     return any(str(table.get_cell(k, "status")) not in ("waiting", "") for k in table.rows)
 
 
-async def commit_latency(root: Path, rounds: int = 9) -> list[float]:
+async def commit_latency(root: Path, viewer: bool, rounds: int = 9) -> list[float]:
     repo = make_repo(root)
     (root / "work").mkdir()
     sup = Supervisor(
         repo, LocalBackend(work_root=root / "work"), Store.open(root / "state"), watcher=RefWatcher(repo, step_ms=30)
     )
-    app = GatetuiApp(sup)
     times = []
-    async with app.run_test(size=(150, 46)) as pilot:
-        await pilot.pause(0.5)
+    async with screens(sup, root, viewer) as app:
+        await asyncio.sleep(0.5)
         for n in range(rounds):
             sha = await asyncio.to_thread(new_commit, repo, n)
             start = time.perf_counter()
@@ -119,9 +150,8 @@ async def commit_latency(root: Path, rounds: int = 9) -> list[float]:
             while not first_row_moved(app, sha):
                 await asyncio.sleep(0.002)
             times.append((time.perf_counter() - start) * 1000)
-            await pilot.pause(0.4)
+            await asyncio.sleep(0.4)
         sup.cancel("agent/x")
-        await pilot.press("q")
     return times
 
 
@@ -205,7 +235,7 @@ class KeyProbe:
             self._pending = None
             self.answered.set()
 
-    async def press(self, app: GatetuiApp, table: DataTable[object]) -> None:
+    async def press(self, app: Shown, table: DataTable[object]) -> None:
         row = table.cursor_row
         key, expected = ("down", row + 1) if row == 0 else ("up", row - 1)
         self.answered.clear()
@@ -217,25 +247,24 @@ class KeyProbe:
             self._pending, self.missed = None, self.missed + 1
 
 
-async def key_latency(root: Path) -> tuple[KeyProbe, int, float]:
+async def key_latency(root: Path, viewer: bool) -> tuple[KeyProbe, int, float]:
     """Keys pressed from the moment the install check starts streaming
     until it ends (it used to start pressing as soon as the run started: the
     install was still waiting, so no key was pressed at all)."""
     repo = make_repo(root)
     git(repo, "update-ref", "refs/heads/agent/x", new_commit(repo, 0))
     sup = Supervisor(repo, StreamingBackend(), Store.open(root / "state"))  # type: ignore[arg-type]
-    app = GatetuiApp(sup)
     probe = KeyProbe()
+    async with screens(sup, root, viewer, probe.hook) as app:
 
-    def install() -> Status:
-        run = app.main.run
-        return run.checks[CheckId.INSTALL].status if run is not None else Status.WAITING
+        def install() -> Status:
+            run = app.main.run
+            return run.checks[CheckId.INSTALL].status if run is not None else Status.WAITING
 
-    async with app.run_test(size=(150, 46), message_hook=probe.hook) as pilot:
         table = app.main.query_one("#checks", DataTable)
         table.focus()
         while install() is Status.WAITING:
-            await pilot.pause(0.005)
+            await asyncio.sleep(0.005)
         started = time.perf_counter()
         while install() is Status.RUNNING:
             await probe.press(app, table)
@@ -243,7 +272,6 @@ async def key_latency(root: Path) -> tuple[KeyProbe, int, float]:
         seconds = time.perf_counter() - started
         run = app.main.run
         streamed = run.logs[CheckId.INSTALL].total if run is not None and CheckId.INSTALL in run.logs else 0
-        await pilot.press("q")
     return probe, streamed, seconds
 
 
@@ -255,27 +283,31 @@ def verdict(value: float, target: float) -> str:
     return f"target < {target:g}: {'met' if value < target else 'MISSED'}"
 
 
-async def main() -> None:
+async def main(viewer: bool) -> None:
     with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as two:
-        commits = await commit_latency(Path(one))
-        probe, streamed, seconds = await key_latency(Path(two))
+        commits = await commit_latency(Path(one), viewer)
+        probe, streamed, seconds = await key_latency(Path(two), viewer)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     median = statistics.median(commits)
+    on = "viewer beside the supervisor's screen: " if viewer else ""
     print(
-        f"commit -> first check row updated: median {median:.0f} ms "
+        f"{on}commit -> first check row updated: median {median:.0f} ms "
         f"(min {min(commits):.0f}, max {max(commits):.0f}, {len(commits)} commits; {verdict(median, 150)})"
     )
     missed = f", {probe.missed} without effect within 1 s" if probe.missed else ""
     if probe.times:
         print(
-            f"key press while streaming {streamed:,} lines in {seconds:.1f} s: p95 {p95(probe.times):.1f} ms, "
+            f"{on}key press while streaming {streamed:,} lines in {seconds:.1f} s: p95 {p95(probe.times):.1f} ms, "
             f"median {statistics.median(probe.times):.1f} ms ({len(probe.times)} presses{missed}; "
             f"{verdict(p95(probe.times), 16)})"
         )
     else:
-        print(f"key press while streaming {streamed:,} lines in {seconds:.1f} s: no press measured{missed}")
-    print(f"peak RSS: {rss:.0f} MB (the whole process: app, supervisor, both parts)")
+        print(f"{on}key press while streaming {streamed:,} lines in {seconds:.1f} s: no press measured{missed}")
+    parts = "the supervisor, its screen and socket, the viewer" if viewer else "app, supervisor, both parts"
+    print(f"{on}peak RSS: {rss:.0f} MB (the whole process: {parts})", flush=True)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main("--viewer" in sys.argv))
+    if "--viewer" not in sys.argv:  # the viewer's figures from a process of their own: its RSS apart
+        subprocess.run([sys.executable, __file__, "--viewer"], check=True)

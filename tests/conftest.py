@@ -14,6 +14,8 @@ from hypothesis import HealthCheck, settings
 from gatetui.backends.uids import UID_COUNT, UID_FIRST
 
 pytest_plugins = ["tests.tiers"]  # the `sandbox` and `install` marks, checked as each test runs
+# tests/browser drives chromium: only `make test-browser` (CI, after the rest) collects it
+collect_ignore = [] if os.environ.get("GATETUI_BROWSER") else ["browser"]
 
 # Hypothesis checks every property as written; what it may not do here is
 # time itself. These machines are shared and noisy: "input generation is

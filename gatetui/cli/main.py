@@ -1,4 +1,4 @@
-"""Entry points: `gatetui check`, `samples`, `demo`, `submit`, `serve`, `mcp`.
+"""Entry points: `gatetui check`, `samples`, `demo`, `submit`, `serve`, `mcp`, `view`, `web`.
 
 `main(argv) -> int` never raises for bad input: every error becomes one line
 on stderr and an exit code from `ExitCode` (see DESIGN.md's CLI contract).
@@ -160,6 +160,18 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return run_mcp(args.repo or Path.cwd(), args.socket)
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    from gatetui.cli.viewers import cmd_view as run
+
+    return run(args)
+
+
+def cmd_web(args: argparse.Namespace) -> int:
+    from gatetui.cli.viewers import cmd_web as run
+
+    return run(args)
+
+
 COMMANDS = {
     "check": cmd_check,
     "samples": cmd_samples,
@@ -170,6 +182,8 @@ COMMANDS = {
     "serve": cmd_serve,
     "mcp": cmd_mcp,
     "cache": cmd_cache,
+    "view": cmd_view,
+    "web": cmd_web,
 }
 
 

@@ -115,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--plain", action="store_true", help="print the verdicts as text, even in a terminal")
     _add_submit_parsers(sub)
+    from gatetui.cli.viewers import add_viewer_parsers
+
+    add_viewer_parsers(sub)
     return parser
 
 

@@ -31,11 +31,10 @@ unchanged in them: the client makes them inert where it shows them; so does
     {"op": "status", "branch": "agent/x"}
       -> {"event": "status", "branch", "submits_used", "cap", "escalated", "last"}
 
-What the agent hears is what it needs to act: check titles and one-line
-details, the verdict, the submits left. Never the logs, hidden tests' names,
-or the state directory's paths. The submit after the cap is not gated: it
-answers that a person has been asked, and the supervisor raises the
-escalation. No Textual here.
+What the agent hears is what it needs to act: check titles and one-line details, the
+verdict, the submits left. Never the logs, hidden tests' names, or the state directory's
+paths (nor a watch: broadcast.py). The submit after the cap is not gated: it answers that
+a person has been asked, and the supervisor raises the escalation. No Textual here.
 """
 
 from __future__ import annotations
@@ -57,6 +56,7 @@ from typing import Any
 from gatetui.errors import BackendError, BadInput, ExitCode, GateError
 from gatetui.gate.events import RunFinished
 from gatetui.inert import inert_line
+from gatetui.supervise.broadcast import Viewers
 from gatetui.supervise.events import EscalationRaised, RunFailed, RunUpdated, SupervisorEvent
 from gatetui.supervise.runs import Run
 from gatetui.supervise.store import repo_key
@@ -76,7 +76,7 @@ def default_socket(repo: str | Path) -> Path:
 
 
 class SubmitServer:
-    """Answers `can_submit`, `submit` and `status` on a Unix socket for one supervisor."""
+    """Answers `can_submit`, `submit`, `status` and `watch` (a viewer's read-only stream: broadcast.py)."""
 
     def __init__(
         self,
@@ -92,6 +92,7 @@ class SubmitServer:
         self._server: asyncio.AbstractServer | None = None
         self._made_folder = False
         self._locks: dict[str, asyncio.Lock] = {}
+        self.viewers = Viewers(supervisor, lambda line: self.log(line))
 
     @property
     def cap(self) -> int:
@@ -114,6 +115,7 @@ class SubmitServer:
             return
         self._server.close()
         self._server = None
+        await self.viewers.close()  # each viewer hears the supervisor went
         self.path.unlink(missing_ok=True)
         if self._made_folder:
             with contextlib.suppress(OSError):
@@ -155,8 +157,10 @@ class SubmitServer:
                 await self.submit(request, uid, send)
             elif request.get("op") == "can_submit":
                 await self.can_submit(request, uid, send)
+            elif request.get("op") == "watch":
+                await self.viewers.watch(reader, writer, uid)
             else:
-                raise BadInput("unknown request: send op can_submit, submit or status")
+                raise BadInput("unknown request: send op can_submit, submit, status or watch")
         except GateError as err:
             with contextlib.suppress(ConnectionError):
                 await send({"event": "error", "code": int(err.exit_code), "message": self.scrub(str(err))})

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
+from typing import cast
 
 from watchfiles import Change, awatch
 
@@ -159,7 +160,7 @@ class RefWatcher:
             debounce=self.debounce_ms,
             rust_timeout=self.rescan_ms,
             yield_on_timeout=True,
-            stop_event=_StopAndStarted(stop, started),
+            stop_event=cast(asyncio.Event, _StopAndStarted(stop, started)),  # awatch calls only is_set and set
         )
         # the first iteration runs as a task of its own: it installs the watch,
         # then waits in watchfiles' thread for events while the heads are re-read

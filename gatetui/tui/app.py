@@ -20,12 +20,11 @@ from textual.worker import Worker, WorkerState
 from gatetui.backends.base import Backend
 from gatetui.backends.choose import BACKEND_NAMES
 from gatetui.errors import GateError
-from gatetui.gate.events import OutputChunk
 from gatetui.inert import inert, inert_line
 from gatetui.supervise import events as sv
 from gatetui.supervise.serve import SubmitServer
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.tui.messages import BranchesChanged, EscalationRaised, GateFailed, OutputArrived, RunChanged
+from gatetui.tui.messages import GateFailed, relay
 from gatetui.tui.screens.dialogs import ErrorScreen, HelpScreen
 from gatetui.tui.screens.lab import LabScreen, LabSource
 from gatetui.tui.screens.main import MainScreen
@@ -55,7 +54,7 @@ class GatetuiApp(App[None]):
         self.supervisor, self.backend_factory, self.after_start = supervisor, backend_factory, after_start
         self.submit_server = submit_server  # the agent's `gatetui submit` socket, while the app is open
         self.lab_scenarios, self.lab_rules, self.lab_source = lab_scenarios, lab_rules, lab_source
-        self.main = MainScreen(supervisor, clock)
+        self.main = MainScreen(supervisor, clock, control=supervisor)
 
     def on_mount(self) -> None:
         s = self.supervisor
@@ -86,17 +85,7 @@ class GatetuiApp(App[None]):
         return self.run_worker(coro, name=key, group=key, exclusive=True, exit_on_error=False)
 
     def relay(self, event: sv.SupervisorEvent) -> None:
-        match event:
-            case sv.BranchesChanged():
-                self.main.post_message(BranchesChanged())
-            case sv.RunUpdated(event=OutputChunk() as chunk):
-                self.main.post_message(OutputArrived(event.branch, event.run_id, chunk.check))
-            case sv.RunUpdated():
-                self.main.post_message(RunChanged(event.branch, event.run_id))
-            case sv.RunFailed():
-                self.post_message(GateFailed(event.branch, event.message))
-            case sv.EscalationRaised():
-                self.main.post_message(EscalationRaised(event.branch, event.message))
+        relay(event, self.main, self)
 
     @on(GateFailed)
     def gate_failed(self, message: GateFailed) -> None:

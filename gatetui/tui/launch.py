@@ -54,11 +54,15 @@ def run_tui(
 def run_demo_tui(dest: Path, interval: float, make_backend: Callable[[str], Backend]) -> int:
     """The workshop: every sample in one repo, each agent commit replayed live."""
     from gatetui.lab.demo import install_hidden, write_workshop
+    from gatetui.supervise.serve import SubmitServer
 
     workshop = write_workshop(dest / "workshop")
     store = Store.open(dest / "state")
     install_hidden(workshop, store)
-    demo_app(workshop, Supervisor(workshop.repo, make_backend("local"), store), interval, make_backend).run()
+    supervisor = Supervisor(workshop.repo, make_backend("local"), store)
+    app = demo_app(workshop, supervisor, interval, make_backend)
+    app.submit_server = SubmitServer(supervisor)  # the room's viewers watch through it (`gatetui view`, `web`)
+    app.run()
     return ExitCode.PASS
 
 

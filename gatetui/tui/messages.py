@@ -11,8 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual.message import Message
+from textual.message_pump import MessagePump
 
 from gatetui.gate.checks import CheckId
+from gatetui.gate.events import OutputChunk
+from gatetui.supervise import events as sv
 
 
 @dataclass
@@ -62,3 +65,19 @@ class GateFailed(Message):
 
     branch: str
     message: str
+
+
+def relay(event: sv.SupervisorEvent, screen: MessagePump, app: MessagePump) -> None:
+    """A supervisor's event as the message that says what to re-read: to
+    the main screen, and a failed gate to the app (a modal, or a notice)."""
+    match event:
+        case sv.BranchesChanged():
+            screen.post_message(BranchesChanged())
+        case sv.RunUpdated(event=OutputChunk() as chunk):
+            screen.post_message(OutputArrived(event.branch, event.run_id, chunk.check))
+        case sv.RunUpdated():
+            screen.post_message(RunChanged(event.branch, event.run_id))
+        case sv.RunFailed():
+            app.post_message(GateFailed(event.branch, event.message))
+        case sv.EscalationRaised():
+            screen.post_message(EscalationRaised(event.branch, event.message))

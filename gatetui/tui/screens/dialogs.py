@@ -29,11 +29,20 @@ KEYS = (
 )
 
 
+VIEWER_KEYS = tuple((key, what) for key, what in KEYS if key in ("enter", "up/down", "p", "tab", "escape", "?", "y"))
+
+
 class HelpScreen(ModalScreen[None]):
+    """The keys: a viewer's help (`keys` = VIEWER_KEYS) names only those that change nothing."""
+
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close")]
 
+    def __init__(self, keys: tuple[tuple[str, str], ...] = KEYS):
+        super().__init__()
+        self.keys = keys
+
     def compose(self) -> ComposeResult:
-        lines = "\n".join(f"  {key:<8} {what}" for key, what in KEYS)
+        lines = "\n".join(f"  {key:<8} {what}" for key, what in self.keys)
         with Vertical(id="dialog"):
             yield Static("gatetui keys", classes="dialog-title")
             yield Static(lines)

@@ -15,6 +15,7 @@ from textual.widgets.data_table import RowDoesNotExist
 
 from gatetui.inert import inert
 from gatetui.supervise.supervisor import Supervisor
+from gatetui.supervise.view import SupervisorView
 from gatetui.tui.follow import Spotlight
 from gatetui.tui.messages import BranchesChanged, EscalationRaised, OutputArrived, RunChanged
 from gatetui.tui.screens.main_actions import RunActions
@@ -39,9 +40,10 @@ class MainScreen(RunActions):
     ]
     NARROW = 120  # columns: below, the panes stack (80x24 works)
 
-    def __init__(self, supervisor: Supervisor, clock: Callable[[], float]):
+    def __init__(self, supervisor: SupervisorView, clock: Callable[[], float], control: Supervisor | None = None):
+        """`control`: the supervisor the keys act on; None for a viewer, whose keys change nothing."""
         super().__init__()
-        self.supervisor, self.clock = supervisor, clock
+        self.supervisor, self.clock, self.control = supervisor, clock, control
         self.branch_name: str | None = None
         self.run_id: str | None = None  # None: follow the branch's latest run
         self.spotlight: Spotlight | None = None  # the demo: the pane follows the run gating or just judged

@@ -13,16 +13,24 @@ from gatetui.gate.checks import CheckId, Status
 from gatetui.inert import inert, inert_line
 from gatetui.supervise.runs import Branch, Run
 from gatetui.supervise.supervisor import Supervisor
+from gatetui.supervise.view import SupervisorView
 from gatetui.tui.widgets.branches import BranchTable
 from gatetui.tui.widgets.logview import LogView
 
 
 class RunActions(Screen[None]):
-    """The main screen's answers to the person; it sets what they act on."""
+    """The main screen's answers to the person; it sets what they act on.
+    A viewer's screen (no `control`) has only the keys that move around."""
 
-    supervisor: Supervisor
+    supervisor: SupervisorView
+    control: Supervisor | None
     branch_name: str | None
     run_id: str | None
+    CHANGES = frozenset({"rerun", "cancel", "review", "give_back", "lab"})  # what a viewer may not do
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A viewer's footer leaves out the keys that change something, and they do nothing."""
+        return self.control is not None or action not in self.CHANGES
 
     @property
     def branch(self) -> Branch | None:
@@ -74,12 +82,12 @@ class RunActions(Screen[None]):
             self.query_one(LogView).show(self.run, CheckId(str(event.row_key.value)))
 
     def action_rerun(self) -> None:
-        if self.branch_name and self.supervisor.gate(self.branch_name) is None:
+        if self.control and self.branch_name and self.control.gate(self.branch_name) is None:
             self.notify("nothing to gate: the branch's head is part of base", severity="warning")
         self.run_id = None
 
     def action_cancel(self) -> None:
-        if not (self.branch_name and self.supervisor.cancel(self.branch_name)):
+        if self.control and not (self.branch_name and self.control.cancel(self.branch_name)):
             self.notify("no run in progress on this branch")
 
     def action_review(self) -> None:
@@ -93,14 +101,13 @@ class RunActions(Screen[None]):
         if run is None or not asks:
             self.notify("nothing to review: old_tests did not fail, and covered and bites found nothing")
             return
-        self.app.push_screen(ReviewScreen(self.supervisor, run))
+        if self.control:
+            self.app.push_screen(ReviewScreen(self.control, run))
 
     def action_give_back(self) -> None:
-        if self.branch_name:
-            self.supervisor.give_back_submits(self.branch_name)
-            self.notify(
-                f"{inert_line(self.branch_name)} has its {self.supervisor.submit_cap} submits again", markup=False
-            )
+        if self.control and self.branch_name:
+            self.control.give_back_submits(self.branch_name)
+            self.notify(f"{inert_line(self.branch_name)} has its {self.control.submit_cap} submits again", markup=False)
 
     def action_copy(self) -> None:
         run = self.run
@@ -109,9 +116,12 @@ class RunActions(Screen[None]):
             return
         block = inert(run.verdict_block())  # pasted into a terminal or a chat: escaped as on screen
         self.app.copy_to_clipboard(block)
-        store = self.supervisor.store
+        if self.control is None:  # a viewer writes nothing into the supervisor's state
+            self.notify("verdict block sent to the terminal's clipboard (some terminals ignore it)", timeout=10)
+            return
+        store = self.control.store
         saved = store.write_atomic(
-            store.repo_dir(self.supervisor.repo).relative_to(store.root) / "verdicts" / f"{run.run_id}.txt",
+            store.repo_dir(self.control.repo).relative_to(store.root) / "verdicts" / f"{run.run_id}.txt",
             (block + "\n").encode(),
         )
         # the terminal may ignore the clipboard request (OSC 52), and nothing tells the app: say where else it is

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 from gatetui.supervise.runs import Branch, Run
-from gatetui.supervise.supervisor import Supervisor
+from gatetui.supervise.view import SupervisorView
 from gatetui.tui.format import VERDICT_WORD, seconds, short
 
 
-def run_title(supervisor: Supervisor, branch: Branch | None, run: Run | None, pinned: bool) -> str:
+def run_title(supervisor: SupervisorView, branch: Branch | None, run: Run | None, pinned: bool) -> str:
     """The run pane's heading: branch, head, verdict, and what a person should know."""
     if branch is None:
         return ""
@@ -34,7 +34,7 @@ def run_title(supervisor: Supervisor, branch: Branch | None, run: Run | None, pi
     )
 
 
-def empty_text(s: Supervisor) -> str:
+def empty_text(s: SupervisorView) -> str:
     """What a new user sees before any branch matches: what to do next."""
     return (
         f"No branch matches {s.pattern} in {s.repo.name} yet.\n\n"

@@ -1,0 +1,222 @@
+"""The watch stream: many read-only viewers on one supervisor's socket.
+
+`gatetui view` (and each page of `gatetui web`) asks once, on the submit
+socket, and then only listens:
+
+    {"op": "watch"}
+      -> {"event": "hello", "repo", "base", "pattern", "backend", "cap", "started_at"}
+      -> {"event": "run", "run": RUN}            each run the supervisor holds, with the lines
+                                                 it keeps of each check ("logs")
+      -> {"event": "branches", "branches": [BRANCH], "runs": [RUN], "cap", "backend"}
+         then, as it happens, until the viewer goes:
+      -> {"event": "run", "run": RUN}            a run's checks, digests, cost or state changed
+      -> {"event": "output", "branch", "run_id", "check", "stream", "text"}
+      -> {"event": "branches", ...}              "runs": each branch's latest run, and any
+                                                 run this viewer was not sent yet
+      -> {"event": "failed", "branch", "run_id", "message"}
+      -> {"event": "escalated", "branch", "message"}
+      -> {"event": "refused", "message"}         the viewer sent a line: never acted on
+      -> {"event": "dropped", "message"}         the viewer fell behind: the stream ends
+
+(RUN and BRANCH: `wire.run_to_wire`, `wire.branch_to_wire`.) A watch
+connection changes nothing: whatever its viewer sends after the first line
+is answered `refused` and dropped unread (rerun, cancel, review decisions,
+giving submits back stay with the supervisor's own screen).
+
+Who may watch: the supervisor's own user and root, never another uid, even
+one that may submit. The socket is open to the agent's user (0666, or 0660
+for its group) so that it can ask for verdicts; what a viewer is sent is
+everything the supervisor's screen shows: the hidden tests' output (which
+names them), head's full output from runs the agent did not see, the
+findings a person reviews. An agent that could watch could read its hidden
+tests and tune its change to them; the agent hears only what `submit` and
+`status` tell it. A room watches through `gatetui web`, run by the
+supervisor's user, behind a token.
+
+What a viewer costs the supervisor: one `put_nowait` per event into the
+viewer's own bounded queue. Encoding and writing happen in the viewer's
+own task; a viewer that falls `QUEUE` events behind is dropped with a
+one-line notice (to it, and to the supervisor's log), and a viewer that
+went away is forgotten. The supervisor's loop never waits on a viewer.
+No Textual here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gatetui.errors import BadInput
+from gatetui.gate.events import OutputChunk
+from gatetui.supervise.events import BranchesChanged, EscalationRaised, RunFailed, RunUpdated, SupervisorEvent
+from gatetui.supervise.supervisor import Supervisor
+from gatetui.supervise.wire import branch_to_wire, run_to_wire
+
+QUEUE = 4096  # events a viewer may lag behind before it is dropped
+NOTICE_WAIT = 5.0  # seconds the dropped notice may take to leave
+REQUEST_LIMIT = 64 << 10
+
+
+@dataclass(frozen=True)
+class Refused:
+    """The viewer sent something on its watch connection: it is told so, nothing more."""
+
+    message: str = "a watch connection is read-only: nothing it sends is acted on"
+
+
+class Viewer:
+    """One watch connection: its queue, what it was sent, whether it fell behind."""
+
+    def __init__(self, size: int = QUEUE):
+        self.queue: asyncio.Queue[SupervisorEvent | Refused] = asyncio.Queue(maxsize=size)
+        self.sent: set[str] = set()  # run ids whose state this viewer has
+        self.behind = False
+        self.pump: asyncio.Task[None] | None = None
+
+    def hear(self, event: SupervisorEvent | Refused) -> None:
+        """The supervisor's listener: never blocks, never raises."""
+        if self.behind:
+            return
+        try:
+            self.queue.put_nowait(event)
+        except asyncio.QueueFull:
+            self.behind = True
+            if self.pump is not None:
+                self.pump.cancel()
+
+
+class Viewers:
+    """Every viewer watching one supervisor (`SubmitServer` hands them over)."""
+
+    def __init__(self, supervisor: Supervisor, log: Callable[[str], None], size: int = QUEUE):
+        self.supervisor, self.log, self.size = supervisor, log, size
+        self.writers: dict[asyncio.StreamWriter, asyncio.Task[Any]] = {}  # each viewer watching now
+
+    async def close(self) -> None:
+        """End every watch (each viewer reads the end of its stream) and wait until each is done."""
+        tasks = list(self.writers.values())
+        for writer in list(self.writers):
+            writer.transport.abort()
+        if tasks:
+            await asyncio.wait(tasks, timeout=NOTICE_WAIT)
+
+    async def watch(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, uid: int) -> None:
+        """Serve one viewer until it goes or falls behind."""
+        if uid not in (0, os.geteuid()):
+            raise BadInput(
+                "only the supervisor's own user may watch: what a viewer sees includes the hidden tests' "
+                "output and the logs a person reviews"
+            )
+        viewer = Viewer(self.size)
+        unsubscribe = self.supervisor.subscribe(viewer.hear)
+        handler = asyncio.current_task()
+        if handler is not None:
+            self.writers[writer] = handler
+        try:
+            for line in self.snapshot(viewer):  # before any await: nothing happens in between
+                writer.write(line)
+            viewer.pump = asyncio.create_task(self._pump(viewer, writer))
+            listen = asyncio.create_task(_refuse(reader, viewer))
+            await asyncio.wait((viewer.pump, listen), return_when=asyncio.FIRST_COMPLETED)
+            for task in (viewer.pump, listen):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+                    await task
+            if viewer.behind:
+                await self._drop(writer)
+        finally:
+            unsubscribe()
+            self.writers.pop(writer, None)
+
+    def snapshot(self, viewer: Viewer) -> list[bytes]:
+        sup = self.supervisor
+        hello = {
+            "event": "hello",
+            "repo": str(sup.repo),
+            "base": sup.base,
+            "pattern": sup.pattern,
+            "backend": sup.backend.name,
+            "cap": sup.submit_cap,
+            "started_at": sup.started_at,
+        }
+        runs = [run for branch in sup.branches.values() for run in branch.runs]
+        viewer.sent.update(run.run_id for run in runs)
+        return [
+            _line(hello),
+            *(_line({"event": "run", "run": run_to_wire(run, logs=True)}) for run in runs),
+            self._branches(viewer),
+        ]
+
+    async def _pump(self, viewer: Viewer, writer: asyncio.StreamWriter) -> None:
+        await writer.drain()
+        while True:
+            line = self.encode(await viewer.queue.get(), viewer)
+            if line:
+                writer.write(line)
+                await writer.drain()
+
+    def encode(self, event: SupervisorEvent | Refused, viewer: Viewer) -> bytes:
+        """One event as the viewer is told it; the state it names read now (the newest)."""
+        match event:
+            case RunUpdated(event=OutputChunk() as chunk):
+                return _line(
+                    {
+                        "event": "output",
+                        "branch": event.branch,
+                        "run_id": event.run_id,
+                        "check": chunk.check.value,
+                        "stream": chunk.stream,
+                        "text": chunk.text,
+                    }
+                )
+            case RunUpdated():
+                run = self.supervisor.run(event.branch, event.run_id)
+                return b"" if run is None else _line({"event": "run", "run": run_to_wire(run)})
+            case BranchesChanged():
+                return self._branches(viewer)
+            case RunFailed():
+                return _line(
+                    {"event": "failed", "branch": event.branch, "run_id": event.run_id, "message": event.message}
+                )
+            case EscalationRaised():
+                return _line({"event": "escalated", "branch": event.branch, "message": event.message})
+            case Refused():
+                return _line({"event": "refused", "message": event.message})
+
+    def _branches(self, viewer: Viewer) -> bytes:
+        sup = self.supervisor
+        branches = list(sup.branches.values())
+        runs = [run for b in branches for run in b.runs if run is b.latest or run.run_id not in viewer.sent]
+        viewer.sent.update(run.run_id for run in runs)
+        return _line(
+            {
+                "event": "branches",
+                "branches": [branch_to_wire(b, sup.submits_used(b.name)) for b in branches],
+                "runs": [run_to_wire(run) for run in runs],
+                "cap": sup.submit_cap,
+                "backend": sup.backend.name,
+            }
+        )
+
+    async def _drop(self, writer: asyncio.StreamWriter) -> None:
+        message = f"this viewer fell {self.size} events behind the supervisor and was dropped: open it again"
+        self.log(f"a viewer fell {self.size} events behind: dropped")
+        with contextlib.suppress(ConnectionError, TimeoutError):
+            writer.write(_line({"event": "dropped", "message": message}))
+            await asyncio.wait_for(writer.drain(), NOTICE_WAIT)
+        writer.transport.abort()
+
+
+async def _refuse(reader: asyncio.StreamReader, viewer: Viewer) -> None:
+    """Until the viewer goes (EOF): whatever it sends is refused, never parsed as a request."""
+    while await reader.read(REQUEST_LIMIT):
+        viewer.hear(Refused())
+
+
+def _line(data: dict[str, Any]) -> bytes:
+    return json.dumps(data).encode() + b"\n"
