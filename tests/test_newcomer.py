@@ -90,13 +90,13 @@ def test_help_names_the_tui_and_version_answers() -> None:
         (
             ["frob"],
             "gatetui: unknown command 'frob' (commands: check, samples, demo, lab, verify, submit, serve, mcp, "
-            "cache); "
+            "cache, view, web); "
             "to watch a repository, pass its folder: `gatetui PATH`\n",
         ),
         (
             ["chek"],
             "gatetui: unknown command 'chek' (did you mean `gatetui check`? commands: check, samples, demo, lab, "
-            "verify, submit, serve, mcp, cache); to watch a repository, pass its folder: `gatetui PATH`\n",
+            "verify, submit, serve, mcp, cache, view, web); to watch a repository, pass its folder: `gatetui PATH`\n",
         ),
         (["check", "--bogus"], "gatetui: unknown option --bogus (see `gatetui check --help`)\n"),
         (
