@@ -57,12 +57,12 @@ test-fast: $(STAMP)
 # Every sample through the runtime backend (about 3 minutes on 2 cores; `test`
 # gates four). CI runs it after `test`.
 test-runtime-all: $(STAMP) tools
-	GATETUI_RUNTIME_ALL_SAMPLES=1 $(BIN)/python -m pytest -q tests/test_runtime_backend.py -k samples_get
+	GATETUI_RUNTIME_ALL_SAMPLES=1 $(BIN)/python -m pytest -q tests/backends/test_runtime_backend.py -k samples_get
 
 # Each order sample gated 20 times with fresh seeds (`test` gates each 5 times).
 # CI runs it after `test`.
 test-order-loop: $(STAMP) tools
-	GATETUI_ORDER_GATES=20 $(BIN)/python -m pytest -q -s tests/test_order_catch.py
+	GATETUI_ORDER_GATES=20 $(BIN)/python -m pytest -q -s tests/gated/test_order_catch.py
 
 # `gatetui web` in a real browser: Debian's chromium and chromium-driver, installed
 # here when missing on a root Debian machine (as CI is). CI runs it after `test`;

@@ -1,0 +1,235 @@
+"""Nothing head's npm install leaves in node_modules is trusted.
+
+`npm ci` runs the root package's lifecycle scripts (preinstall, install,
+postinstall, prepare) and those of any package linked from the tree: that is
+head's code, run while node_modules is being made, and node_modules is what
+every later run executes (vitest itself). Each head below breaks `sum` and
+hides a way to turn the gate green from its install, the way an agent would;
+each is gated for real by the local backend and none may reach `pass`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gatetui.backends.isolation import probe_isolation
+from gatetui.backends.local import LocalBackend
+from gatetui.gate.checks import Verdict
+from gatetui.gate.events import RunFinished
+from tests.conftest import MakeRepo, git
+from tests.gating import gate_locally, gate_with
+from tests.support.paths import ROOT
+
+pytestmark = [
+    pytest.mark.skipif(
+        not probe_isolation().full,
+        reason=f"the local backend cannot isolate runs here ({probe_isolation().reason}); CI runs as root",
+    ),
+    pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed on this machine"),
+    pytest.mark.sandbox,
+    pytest.mark.install,
+]
+
+SAMPLE = ROOT / "sample_repos" / "js_only" / "base"
+
+PACKAGE = {
+    "name": "sumlib",
+    "version": "1.0.0",
+    "private": True,
+    "type": "module",
+    "scripts": {"test": "vitest run"},
+    "devDependencies": {"vitest": "3.2.4"},
+}
+
+BASE = {
+    ".gitignore": "node_modules/\n",
+    "package.json": json.dumps(PACKAGE, indent=2) + "\n",
+    "package-lock.json": (SAMPLE / "package-lock.json").read_text(),
+    "src/sum.js": "export function sum(values) {\n  return values.reduce((t, v) => t + v, 0);\n}\n",
+    "tests/sum.test.js": textwrap.dedent("""\
+        import { describe, expect, it } from "vitest";
+        import { sum } from "../src/sum.js";
+
+        describe("sum", () => {
+          it("adds a list of numbers", () => { expect(sum([1, 2, 3])).toBe(6); });
+          it("returns 0 for an empty list", () => { expect(sum([])).toBe(0); });
+        });
+        """),
+}
+
+BROKEN = "export function sum(values) {\n  return values.reduce((t, v) => t + v, values.length > 2 ? 1 : 0);\n}\n"
+
+# vitest, wrapped: run the real one, then strip every failure from its JUnit
+# report and exit 0. Written over node_modules/vitest/vitest.mjs (the file
+# node_modules/.bin/vitest links to).
+FORGER = textwrap.dedent("""\
+    import { spawnSync } from "node:child_process";
+    import { readFileSync, writeFileSync, existsSync } from "node:fs";
+    import { fileURLToPath } from "node:url";
+    const real = fileURLToPath(new URL("./real.mjs", import.meta.url));
+    spawnSync(process.execPath, [real, ...process.argv.slice(2)], { stdio: "inherit" });
+    const out = process.argv.find((a) => a.startsWith("--outputFile.junit="))?.split("=")[1];
+    if (out && existsSync(out)) {
+      writeFileSync(out, readFileSync(out, "utf8").replace(/<failure[\\s\\S]*?<\\/failure>/g, "")
+        .replace(/failures="\\d+"/g, 'failures="0"').replace(/errors="\\d+"/g, 'errors="0"'));
+    }
+    process.exit(0);
+    """)
+
+WRAP_VITEST = (
+    "const fs = require('fs'); const d = 'node_modules/vitest/';\n"
+    "fs.renameSync(d + 'vitest.mjs', d + 'real.mjs');\n"
+    f"fs.writeFileSync(d + 'vitest.mjs', '#!/usr/bin/env node\\n' + {json.dumps(FORGER)}, {{mode: 0o755}});\n"
+)
+
+
+def hidden(js: str) -> str:
+    """A CommonJS script that runs `js` from base64, so no rule reads it."""
+    return f"eval(Buffer.from({base64.b64encode(js.encode()).decode()!r}, 'base64').toString());\n"
+
+
+def head_with(script: str, when: str) -> dict[str, str | None]:
+    package = {**PACKAGE, "scripts": {**PACKAGE["scripts"], when: "node scripts/setup.cjs"}}  # type: ignore[dict-item]
+    return {
+        "src/sum.js": BROKEN,
+        "package.json": json.dumps(package, indent=2) + "\n",
+        "scripts/setup.cjs": hidden(script),
+    }
+
+
+def gate(repo: Path, work: Path) -> RunFinished:
+    return gate_locally(repo, work)
+
+
+def results(done: RunFinished) -> dict[str, tuple[str, str]]:
+    return {r.id.value: (r.status.value, r.detail) for r in done.results}
+
+
+@pytest.mark.parametrize("when", ["postinstall", "prepare"])
+def test_a_runner_rewritten_by_heads_lifecycle_script_fails_the_install(
+    make_repo: MakeRepo, tmp_path: Path, when: str
+) -> None:
+    """Where node_modules is made per gate (no dependency layer kept: the
+    runtime backend, or a machine that cannot show one in the tree), head's
+    scripts can write it; the fingerprints around them say what changed."""
+    repo = make_repo(BASE, head_with(WRAP_VITEST, when))
+    done = gate_with(repo, LocalBackend(work_root=tmp_path / "work"))
+    assert done.verdict is Verdict.FAIL
+    status, detail = results(done)["install"]
+    assert status == "fail"
+    assert detail.startswith(
+        "head's npm lifecycle scripts changed the environment the test runs execute: "
+        "node_modules/vitest/real.mjs added, node_modules/vitest/vitest.mjs changed"
+    )
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_an_npmrc_that_runs_heads_code_in_the_dependencies_scripts_is_cut(make_repo: MakeRepo, tmp_path: Path) -> None:
+    """node-options in head's .npmrc would run its code inside npm's
+    rebuild of the dependencies, before the fingerprint: the key is dropped,
+    so vitest is the index's and the broken sum fails."""
+    head = {
+        "src/sum.js": BROKEN,
+        "scripts/setup.cjs": hidden(WRAP_VITEST),
+        ".npmrc": "fund=false\nnode-options=--require ./scripts/setup.cjs\n",
+    }
+    done = gate(make_repo(BASE, head), tmp_path / "work")
+    assert done.verdict is Verdict.FAIL
+    assert [results(done)[c][0] for c in ("install", "runs", "old_tests")] == ["pass", "fail", "fail"]
+    assert "adds a list of numbers" in results(done)["runs"][1]
+
+
+def test_a_local_package_install_script_never_runs(make_repo: MakeRepo, tmp_path: Path) -> None:
+    """A dependency that lives in the tree is head's code: its postinstall
+    would rewrite vitest like the root's."""
+    helper = {"name": "helper", "version": "1.0.0", "scripts": {"postinstall": "node setup.cjs"}}
+    package = {**PACKAGE, "dependencies": {"helper": "file:tools/helper"}}
+    lock = json.loads(BASE["package-lock.json"])
+    lock["packages"][""]["dependencies"] = {"helper": "file:tools/helper"}
+    lock["packages"]["node_modules/helper"] = {"resolved": "tools/helper", "link": True}
+    lock["packages"]["tools/helper"] = {"version": "1.0.0", "hasInstallScript": True}
+    undo = "process.chdir('../..');\n" + WRAP_VITEST
+    head = {
+        "src/sum.js": BROKEN,
+        "package.json": json.dumps(package, indent=2) + "\n",
+        "package-lock.json": json.dumps(lock, indent=2) + "\n",
+        "tools/helper/package.json": json.dumps(helper) + "\n",
+        "tools/helper/setup.cjs": hidden(undo),
+    }
+    done = gate(make_repo(BASE, head), tmp_path / "work")
+    assert done.verdict is Verdict.FAIL
+    assert [results(done)[c][0] for c in ("install", "runs", "old_tests")] == ["pass", "fail", "fail"]
+
+
+def test_a_node_modules_committed_to_the_tree_is_not_what_runs(make_repo: MakeRepo, tmp_path: Path) -> None:
+    head = {
+        "src/sum.js": BROKEN,
+        ".gitignore": "",
+        "node_modules/vitest/vitest.mjs": "#!/usr/bin/env node\nprocess.exit(0);\n",
+        "node_modules/.bin/vitest": "#!/bin/sh\nexit 0\n",
+    }
+    done = gate(make_repo(BASE, head), tmp_path / "work")
+    assert done.verdict is Verdict.FAIL
+    assert [results(done)[c][0] for c in ("runs", "old_tests")] == ["fail", "fail"]
+
+
+def test_a_project_with_a_vitest_config_passes(make_repo: MakeRepo, tmp_path: Path) -> None:
+    """vite would write its bundled config under node_modules, which the
+    runs see read-only; vitest 3.1+ is told to load it in place."""
+    config = (
+        'import { defineConfig } from "vitest/config";\n'
+        'export default defineConfig({ test: { include: ["tests/**/*.test.js"] } });\n'
+    )
+    repo = make_repo(
+        {**BASE, "vitest.config.js": config},
+        {
+            "tests/more.test.js": 'import { expect, it } from "vitest";\n'
+            'import { sum } from "../src/sum.js";\n'
+            'it("adds one number", () => { expect(sum([4])).toBe(4); });\n'
+        },
+    )
+    done = gate(repo, tmp_path / "work")
+    assert ({k: v[0] for k, v in results(done).items()}, done.verdict) == (
+        {
+            "install": "pass",
+            "runs": "pass",
+            "tests_kept": "pass",
+            "no_new_skips": "pass",
+            "old_tests": "pass",
+            "hidden": "skipped",
+            "covered": "skipped",
+            "bites": "skipped",
+        },
+        Verdict.PASS,
+    )
+
+
+def test_an_install_script_that_builds_into_the_tree_still_passes(make_repo: MakeRepo, tmp_path: Path) -> None:
+    """The common honest case: prepare builds something of the project's
+    own; node_modules is left as the index gave it."""
+    build = "require('fs').mkdirSync('dist', {recursive: true}); require('fs').writeFileSync('dist/v.txt', '1');\n"
+    package = {**PACKAGE, "scripts": {**PACKAGE["scripts"], "prepare": "node scripts/build.cjs"}}  # type: ignore[dict-item]
+    head = {
+        "package.json": json.dumps(package, indent=2) + "\n",
+        "scripts/build.cjs": build,
+        "tests/more.test.js": 'import { expect, it } from "vitest";\nimport { sum } from "../src/sum.js";\n'
+        'it("adds one number", () => { expect(sum([4])).toBe(4); });\n',
+    }
+    done = gate(make_repo(BASE, head), tmp_path / "work")
+    assert {k: v[0] for k, v in results(done).items()} == {
+        "install": "pass",
+        "runs": "pass",
+        "tests_kept": "pass",
+        "no_new_skips": "pass",
+        "old_tests": "pass",
+        "hidden": "skipped",
+        "covered": "skipped",
+        "bites": "skipped",
+    }
+    assert done.verdict is Verdict.PASS
