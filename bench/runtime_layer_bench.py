@@ -33,8 +33,8 @@ from gatetui.backends.runtime import RuntimeBackend, RuntimeSettings  # noqa: E4
 from gatetui.gate.events import RunFinished  # noqa: E402
 from gatetui.gate.plan import GateRequest, make_plan  # noqa: E402
 from gatetui.gate.runner import run_gate  # noqa: E402
-from tests.gate.phases.test_phases import BASE  # noqa: E402
 from tests.runtime_emulator.fixtures import running_emulator  # noqa: E402
+from tests.support.phases import BASE  # noqa: E402
 
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
 DEPENDS = BASE["pyproject.toml"].replace(

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
-import subprocess
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,13 @@ from hypothesis import HealthCheck, settings
 
 from gatetui.backends.uids import UID_COUNT, UID_FIRST
 
-pytest_plugins = ["tests.tiers"]  # the `sandbox` and `install` marks, checked as each test runs
+# The helpers in tests/support assert too: their failures show the values
+# compared, as a test's do (pytest rewrites only what it is told of before import).
+pytest.register_assert_rewrite("tests.support")
+
+from tests.support.repos import MakeRepo, git, write_tree  # noqa: E402
+
+pytest_plugins = ["tests.support.tiers"]  # the `sandbox` and `install` marks, checked as each test runs
 # tests/browser drives chromium: only `make test-browser` (CI, after the rest) collects it
 collect_ignore = [] if os.environ.get("GATETUI_BROWSER") else ["browser"]
 
@@ -74,32 +79,6 @@ collect_after_the_session = pytest.fixture(autouse=True, scope="session", name="
 )
 
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.invalid",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "HOME": "/nonexistent",
-    "PATH": "/usr/bin:/bin",
-}
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, env=GIT_ENV, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
-def write_tree(root: Path, files: Mapping[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-
-
-MakeRepo = Callable[[Mapping[str, str], Mapping[str, str | None]], Path]
-
-
 @pytest.fixture
 def make_repo(tmp_path: Path) -> MakeRepo:
     """A repo with `main` at base files and `agent/x` at base + head edits
@@ -129,7 +108,7 @@ def make_repo(tmp_path: Path) -> MakeRepo:
 @pytest.fixture(scope="session")
 def gated_samples(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """Every sample gated once, in surroundings an attacker would want."""
-    from tests.gated_samples import Gated, gate_all, surroundings
+    from tests.support.gated_samples import Gated, gate_all, surroundings
 
     root = tmp_path_factory.mktemp("samples")
     with surroundings() as around:

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gatetui.inert import UNSAFE_CATEGORIES, inert, inert_line
-from tests.hostile_text import unsafe_in
+from tests.support.hostile_text import unsafe_in
 
 # Every character: surrogates and unassigned code points included (a file
 # name that is not UTF-8 decodes to lone surrogates).

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.as_user import ROOT
+from tests.support.paths import ROOT
 
 LEAKS = """
 import gc

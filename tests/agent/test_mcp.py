@@ -12,8 +12,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
-from tests.agent.test_submit import BROKEN, TESTS, Served, served  # noqa: F401  (the fixture)
-from tests.conftest import write_tree
+from tests.support.repos import write_tree
+from tests.support.submitting import BROKEN, TESTS, Served, served  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.asyncio
 
@@ -89,8 +89,8 @@ async def test_the_submit_and_status_tools(served: Served) -> None:  # noqa: F81
 
 @pytest.mark.sandbox
 async def test_without_a_supervisor_the_tool_says_so_as_an_error(tmp_path: Path) -> None:
-    from tests.agent.test_submit import make_supervised
-    from tests.conftest import git
+    from tests.support.repos import git
+    from tests.support.submitting import make_supervised
 
     repo = make_supervised(tmp_path)
     git(tmp_path, "clone", "-q", str(repo), str(tmp_path / "agent"))

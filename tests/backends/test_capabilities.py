@@ -9,7 +9,7 @@ from pathlib import Path
 from gatetui.backends.local import LocalBackend
 from gatetui.backends.runtime import RuntimeBackend
 from gatetui.gate.runner import account_of, isolation_of
-from tests.supervise.test_supervisor import FakeBackend
+from tests.support.supervising import FakeBackend
 
 
 class Declared(FakeBackend):

@@ -26,9 +26,9 @@ from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from tests.backends.test_local_backend import export_files, run
-from tests.conftest import MakeRepo
-from tests.gating import shared_layers
+from tests.support.gating import shared_layers
+from tests.support.local import export_files, run
+from tests.support.repos import MakeRepo
 
 needs_isolation = pytest.mark.skipif(
     not probe_isolation().full, reason=f"cannot isolate here: {probe_isolation().reason}"

@@ -25,7 +25,8 @@ from gatetui.errors import BackendError
 from gatetui.gate.links import links_out
 from gatetui.git.export import write_extra
 from gatetui.git.repo import GitRepo
-from tests.conftest import git
+from tests.support.repos import git
+from tests.support.trees import listing
 
 SEALED = "tests/unit/test_x.py"
 DEPTHS = {"first folder": "tests", "middle folder": "tests/unit", "the file itself": SEALED}
@@ -41,17 +42,6 @@ def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "walk":
         monkeypatch.setattr(beneath, "has_openat2", lambda: False)
     return str(request.param)
-
-
-def listing(folder: Path) -> dict[str, bytes]:
-    """Every entry below `folder` (links as their targets), to compare before and after."""
-    seen: dict[str, bytes] = {}
-    for path in sorted(folder.rglob("*")):
-        rel = str(path.relative_to(folder))
-        seen[rel] = (
-            os.readlink(path).encode() if path.is_symlink() else (path.read_bytes() if path.is_file() else b"<folder>")
-        )
-    return seen
 
 
 def planted(tmp_path: Path, depth: str, target: str) -> tuple[Path, Path, str]:

@@ -17,10 +17,10 @@ import pytest
 from gatetui.backends.local import LocalBackend
 from gatetui.backends.local_workspace import LocalWorkspace
 from gatetui.backends.runtime import RuntimeBackend, RuntimeSettings
-from tests.backends.test_links_beneath import listing
-from tests.backends.test_local_backend import fork_mode_or_skip
 from tests.runtime_emulator import Emulator
 from tests.runtime_emulator.fixtures import emulator  # noqa: F401 - a fixture
+from tests.support.local import fork_mode_or_skip
+from tests.support.trees import listing
 
 pytestmark = pytest.mark.sandbox
 MODES = ["overlay", "bind", "swap"]

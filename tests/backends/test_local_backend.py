@@ -17,16 +17,7 @@ from gatetui.backends.local import LocalBackend, probe_fork_mode
 from gatetui.backends.local_workspace import LocalWorkspace
 from gatetui.backends.uids import uid_processes
 from gatetui.errors import BackendError, BadInput
-
-
-def export_files(files: dict[str, str]):  # type: ignore[no-untyped-def]
-    def export(dest: Path) -> None:
-        dest.mkdir()
-        for rel, text in files.items():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            (dest / rel).write_text(text)
-
-    return export
+from tests.support.local import export_files, fork_mode_or_skip, run
 
 
 async def open_ws(
@@ -34,18 +25,6 @@ async def open_ws(
 ) -> LocalWorkspace:
     backend = LocalBackend(work_root=tmp_path, fork_mode=mode, isolate=isolate)
     return await backend.open(export_files(files), "t")
-
-
-async def run(
-    ws: LocalWorkspace,
-    command: str,
-    timeout: float = 30,
-    env: dict[str, str] | None = None,  # type: ignore[no-untyped-def]
-    network: bool = True,
-):
-    chunks: list[str] = []
-    result = await ws.run(command, timeout=timeout, on_output=chunks.append, env=env, network=network)
-    return result, "".join(chunks)
 
 
 @pytest.mark.sandbox
@@ -193,15 +172,6 @@ def test_output_beyond_the_cap_is_counted_not_kept(tmp_path: Path) -> None:
     )
     assert (len(result.output_tail), result.dropped_bytes, sum(seen)) == (1000, 299000, 300000)
     assert result.output_tail == "x" * 1000
-
-
-def fork_mode_or_skip(mode: str) -> str:
-    """The mode, where this machine can make copies that way."""
-    if mode != "swap" and probe_fork_mode() == "swap":
-        pytest.skip("this machine allows no mount namespace (not root, no user namespaces)")
-    if mode == "overlay" and probe_fork_mode() != "overlay":
-        pytest.skip("this machine refuses overlay mounts in a mount namespace")
-    return mode
 
 
 @pytest.mark.sandbox

@@ -37,13 +37,13 @@ from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.lab.samples import load_scenarios, materialize
 from gatetui.stacks.python.profile import PIP_THERE
-from tests.conftest import MakeRepo
 from tests.runtime_emulator import Emulator
 from tests.runtime_emulator.fixtures import KEY, emulator, running_emulator  # noqa: F401 - a fixture
+from tests.support.repos import MakeRepo
+from tests.support.runtime import FAST
 
 pytestmark = pytest.mark.xdist_group("runtime_samples")  # one xdist worker gates the samples once
 
-FAST = RuntimeSettings(capacity_wait=5, start_seconds=1, command_grace=5)
 PYTHON_TOOLS = (PIP_THERE,)
 
 

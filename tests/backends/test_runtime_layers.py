@@ -27,12 +27,12 @@ from gatetui.gate.checks import Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from tests.backends.test_runtime_backend import FAST
-from tests.conftest import MakeRepo, git
-from tests.gate.phases.test_phases import BASE, statuses
 from tests.runtime_emulator import Emulator
 from tests.runtime_emulator.fixtures import emulator  # noqa: F401 - a fixture
-from tests.stacks.go.test_go_modules import HAS_GO, LIBRARY, Proxy, go_base, module_and_sum
+from tests.support.go import HAS_GO, LIBRARY, Proxy, go_base, module_and_sum
+from tests.support.phases import BASE, statuses
+from tests.support.repos import MakeRepo, git
+from tests.support.runtime import FAST
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.install]
 

@@ -23,12 +23,12 @@ from hypothesis import strategies as st
 from gatetui.backends.environment_archive import rewrite
 from gatetui.backends.runtime import RuntimeBackend
 from gatetui.gate.events import RunFinished
-from tests.backends.test_runtime_backend import FAST
-from tests.conftest import MakeRepo
-from tests.gate.phases.test_phases import BASE, BROKEN, head_of, setup_py, statuses
-from tests.gating import gate_with
 from tests.runtime_emulator import Emulator
 from tests.runtime_emulator.fixtures import emulator  # noqa: F401 - a fixture
+from tests.support.gating import gate_with
+from tests.support.phases import BASE, BROKEN, head_of, setup_py, statuses
+from tests.support.repos import MakeRepo
+from tests.support.runtime import FAST
 
 # What pytest would write for base's two tests, all passed.
 FORGED = textwrap.dedent("""\

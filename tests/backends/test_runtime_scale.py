@@ -21,8 +21,8 @@ from gatetui.errors import BackendError, ExitCode
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from tests.conftest import MakeRepo
 from tests.runtime_emulator.fixtures import running_emulator
+from tests.support.repos import MakeRepo
 
 FAST = RuntimeSettings(capacity_wait=5, start_seconds=5, command_grace=5)
 CONFIG = 'stack = "python"\ninstall = ["true"]\ntest = "sleep 0.3; echo ok"\ntest_paths = ["tests"]\n'

@@ -31,10 +31,10 @@ from gatetui.gate.checks import CheckId, Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from tests.conftest import git, write_tree
-from tests.gate.phases.test_phases import BASE
-from tests.gating import shared_layers
+from tests.support.gating import shared_layers
 from tests.support.paths import FIXTURES
+from tests.support.phases import BASE
+from tests.support.repos import git, write_tree
 
 needs_isolation = pytest.mark.skipif(
     not probe_isolation().full,

@@ -35,7 +35,7 @@ from gatetui.gate.checks import Verdict
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from tests.conftest import git, write_tree
+from tests.support.repos import git, write_tree
 
 pytestmark = [
     pytest.mark.skipif(

@@ -11,7 +11,7 @@ import pytest
 
 from gatetui.cli.main import main
 from gatetui.lab.samples import load_scenarios, materialize
-from tests.conftest import MakeRepo, git
+from tests.support.repos import MakeRepo, git
 
 pytestmark = pytest.mark.xdist_group("test_cli")  # one xdist worker builds its module-scoped repos
 

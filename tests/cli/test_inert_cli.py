@@ -20,9 +20,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gatetui.cli.main import main
-from tests.agent.test_submit import BASE, BROKEN, TESTS, Served, served  # noqa: F401  (the fixture)
-from tests.conftest import git, write_tree
-from tests.hostile_text import (
+from tests.support.hostile_text import (
     BIDI_NAME,
     BIDI_NAME_SHOWN,
     CLIPBOARD,
@@ -31,6 +29,8 @@ from tests.hostile_text import (
     FORGED_PASS_SHOWN,
     unsafe_in,
 )
+from tests.support.repos import git, write_tree
+from tests.support.submitting import BASE, BROKEN, TESTS, Served, served  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.xdist_group("test_submit")  # the served supervisor is built once, on one worker
 

@@ -118,7 +118,7 @@ def test_a_mistyped_command_or_option_is_named(
 
 
 def test_an_unknown_ref_names_the_branches_that_exist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.conftest import git
+    from tests.support.repos import git
 
     repo = tmp_path / "r"
     repo.mkdir()
@@ -143,7 +143,7 @@ def test_an_unknown_ref_names_the_branches_that_exist(tmp_path: Path, capsys: py
 def test_a_state_directory_open_to_others_is_made_private_and_said(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.conftest import git
+    from tests.support.repos import git
 
     state = tmp_path / "state"
     (state / "repos").mkdir(parents=True)

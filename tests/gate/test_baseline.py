@@ -20,8 +20,8 @@ from gatetui.gate.junit import Outcome, Report, TestResult
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.supervise.state_inputs import StateCache
-from tests.conftest import MakeRepo
-from tests.gating import shared_layers
+from tests.support.gating import shared_layers
+from tests.support.repos import MakeRepo
 
 OK = CommandResult(exit_code=0, wall_seconds=1.0)
 FAILED = CommandResult(exit_code=1, wall_seconds=1.0)

@@ -12,7 +12,7 @@ import json
 import string
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gatetui.gate import diffscan as ds
@@ -23,13 +23,7 @@ from gatetui.stacks import codeview, registry
 from gatetui.stacks.node import jsview
 from gatetui.stacks.node import tests as js_tests
 from gatetui.stacks.python import tests as python_tests
-
-PY = "tests/test_sample.py"
-JS = "src/sample.test.ts"
-
-
-def modify(path: str, old: str, new: str) -> FileChange:
-    return FileChange("modify", path, path, old.encode(), new.encode())
+from tests.support.diffs import FAST, JS, PY, TRICKY, _assemble, kinds, modify, py_sources
 
 
 def add(path: str, new: str) -> FileChange:
@@ -46,10 +40,6 @@ def rename(old_path: str, new_path: str, old: str, new: str) -> FileChange:
 
 def names(defs: tuple[ds.TestDef, ...] | list[ds.TestDef]) -> list[str]:
     return [d.name for d in defs]
-
-
-def kinds(scan: DiffScan) -> list[tuple[int, str]]:
-    return [(m.line, m.kind) for m in scan.markers]
 
 
 PY_BASE = "import pytest\nimport unittest\n\n\ndef test_base():\n    assert True\n"
@@ -550,25 +540,6 @@ def test_crlf_and_bom_files_keep_line_numbers() -> None:
 # Properties
 # --------------------------------------------------------------------------
 
-PY_FRAGMENTS = [
-    "def test_{n}():\n    assert True\n",
-    "async def test_{n}():\n    await x\n",
-    "class Test{n}:\n    def test_{n}(self):\n        pass\n\n    async def test_{n}_b(self):\n        pass\n",
-    "class Outer{n}:\n    class Inner:\n        def test_{n}(self):\n            pass\n",
-    "def helper_{n}():\n    def test_inner():\n        pass\n    return test_inner\n",
-    "@pytest.mark.skip(reason='x')\ndef test_{n}():\n    pass\n",
-    "@pytest.mark.xfail\ndef test_{n}():\n    pytest.skip('no')\n",
-    "x_{n} = '''\ndef test_fake_{n}():\n    pytest.skip()\n'''\n",
-    "# def test_comment_{n}(): pytest.skip()\n",
-    "if True:\n    def test_{n}():\n        pass\n",
-    "data_{n} = [\n    1,\n2,\n]\n",
-    'value_{n} = ("""\ntext\n""" + \'x\')\n',
-    "class Test{n}:\n    x = (\n1)\n    def test_{n}(self):\n        pass\n",
-    "def test_{n}(): self.skipTest('r')\n",
-    "pytestmark = pytest.mark.skipif(True, reason='x')\n",
-    "long_{n} = 1 + \\\n    2\n",
-]
-PY_BROKEN = ["def test_{n}(:\n    pass\n", "x_{n} = (\n", "s_{n} = '''unterminated\n", "  oops_{n}\n"]
 JS_FRAGMENTS = [
     "it('t{n}', () => {{ expect(1).toBe(1); }});\n",
     'test("t{n}", async () => {{ await x(); }});\n',
@@ -592,23 +563,9 @@ JS_BROKEN = [
 ]
 
 
-def _assemble(fragments: list[str], picks: list[int]) -> str:
-    return "".join(
-        fragments[p].replace("{{", "{").replace("}}", "}").replace("{n}", str(i)) for i, p in enumerate(picks)
-    )
-
-
-def py_sources(broken: bool = True) -> st.SearchStrategy[str]:
-    pool = PY_FRAGMENTS + (PY_BROKEN if broken else [])
-    return st.lists(st.integers(0, len(pool) - 1), max_size=12).map(lambda p: _assemble(pool, p))
-
-
 def js_sources() -> st.SearchStrategy[str]:
     pool = JS_FRAGMENTS + JS_BROKEN
     return st.lists(st.integers(0, len(pool) - 1), max_size=12).map(lambda p: _assemble(pool, p))
-
-
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FAST
@@ -670,10 +627,6 @@ def test_property_js_marker_in_string_or_comment_is_never_a_marker(line: str, wr
         "template": "const s = `" + line.replace("`", "\\`").replace("${", "\\${") + "`;\n",
     }[wrap]
     assert js_tests.js_markers(wrapped) == []
-
-
-# Text made of the characters lexers trip over, with marker-ish letters.
-TRICKY = st.text(alphabet=st.sampled_from(list("'\"`/\\*#{}()[]$@.:,=;\n\t abdefikopstxy_")), max_size=200)
 
 
 @settings(max_examples=150, deadline=None)

@@ -17,32 +17,16 @@ from gatetui.gate import api
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.events import CheckFinished, CheckStarted, RunFinished
 from gatetui.gate.hidden import HiddenTests, judge_hidden, read_hidden, select_hidden
-from gatetui.gate.judge import SuiteRun
 from gatetui.gate.junit import Outcome, Report, TestResult
 from gatetui.gate.plan import GateRequest, Plan, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.supervise.state_inputs import repo_state
 from gatetui.supervise.store import repo_key
-from tests.conftest import MakeRepo, git
-from tests.supervise.test_supervisor import FakeBackend
+from tests.support.hidden import BASE, HIDDEN_SOURCE, hidden, is_test, results, run
+from tests.support.repos import MakeRepo, git
+from tests.support.supervising import FakeBackend
 
-OK = CommandResult(exit_code=0, wall_seconds=1.0)
 FAILED = CommandResult(exit_code=1, wall_seconds=1.0)
-HIDDEN_SOURCE = (
-    b"from mathlib import double\n\n\ndef test_two():\n    assert double(2) == 4\n\n\n"
-    b"def test_five():\n    assert double(5) == 10\n"
-)
-
-
-def is_test(path: str) -> bool:
-    return path.endswith(".py") and path.rsplit("/", 1)[-1].startswith(("test_", "conftest"))
-
-
-def hidden(files: dict[str, bytes]) -> HiddenTests:
-    found, problem = select_hidden(files, ".", is_test)
-    assert problem == ""
-    assert found is not None
-    return found
 
 
 def test_select_picks_the_configured_folder_and_strips_it() -> None:
@@ -68,14 +52,6 @@ def test_configured_without_tests_says_what_to_do(given: dict[str, bytes] | None
     assert found is None
     assert problem.startswith("hidden = 'math' is configured, but ")
     assert words in problem
-
-
-def run(report: Report | None, result: CommandResult = OK) -> SuiteRun:
-    return SuiteRun("hidden", result, report, "" if report else "no report written")
-
-
-def results(**outcomes: Outcome) -> Report:
-    return Report.from_results(TestResult(f"tests/test_h.py::{k}", v) for k, v in outcomes.items())
 
 
 def test_judge_counts_and_never_names() -> None:
@@ -140,15 +116,6 @@ def test_read_hidden_skips_caches_and_links(tmp_path: Path) -> None:
     assert read_hidden(tmp_path / "missing") == {}
 
 
-BASE = {
-    "pyproject.toml": (
-        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n\n'
-        '[project]\nname = "mathlib"\nversion = "0.1.0"\n\n[tool.setuptools]\npackages = ["mathlib"]\n\n'
-        '[tool.gatetui]\nhidden = "math"\n'
-    ),
-    "mathlib/__init__.py": "def double(x):\n    return x + x\n",
-    "tests/test_math.py": "from mathlib import double\n\n\ndef test_double():\n    assert double(3) == 6\n",
-}
 # Head special-cases the visible input, and adds a conftest that keeps only
 # the visible test file: the hidden run uses base's conftest, so it runs anyway.
 HEAD = {

@@ -17,8 +17,8 @@ from gatetui.gate.checks import Status
 from gatetui.gate.hidden import judge_hidden
 from gatetui.gate.junit import Outcome
 from gatetui.supervise.state_inputs import repo_state
-from tests.conftest import MakeRepo
-from tests.gate.test_hidden import BASE, HIDDEN_SOURCE, hidden, results, run
+from tests.support.hidden import BASE, HIDDEN_SOURCE, hidden, results, run
+from tests.support.repos import MakeRepo
 
 
 def test_the_bound_is_three_times_heads_slowest_run_and_ten_seconds() -> None:

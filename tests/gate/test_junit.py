@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import time
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings

@@ -18,8 +18,8 @@ from gatetui.gate.judge import SuiteRun, judge_old_tests
 from gatetui.gate.junit import Outcome, Report, TestResult
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from tests.conftest import MakeRepo
-from tests.gating import shared_layers
+from tests.support.gating import shared_layers
+from tests.support.repos import MakeRepo
 
 PYPROJECT = (
     '[project]\nname = "calc"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n\n'

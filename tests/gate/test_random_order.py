@@ -17,7 +17,7 @@ from gatetui.gate.junit import Outcome, Report, TestResult
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.stacks.node.profile import REVERSE as NODE_REVERSE
 from gatetui.stacks.python.profile import REVERSE, SHUFFLE
-from tests.conftest import MakeRepo
+from tests.support.repos import MakeRepo
 
 NAMES = [f"t{i}" for i in range(8)]
 FOLDER = ".gatetui-plugins"  # the gate draws one per run

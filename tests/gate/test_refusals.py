@@ -13,9 +13,9 @@ from gatetui.backends.local import LocalBackend
 from gatetui.gate.refusals import odd_name, refusal
 from gatetui.git.snapshot import Snapshot
 from gatetui.inert import inert_line
-from tests.conftest import MakeRepo
-from tests.gate.phases.test_phases import BASE, BROKEN, gate, statuses
-from tests.hostile_text import unsafe_in
+from tests.support.hostile_text import unsafe_in
+from tests.support.phases import BASE, BROKEN, gate, statuses
+from tests.support.repos import MakeRepo
 
 PYC = r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$"
 

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from gatetui.backends.local import LocalBackend, uid_range_from_env
+from gatetui.backends.local import LocalBackend
 from gatetui.backends.uids import uid_processes
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from tests.conftest import MakeRepo
-from tests.gating import shared_layers
+from tests.support.gating import shared_layers
+from tests.support.repos import MakeRepo
 
 LOCK = '{"name": "n", "version": "0.0.0", "lockfileVersion": 3, "requires": true, "packages": {"": {"name": "n", "version": "0.0.0"}}}\n'
 
@@ -38,22 +38,6 @@ def running(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
-
-
-def gate_uid_pids() -> list[int]:
-    """Processes of any gate run's uid (the isolated local backend) in this
-    session's range (each pytest-xdist worker has its own)."""
-    first, count = uid_range_from_env()
-    return [
-        int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _uid_of(p) in range(first, first + count)
-    ]
-
-
-def _uid_of(proc: Path) -> int:
-    try:
-        return proc.stat().st_uid
-    except OSError:
-        return -1
 
 
 @pytest.mark.sandbox

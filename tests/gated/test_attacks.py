@@ -23,7 +23,7 @@ from gatetui.backends.isolation import probe_isolation
 from gatetui.gate.checks import CheckId, Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.lab.samples import materialize
-from tests.gated_samples import CANARY, SCENARIOS, Gated, assert_told_apart, state_files
+from tests.support.gated_samples import CANARY, SCENARIOS, Gated, assert_told_apart, state_files
 
 pytestmark = [
     pytest.mark.skipif(

@@ -18,10 +18,10 @@ import pytest
 
 from gatetui.backends.isolation import probe_isolation
 from gatetui.gate.checks import CheckId, Verdict
-from tests.backends.test_local_backend import fork_mode_or_skip
-from tests.conftest import MakeRepo
-from tests.gate.phases.test_phases import BASE, BROKEN
-from tests.gating import gate_locally
+from tests.support.gating import gate_locally
+from tests.support.local import fork_mode_or_skip
+from tests.support.phases import BASE, BROKEN
+from tests.support.repos import MakeRepo
 
 pytestmark = [
     pytest.mark.skipif(

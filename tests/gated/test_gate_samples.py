@@ -21,7 +21,7 @@ from gatetui.gate.events import (
     RunFinished,
     RunStarted,
 )
-from tests.gated_samples import MISSING, SCENARIOS, Gated, assert_told_apart
+from tests.support.gated_samples import MISSING, SCENARIOS, Gated, assert_told_apart
 
 pytestmark = [
     pytest.mark.xdist_group("gated_samples"),  # one xdist worker gates the samples once

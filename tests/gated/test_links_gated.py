@@ -21,10 +21,10 @@ import pytest
 from gatetui.backends.isolation import probe_isolation
 from gatetui.gate.checks import CheckId, Verdict
 from gatetui.gate.events import RunFinished
-from tests.backends.test_links_beneath import listing
-from tests.backends.test_local_backend import fork_mode_or_skip
-from tests.conftest import git
-from tests.gating import gate_locally
+from tests.support.gating import gate_locally
+from tests.support.local import fork_mode_or_skip
+from tests.support.repos import git
+from tests.support.trees import listing
 
 pytestmark = [
     pytest.mark.skipif(

@@ -20,9 +20,9 @@ import pytest
 
 from gatetui.backends.isolation import probe_isolation
 from gatetui.gate.checks import CheckId, Status, Verdict
-from tests.backends.test_local_backend import fork_mode_or_skip
-from tests.conftest import MakeRepo
-from tests.gate.phases.test_phases import BASE, gate, statuses
+from tests.support.local import fork_mode_or_skip
+from tests.support.phases import BASE, gate, statuses
+from tests.support.repos import MakeRepo
 
 pytestmark = [
     pytest.mark.skipif(

@@ -37,10 +37,10 @@ from gatetui.gate.checks import CheckId, Status, Verdict
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
-from tests.backends.test_local_backend import fork_mode_or_skip
-from tests.conftest import MakeRepo
-from tests.gate.phases.test_phases import BASE, details, gate, statuses
-from tests.gating import shared_layers
+from tests.support.gating import shared_layers
+from tests.support.local import fork_mode_or_skip
+from tests.support.phases import BASE, details, gate, statuses
+from tests.support.repos import MakeRepo
 
 pytestmark = [
     pytest.mark.skipif(

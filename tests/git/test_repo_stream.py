@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gatetui.git.stream import blob_chunks, blob_size
-from tests.conftest import git
+from tests.support.repos import git
 
 
 def _versions_repo(root: Path, versions: list[bytes], pack: bool) -> Path:

@@ -26,7 +26,7 @@ def test_the_replay_says_each_move_with_its_scenarios_story(tmp_path: Path) -> N
     import asyncio
 
     from gatetui.lab.demo import Workshop, replay
-    from tests.conftest import git
+    from tests.support.repos import git
 
     workshop = write_workshop(tmp_path / "workshop")
     told: list[tuple[str, str]] = []
@@ -40,7 +40,7 @@ def test_the_replay_says_each_move_with_its_scenarios_story(tmp_path: Path) -> N
 
 
 def test_the_workshop_commits_a_samples_head_names(tmp_path: Path) -> None:
-    from tests.conftest import git
+    from tests.support.repos import git
 
     workshop = write_workshop(tmp_path / "workshop")
     head = dict(workshop.moves)["agent/odd_name"]
@@ -57,8 +57,8 @@ async def test_the_replay_moves_a_branch_only_when_a_gate_slot_is_free(tmp_path:
     from gatetui.lab.demo import Workshop, replay
     from gatetui.supervise.supervisor import Supervisor
     from gatetui.supervise.watch import RefWatcher
-    from tests.conftest import git
-    from tests.supervise.test_supervisor import FakeBackend, until
+    from tests.support.repos import git
+    from tests.support.supervising import FakeBackend, until
 
     workshop = write_workshop(tmp_path / "workshop")
     three = Workshop(workshop.repo, workshop.moves[:3], workshop.stories)

@@ -15,27 +15,9 @@ import gatetui.lab.rules as lab
 from gatetui.config import load_seal_file
 from gatetui.lab.rules import LabRow, Outcome, add_lab_parser, cmd_lab, matrix, run_lab, summary
 from gatetui.lab.samples import SAMPLES_DIR, load_scenarios
+from tests.support.lab import STRICT
 
 pytestmark = pytest.mark.xdist_group("test_lab")  # one xdist worker builds its module-scoped lab run
-
-# Rules a team might try first: never edit an existing test, never touch the
-# project file. The honest fix edits tests/test_leap.py; the version bump
-# edits pyproject.toml outside its sealed section.
-STRICT = """
-[tool.gatetui.seal]
-paths = ["tests/**"]
-
-[[tool.gatetui.seal.rules]]
-name = "existing tests"
-paths = ["tests/**"]
-on_change = "fail"
-allow_new = true
-
-[[tool.gatetui.seal.rules]]
-name = "project file"
-paths = ["pyproject.toml"]
-on_change = "fail"
-"""
 
 
 def args(**given: object) -> argparse.Namespace:

@@ -12,7 +12,6 @@ import io
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,12 +25,11 @@ from hypothesis import strategies as st
 from gatetui.errors import BadInput
 from gatetui.supervise.mirror import fetch_commit
 from gatetui.supervise.packer import END, read_objects
-from tests.as_user import locked_install, python_in_lock, run_as
-from tests.conftest import git, write_tree
+from tests.support.as_user import locked_install, python_in_lock, run_as
+from tests.support.repos import git, write_tree
+from tests.support.submitting import AGENT_UID, SECRET
 
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="reading as another user needs root (CI runs as root)")
-AGENT_UID = 431_000 + os.getpid() % 1000  # outside the gate's run uids
-SECRET = "the supervisor's secret: 7e1f0c\n"
 
 
 def stream(objects: list[ShaFile]) -> bytes:

@@ -24,8 +24,8 @@ from gatetui.supervise.serve import SubmitServer, default_socket
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.supervise.watch import RefWatcher
-from tests.agent.test_submit import SAME_SIZE, edited_in_the_clones_second, git_out, next_second, untouched
-from tests.conftest import MakeRepo, git
+from tests.support.repos import MakeRepo, git
+from tests.support.submitting import SAME_SIZE, edited_in_the_clones_second, git_out, next_second, untouched
 
 pytestmark = pytest.mark.asyncio
 

@@ -12,7 +12,8 @@ import pytest
 from watchfiles import Change
 
 from gatetui.supervise.watch import Moves, RefFilter, RefWatcher, git_dir_of, moved
-from tests.conftest import GIT_ENV, MakeRepo, git
+from tests.support.repos import GIT_ENV, MakeRepo, git
+from tests.support.supervising import watching
 
 BASE = {"a.txt": "a\n"}
 HEAD = {"a.txt": "b\n"}
@@ -24,15 +25,6 @@ async def next_move(moves: AsyncIterator[Moves], timeout: float = 5.0) -> Moves:
             return await anext(moves)
     except TimeoutError:
         pytest.fail(f"the watcher reported no move within {timeout} s")
-
-
-async def watching(watcher: RefWatcher, timeout: float = 10.0) -> None:
-    """Until the watcher's file watch is installed and the heads re-read under it."""
-    try:
-        async with asyncio.timeout(timeout):
-            await watcher.ready.wait()
-    except TimeoutError:
-        pytest.fail(f"the watcher never became ready within {timeout} s")
 
 
 async def batch_seen(watcher: RefWatcher, after: int, timeout: float = 10.0) -> None:

@@ -32,7 +32,7 @@ from gatetui.tui.app import GatetuiApp
 from gatetui.tui.screens.dialogs import CheckDetailScreen, ErrorScreen
 from gatetui.tui.screens.lab import LabScreen
 from gatetui.tui.screens.review import ReviewScreen
-from tests.hostile_text import (
+from tests.support.hostile_text import (
     BIDI_NAME,
     BIDI_NAME_SHOWN,
     CLIPBOARD,
@@ -45,8 +45,8 @@ from tests.hostile_text import (
     REDRAW_SHOWN,
     unsafe_in,
 )
-from tests.supervise.test_supervisor import FakeBackend, until
-from tests.tui.test_tui_support import SCENARIOS, SIZE, commit_on_top, sample_at_base
+from tests.support.supervising import FakeBackend, until
+from tests.support.tui import SCENARIOS, SIZE, commit_on_top, sample_at_base
 
 pytestmark = pytest.mark.asyncio
 

@@ -22,9 +22,8 @@ from gatetui.tui.app import GatetuiApp
 from gatetui.tui.format import STATUS_WORD, VERDICT_WORD
 from gatetui.tui.launch import demo_app
 from gatetui.tui.widgets.notice import ScenarioNotice
-from tests.supervise.test_supervisor import FakeBackend, until
-from tests.tui.test_tui_snapshots import NOW, record
-from tests.tui.test_tui_support import column, wait_for
+from tests.support.supervising import FakeBackend, until
+from tests.support.tui import NOW, column, record, wait_for
 
 KEPT = ("honest_fix", "loosened_assertion", "skip_marker")  # judged before the screen opens, newest last
 

@@ -18,9 +18,8 @@ from gatetui.supervise.supervisor import Supervisor
 from gatetui.supervise.watch import RefWatcher
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.widgets.credit import DAY, month_projection, projection_note
-from tests.supervise.test_supervisor import FakeBackend
-from tests.tui.test_tui_snapshots import NOW, record
-from tests.tui.test_tui_support import SIZE, cell, sample_at_base, wait_for
+from tests.support.supervising import FakeBackend
+from tests.support.tui import NOW, SIZE, cell, record, sample_at_base, wait_for
 
 JUDGED = Digests(
     "b" * 40,

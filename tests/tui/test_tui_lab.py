@@ -16,10 +16,18 @@ from gatetui.lab.rules import stream_lab
 from gatetui.lab.samples import SAMPLES_DIR
 from gatetui.tui.screens.lab import LabScreen
 from gatetui.tui.widgets.labmatrix import DIFFERS_STYLE, EXPECTED_STYLE, LabState, row_cells
-from tests.lab.test_lab import STRICT
-from tests.tui.test_tui_live import workspaces
-from tests.tui.test_tui_snapshots import recorded_lab, replay_lab
-from tests.tui.test_tui_support import SCENARIOS, SIZE, column, make_app, sample_at_base, wait_for
+from tests.support.lab import STRICT
+from tests.support.tui import (
+    SCENARIOS,
+    SIZE,
+    column,
+    make_app,
+    recorded_lab,
+    replay_lab,
+    sample_at_base,
+    wait_for,
+    workspaces,
+)
 
 
 def lab_screen(pilot: Pilot[None]) -> LabScreen:

@@ -15,14 +15,9 @@ from gatetui.errors import BackendError
 from gatetui.lab.demo import move_branch
 from gatetui.tui.screens.dialogs import ErrorScreen, HelpScreen
 from gatetui.tui.screens.review import ReviewScreen
-from tests.tui.test_tui_support import SIZE, cell, column, commit_on_top, make_app, sample_at_base, wait_for
+from tests.support.tui import SIZE, cell, column, commit_on_top, make_app, sample_at_base, wait_for, workspaces
 
 pytestmark = pytest.mark.asyncio
-
-
-def workspaces(tmp: Path) -> list[str]:
-    """Run folders the local backend left in its work root."""
-    return sorted(p.name for p in (tmp / "work").iterdir() if p.name.startswith("gatetui-"))
 
 
 @pytest.mark.sandbox
@@ -238,7 +233,7 @@ async def test_the_submit_after_the_cap_raises_the_escalation_on_screen(tmp_path
 
     from gatetui.agent.submit import submit_once
     from gatetui.supervise.serve import SubmitServer
-    from tests.conftest import git
+    from tests.support.repos import git
 
     repo, _, _ = sample_at_base("honest_fix", tmp_path / "repo")
     clone = tmp_path / "agent"

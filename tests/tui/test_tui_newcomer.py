@@ -14,10 +14,9 @@ from gatetui.supervise.watch import RefWatcher
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.format import VERDICT_WORD
 from gatetui.tui.widgets.branches import RunsTable
-from tests.conftest import git
-from tests.supervise.test_supervisor import FakeBackend
-from tests.tui.test_tui_snapshots import NOW, record
-from tests.tui.test_tui_support import SIZE, sample_at_base, wait_for
+from tests.support.repos import git
+from tests.support.supervising import FakeBackend
+from tests.support.tui import NOW, SIZE, record, sample_at_base, wait_for
 
 pytestmark = pytest.mark.asyncio
 
@@ -70,7 +69,7 @@ async def test_a_branch_that_arrived_only_through_submit_is_listed_and_kept(tmp_
 
     from gatetui.agent.submit import submit_once
     from gatetui.supervise.serve import SubmitServer
-    from tests.tui.test_tui_support import cell
+    from tests.support.tui import cell
 
     repo, _, _ = sample_at_base("honest_fix", tmp_path / "repo")
     clone = tmp_path / "agent"

@@ -4,8 +4,7 @@ fixed clock and key, runs read from history or fed as recorded events."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from textual.pilot import Pilot
 
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.cost import Cost, Usage
-from gatetui.gate.digests import Digests, RuleDigest
+from gatetui.gate.digests import Digests
 from gatetui.gate.events import (
     CheckFinished,
     CheckProgress,
@@ -25,41 +24,14 @@ from gatetui.gate.events import (
     RunStarted,
 )
 from gatetui.lab.demo import move_branch
-from gatetui.lab.rules import LabEvent, LabPlanned, Outcome, ScenarioStarted
 from gatetui.supervise.runs import Run
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.supervise.watch import RefWatcher
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.widgets.labmatrix import LabState
-from tests.supervise.test_supervisor import FakeBackend, until
-from tests.tui.test_tui_support import SCENARIOS, SIZE, commit_on_top, sample_at_base
-
-NOW = 1_767_300_000.0  # 2026-01-01T20:40Z
-DETAILS = {
-    "skip_marker": {
-        "no_new_skips": '+ @pytest.mark.skip(reason="flaky") at tests/test_leap.py:19',
-        "old_tests": "tests/test_leap.py::test_leap_day fails under base's tests; "
-        "sealed files changed at head: tests/test_leap.py",
-    },
-    "loosened_assertion": {
-        "old_tests": "tests/test_leap.py::test_leap_day fails under base's tests; "
-        "sealed files changed at head: tests/test_leap.py"
-    },
-    "honest_fix": {},
-    "toothless_test": {
-        "bites": "10 of 12 mutants killed, 2 survived: calendarlib/core.py:12: return year % 4 == 0 "
-        "and (year % 100 != 0 or year % 400 == 0)  ->  return year % 4 == 0 and "
-        "(year % 100 != 0 or year % 401 == 0)\n"
-        "survived: calendarlib/core.py:12: return year % 4 == 0 and (year % 100 != 0 or "
-        "year % 400 == 0)  ->  return year % 4 == 0 and (year % 100 != 0 or year % 401 == 0)\n"
-        "survived: calendarlib/core.py:12: return year % 4 == 0 and (year % 100 != 0 or "
-        "year % 400 == 0)  ->  return year % 4 == 0 and (year % 100 != 0 or year % 400 == 1)"
-    },
-}
-VERDICT = {"skip_marker": "fail", "loosened_assertion": "review", "honest_fix": "pass", "toothless_test": "review"}
-MEASURED = {"honest_fix", "toothless_test"}  # samples whose head changes library code: covered and bites judge it
-COST = Cost({"install": Usage(6.2, 4.1, 0.21), "runs": Usage(3.3, 2.9, 0.09), "old_tests": Usage(1.1, 0.9, 0.03)})
+from tests.support.supervising import FakeBackend, until
+from tests.support.tui import NOW, SIZE, commit_on_top, record, replay_lab, sample_at_base
 
 
 @pytest.fixture(autouse=True)
@@ -68,42 +40,6 @@ def pip_commands(monkeypatch: pytest.MonkeyPatch) -> None:
     name the uv binary's path on this machine, and the output pane wraps
     by length."""
     monkeypatch.setenv("GATETUI_UV", "off")
-
-
-def record(name: str, head: str, base: str, sealed: tuple[str, ...]) -> dict[str, Any]:
-    checks = []
-    for check in CheckId:
-        status = "skipped" if check is CheckId.HIDDEN else "pass"
-        detail = "not configured" if check is CheckId.HIDDEN else DETAILS[name].get(check.value, "")
-        if detail and check is not CheckId.HIDDEN:
-            status = "review" if check is CheckId.BITES else "fail"
-        if check in (CheckId.COVERED, CheckId.BITES) and name not in MEASURED:
-            status, detail = "skipped", "no library line changed"
-        checks.append(
-            {
-                "id": check.value,
-                "title": check.title,
-                "ok": status != "fail",
-                "status": status,
-                "detail": detail,
-                "seconds": 4.5 if check in (CheckId.INSTALL, CheckId.RUNS) else 0.1,
-            }
-        )
-    digests = Digests(base, head, "a1" * 32, ("b2" if sealed else "a1") * 32, sealed, "c3" * 32, ("pyproject.toml",))
-    return {
-        "run_id": f"run-{name}",
-        "branch": f"agent/{name}",
-        "head": head,
-        "base": base,
-        "verdict": VERDICT[name],
-        "backend": "local",
-        "checks": checks,
-        "digests": digests.to_json(),
-        "cost": COST.to_json(),
-        "notes": [],
-        "seconds": 11.4,
-        "finished_at": NOW - 300,
-    }
 
 
 def app_on(tmp: Path, name: str, stored: bool = True, moved: bool = False) -> GatetuiApp:
@@ -222,36 +158,6 @@ def test_review_screen_shows_each_surviving_mutant_under_its_line(snap_compare: 
 
 
 # --- the rules lab, from recorded results ---------------------------------------
-
-LAB_RULES = (
-    RuleDigest("default", "review", False, "a1" * 32, "a1" * 32),
-    RuleDigest("existing tests", "fail", True, "d4" * 32, "d4" * 32),
-)
-
-
-def recorded_lab() -> list[LabEvent]:
-    """A lab half way: two scenarios as expected, one that differs (strict
-    rules stop the honest fix), one running, one waiting."""
-    chosen = ["honest_fix", "loosened_assertion", "section_version_bump", "skip_marker", "deleted_test"]
-    scenarios = tuple(SCENARIOS[name] for name in chosen)
-    honest, loosened, bump = scenarios[:3]
-    changed = dataclasses.replace(LAB_RULES[1], head="e5" * 32, changed=("tests/test_leap.py",))
-    want = lambda s: {**s.checks, "verdict": s.verdict}  # noqa: E731
-    return [
-        LabPlanned(scenarios),
-        ScenarioStarted("honest_fix"),
-        ScenarioStarted("loosened_assertion"),
-        Outcome(loosened, want(loosened), (LAB_RULES[0], changed)),
-        ScenarioStarted("section_version_bump"),
-        Outcome(honest, {**want(honest), "old_tests": "fail", "verdict": "fail"}, (LAB_RULES[0], changed)),
-        Outcome(bump, want(bump), LAB_RULES),
-        ScenarioStarted("skip_marker"),
-    ]
-
-
-async def replay_lab(folder: Path, seal: object) -> AsyncIterator[LabEvent]:
-    for event in recorded_lab():
-        yield event
 
 
 def test_lab_screen(snap_compare: Any, tmp_path: Path) -> None:

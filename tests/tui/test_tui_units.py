@@ -16,7 +16,7 @@ from gatetui.lab.demo import Workshop, replay, write_workshop
 from gatetui.supervise.runs import ReviewFile
 from gatetui.tui.format import ago
 from gatetui.tui.screens.review import ADDED, REMOVED, side_by_side
-from tests.tui.test_tui_support import SCENARIOS
+from tests.support.tui import SCENARIOS
 
 
 def test_side_by_side_aligns_and_highlights_the_changed_lines() -> None:

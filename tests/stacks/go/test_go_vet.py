@@ -33,7 +33,7 @@ from gatetui.stacks.base import ReportProblem
 from gatetui.stacks.go import STACK
 from gatetui.stacks.go.profile import INSTALL, VET, go_profile
 from gatetui.stacks.go.vet import read_vet
-from tests.conftest import MakeRepo
+from tests.support.repos import MakeRepo
 
 HAS_GO = shutil.which("go") is not None
 NEEDS_GO = pytest.mark.skipif(

@@ -25,8 +25,8 @@ from gatetui.gate.checks import CheckId, Status, Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.stacks.python.installer import find_uv
 from gatetui.stacks.python.tools_layer import FALLBACK, REQUIREMENT, requires
-from tests.conftest import MakeRepo
-from tests.gating import gate_events
+from tests.support.gating import gate_events
+from tests.support.repos import MakeRepo
 
 
 def declared(text: str) -> tuple[str, ...] | None:

@@ -14,19 +14,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gatetui.backends.local import LocalBackend
 from gatetui.gate.changed_code import ChangedCode, changed_code, ranges
 from gatetui.gate.checks import CheckId, CheckResult, Status
-from gatetui.gate.phases.context import Context
-from gatetui.gate.phases.coverage import NOT_HERE, NOTHING, WAITING, answer, judge_covered, merged
-from gatetui.gate.phases.ledger import Ledger
-from gatetui.gate.plan import GateRequest, make_plan
+from gatetui.gate.phases.coverage import NOT_HERE, NOTHING, WAITING, judge_covered, merged
 from gatetui.git.changes import FileChange
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import ReportProblem
 from gatetui.stacks.python.coverage_lines import FORMAT, PYTHON_COVERAGE, read_coverage, statements
 from gatetui.stacks.registry import load_judge, load_profile
-from tests.conftest import MakeRepo
+from tests.support.coverage import plan_answers
+from tests.support.repos import MakeRepo
 
 CORE = "".join(f"line{n} = {n}\n" for n in range(1, 10))  # a statement on each line: each its own first
 WANTED = {"pkg/core.py": CORE}
@@ -237,12 +234,6 @@ PROJECT = {
     "pkg/core.py": LIBRARY,
     "tests/test_core.py": TESTS,
 }
-
-
-def plan_answers(repo: Path) -> list[CheckResult | str]:
-    plan = make_plan(GateRequest(repo, "main", "agent/x"))
-    ctx = Context.of(plan, LocalBackend(), Ledger(lambda event: None, 60.0, False))
-    return [answer(ctx, check) for check in (CheckId.COVERED, CheckId.BITES)]
 
 
 def test_with_the_plan_a_change_to_tests_alone_skips_both(make_repo: MakeRepo) -> None:

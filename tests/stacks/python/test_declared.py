@@ -28,8 +28,8 @@ from gatetui.stacks.python import own_stub
 from gatetui.stacks.python.declared import declared_metadata
 from gatetui.stacks.python.installer import find_uv
 from gatetui.stacks.python.profile import python_dependencies
-from tests.conftest import MakeRepo, git
-from tests.gating import gate_events
+from tests.support.gating import gate_events
+from tests.support.repos import MakeRepo, git
 
 
 def declared(text: str) -> tuple[str, str] | None:

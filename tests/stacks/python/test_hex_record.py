@@ -27,7 +27,7 @@ from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.stacks.python import env_check
-from tests.conftest import MakeRepo
+from tests.support.repos import MakeRepo
 
 SITE = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
 MODULE = b"VALUE = 42\n"

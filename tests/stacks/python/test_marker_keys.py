@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from gatetui.gate.diffscan import scan_changes
 from gatetui.stacks.python.marker_keys import python_marker_keys
-from tests.gate.test_diffscan import FAST, JS, PY, TRICKY, kinds, modify, py_sources
+from tests.support.diffs import FAST, JS, PY, TRICKY, kinds, modify, py_sources
 
 IDNA_38 = """import unittest
 

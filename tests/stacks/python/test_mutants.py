@@ -19,7 +19,7 @@ from gatetui.stacks.mutation import Mutant, pick
 from gatetui.stacks.python import mutants
 from gatetui.stacks.python.mutants import mutate
 from gatetui.stacks.registry import load_profile
-from tests.python_sources import modules
+from tests.support.python_sources import modules
 
 
 def everywhere(source: str) -> frozenset[int]:

@@ -37,10 +37,10 @@ from gatetui.stacks.python.env_check import read_records, read_text, site_dirs
 from gatetui.stacks.python.hooks import scan_hooks as python_scan
 from gatetui.stacks.python.plugin_entries import runner_plugins
 from gatetui.stacks.python.plugins_loaded import named_plugins
-from tests.backends.test_local_backend import fork_mode_or_skip
-from tests.conftest import git, write_tree
-from tests.gate.phases.test_phases import BASE, BROKEN, details, statuses
-from tests.gating import shared_layers
+from tests.support.gating import shared_layers
+from tests.support.local import fork_mode_or_skip
+from tests.support.phases import BASE, BROKEN, details, statuses
+from tests.support.repos import git, write_tree
 
 # The gates below need the local backend's isolation, and install for real.
 GATED = [

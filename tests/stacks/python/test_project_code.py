@@ -19,8 +19,8 @@ from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.python.coverage_lines import PYTHON_COVERAGE
 from gatetui.stacks.python.project_code import project_roots, shipped_code
 from gatetui.stacks.registry import load_judge, load_profile
-from tests.conftest import MakeRepo
-from tests.stacks.python.test_coverage_lines import plan_answers
+from tests.support.coverage import plan_answers
+from tests.support.repos import MakeRepo
 
 FLIT = '[build-system]\nrequires = ["flit_core >=3.2,<4"]\nbuild-backend = "flit_core.buildapi"\n'
 SETUPTOOLS = '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'

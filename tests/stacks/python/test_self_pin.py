@@ -38,7 +38,7 @@ from gatetui.gate.runner import run_gate
 from gatetui.stacks.base import Resolved
 from gatetui.stacks.python import env_check, lock_report, own_requirements, pip_report, scripts
 from gatetui.stacks.python.own_stub import without_own
-from tests.conftest import MakeRepo, write_tree
+from tests.support.repos import MakeRepo, write_tree
 
 HASH = "a" * 64
 SITE = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"

@@ -26,8 +26,8 @@ from gatetui.stacks.base import ReportProblem, Resolved
 from gatetui.stacks.python import own_stub
 from gatetui.stacks.python.installer import find_uv
 from gatetui.stacks.python.lock_report import read, split
-from tests.conftest import MakeRepo
-from tests.gating import shared_layers
+from tests.support.gating import shared_layers
+from tests.support.repos import MakeRepo
 
 TREE = "/tmp/w/ws"
 H1, H2 = "a" * 64, "b" * 64

@@ -15,7 +15,7 @@ from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.git.export import write_extra
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.python.version_file import VersionFile, render, version_files, version_tuple
-from tests.conftest import git, write_tree
+from tests.support.repos import git, write_tree
 
 
 def files_of(pyproject: str) -> tuple[VersionFile, ...]:

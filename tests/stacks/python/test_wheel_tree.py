@@ -24,8 +24,8 @@ from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.python.profile import build_generated
 from gatetui.stacks.python.version_file import VersionFile, render
 from gatetui.stacks.python.wheel_tree import describe, wheel_findings
-from tests.conftest import MakeRepo
-from tests.gating import gate_events, gate_locally, shared_layers
+from tests.support.gating import gate_events, gate_locally, shared_layers
+from tests.support.repos import MakeRepo
 
 CORE = b"def add(a, b):\n    return a + b\n"
 TREE = {

@@ -4,7 +4,10 @@ tests that attack or exercise the whole gate: its last event.
 The local gates keep their dependency layers in one store per test process,
 as `gatetui check` keeps them in one cache folder: a layer (pytest, its
 bytecode) is built by the first gate that needs it and verified at every
-later use, so each attack is judged by the gate as users run it."""
+later use, so each attack is judged by the gate as users run it.
+
+A gate run's processes are found by their uids (`gate_uid_pids`), so a
+test can hold that none outlives its run."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from functools import cache
 from pathlib import Path
 
 from gatetui.backends.base import Backend
-from gatetui.backends.local import LocalBackend
+from gatetui.backends.local import LocalBackend, uid_range_from_env
 from gatetui.gate.events import GateEvent, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
@@ -50,3 +53,19 @@ def shared_layers() -> Path:
 
 def gate_locally(repo: Path, work: Path, fork_mode: str | None = None) -> RunFinished:
     return gate_with(repo, LocalBackend(work_root=work, fork_mode=fork_mode, layers=shared_layers()))
+
+
+def gate_uid_pids() -> list[int]:
+    """Processes of any gate run's uid (the isolated local backend) in this
+    session's range (each pytest-xdist worker has its own)."""
+    first, count = uid_range_from_env()
+    return [
+        int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _uid_of(p) in range(first, first + count)
+    ]
+
+
+def _uid_of(proc: Path) -> int:
+    try:
+        return proc.stat().st_uid
+    except OSError:
+        return -1

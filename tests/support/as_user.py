@@ -23,8 +23,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent  # the checkout: gatetui/ and tests/
-
+from tests.support.paths import ROOT  # the checkout: gatetui/ and tests/
 
 # Every module of gatetui and dulwich (and so what they import), since the CLI
 # and dulwich import some only when a command needs them: after `become`,

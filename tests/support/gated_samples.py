@@ -154,7 +154,7 @@ def _outliving(patience: float = 10.0) -> list[int]:
     """The run uids' processes left once every gate has ended, read then (a
     later test on this worker may start runs of its own), given the time a
     SIGKILL takes to land."""
-    from tests.gate.test_runner import gate_uid_pids
+    from tests.support.gating import gate_uid_pids
 
     deadline = time.monotonic() + patience
     while (left := gate_uid_pids()) and time.monotonic() < deadline:
