@@ -49,7 +49,7 @@ check: $(STAMP)
 test: $(STAMP) tools check
 	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup
 
-# What needs no sandbox and no install (tests/tiers.py checks the marks):
+# What needs no sandbox and no install (tests/support/tiers.py checks the marks):
 # under a minute on 2 cores.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup -m "not sandbox and not install"

@@ -5,7 +5,7 @@ Each fault Runtime can answer ends in a retried success or one clear line
 shows; every sandbox of a run is deleted however the run ends, and those a
 crashed run left are deleted at start. A subset of the sample repos is gated
 through this backend and must get the verdicts the local backend gets (its
-scenario.toml, which tests/test_gate_samples.py holds the local backend to).
+scenario.toml, which tests/gated/test_gate_samples.py holds the local backend to).
 """
 
 from __future__ import annotations

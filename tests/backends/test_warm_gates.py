@@ -244,7 +244,7 @@ def test_a_layers_size_counts_its_bytecode(warm: Warm) -> None:
 
 def dependency_layers(layers: Path) -> list[LayerInfo]:
     """The store's dependency layers (the build tools' layer beside them is
-    tests/test_build_tools.py's)."""
+    tests/stacks/python/test_build_tools.py's)."""
     return [layer for layer in LayerShelf(layers).listing() if layer.kind == "dependencies"]
 
 

@@ -1,7 +1,7 @@
 """The attack samples: each test checks what an attacker would want to hold
 false, not only that the verdict is not `pass`.
 
-The samples are gated once per session (tests/gated_samples.py) in
+The samples are gated once per session (tests/support/gated_samples.py) in
 surroundings worth attacking: a supervisor state directory with a canary,
 the canary planted in the supervisor's environment as RUNTIME_API_KEY, a
 service on the host's loopback. The isolation these tests prove is the

@@ -1,6 +1,6 @@
 """`bites`' control (gate/phases/control.py) without a sandbox: which kills
 a control run voids. The runs are SuiteRuns as the bites phase reads them;
-tests/test_mutant_runs_gated.py runs the same control for real."""
+tests/gated/test_mutant_runs_gated.py runs the same control for real."""
 
 from __future__ import annotations
 

@@ -122,7 +122,7 @@ def test_library_code_asking_for_the_test_binary_is_for_review(line: str) -> Non
     assert [f.path for f in scan.reaches] == ["stats.go:4"]
 
 
-# (a home read is named: the home folder is empty in a sandbox; test_redteam_rules.py)
+# (a home read is named: the home folder is empty in a sandbox; test_forging_library_code.py)
 @pytest.mark.parametrize(
     "line",
     [

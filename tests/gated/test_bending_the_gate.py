@@ -95,7 +95,7 @@ def test_a_broken_change_that_bends_the_gate_does_not_pass(make_repo: MakeRepo, 
     base, head = ATTACKS[attack]
     done = gate(make_repo(base, head), tmp_path / "work", fork_mode_or_skip("overlay"))
     assert done.verdict is Verdict.FAIL
-    # the runs load no plugin from the tree's metadata (tests/test_plugins_by_name.py): the failure shows there too
+    # the runs load no plugin from the tree's metadata (tests/stacks/python/test_plugins_by_name.py): the failure shows there too
     runs = "fail" if attack == "metadata_in_the_tree" else "pass"
     assert (statuses(done)["install"], statuses(done)["runs"], statuses(done)["old_tests"]) == ("pass", runs, "fail")
 
