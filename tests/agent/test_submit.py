@@ -33,6 +33,7 @@ from tests.support.submitting import (
     git_out,
     make_supervised,
     next_second,
+    served,  # noqa: F401  (the fixture)
     untouched,
 )
 
