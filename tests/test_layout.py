@@ -16,8 +16,9 @@ from tests.support.paths import TESTS
 
 PACKAGE = Path(gatetui.__file__).parent
 # Folders of tests/ that mirror no folder of gatetui/: whole gates across
-# the package, the bench's own scripts, and what the tests share or read.
-APART = {"gated", "bench", "support", "runtime_emulator", "fixtures"}
+# the package, `gatetui web` in a real browser, the bench's own scripts,
+# and what the tests share or read.
+APART = {"gated", "browser", "bench", "support", "runtime_emulator", "fixtures"}
 
 
 def imported_modules(tree: ast.Module, package: str) -> list[str]:

@@ -24,9 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakeRepo, git
-from tests.test_supervisor import BASE
-from tests.test_tui_viewers import SKIPPED
+from tests.support.repos import MakeRepo, git
+from tests.support.supervising import BASE, SKIPPED
 
 pytestmark = [pytest.mark.browser, pytest.mark.sandbox, pytest.mark.install]
 

@@ -19,14 +19,7 @@ from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.supervise.watch import RefWatcher
 from tests.support.repos import MakeRepo, git, write_tree
-from tests.support.supervising import FakeBackend, FakeWorkspace, until, watching
-
-BASE = {
-    "pyproject.toml": '[project]\nname = "calc"\nversion = "0.1"\n',
-    "calc.py": "def add(a, b):\n    return a + b\n",
-    "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-}
-HEAD = {"calc.py": "def add(a, b):\n    return b + a\n"}
+from tests.support.supervising import BASE, HEAD, FakeBackend, FakeWorkspace, until, watching
 
 
 def commit(repo: Path, branch: str, files: Mapping[str, str], message: str) -> str:

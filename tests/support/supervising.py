@@ -1,6 +1,6 @@
-"""A supervisor's surroundings without a sandbox: a backend that gates nothing
-and answers as scripted, and waiting on a condition or a ref watcher rather
-than sleeping."""
+"""A supervisor's surroundings without a sandbox: a small project and agent
+commits on it, a backend that gates nothing and answers as scripted, and
+waiting on a condition or a ref watcher rather than sleeping."""
 
 from __future__ import annotations
 
@@ -13,6 +13,18 @@ import pytest
 from gatetui.backends.base import CommandResult
 from gatetui.errors import BackendError
 from gatetui.supervise.watch import RefWatcher
+
+# A project of one function and its test, and two agent commits on it:
+# HEAD changes the function, SKIPPED skips the test.
+BASE = {
+    "pyproject.toml": '[project]\nname = "calc"\nversion = "0.1"\n',
+    "calc.py": "def add(a, b):\n    return a + b\n",
+    "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+}
+HEAD = {"calc.py": "def add(a, b):\n    return b + a\n"}
+SKIPPED = {
+    "tests/test_calc.py": "import pytest\nfrom calc import add\n\n\n@pytest.mark.skip\ndef test_add():\n    assert add(1, 2) == 3\n"
+}
 
 
 async def watching(watcher: RefWatcher, timeout: float = 10.0) -> None:

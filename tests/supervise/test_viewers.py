@@ -33,10 +33,10 @@ from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.supervise.watch import RefWatcher
 from gatetui.supervise.wire import run_from_wire, run_to_wire
-from tests.as_user import run_as
-from tests.conftest import MakeRepo
-from tests.test_packer import AGENT_UID
-from tests.test_supervisor import BASE, HEAD, FakeBackend, until
+from tests.support.as_user import run_as
+from tests.support.repos import MakeRepo
+from tests.support.submitting import AGENT_UID
+from tests.support.supervising import BASE, HEAD, FakeBackend, until
 
 
 @dataclass

@@ -24,13 +24,10 @@ from gatetui.supervise.supervisor import Supervisor
 from gatetui.supervise.watch import RefWatcher
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.viewer import ViewerApp
-from tests.conftest import MakeRepo, git
-from tests.test_supervisor import BASE, FakeBackend
-from tests.test_tui_support import SIZE, cell, column, wait_for
+from tests.support.repos import MakeRepo, git
+from tests.support.supervising import BASE, SKIPPED, FakeBackend
+from tests.support.tui import SIZE, cell, column, wait_for
 
-SKIPPED = {
-    "tests/test_calc.py": "import pytest\nfrom calc import add\n\n\n@pytest.mark.skip\ndef test_add():\n    assert add(1, 2) == 3\n"
-}
 CHANGES = ("r", "c", "v", "g", "l", "b")  # rerun, cancel, review, give back, lab, backend: the supervisor's own keys
 
 
