@@ -43,11 +43,11 @@ from textual.widgets import DataTable  # noqa: E402
 from gatetui.backends.base import CommandResult  # noqa: E402
 from gatetui.backends.local import LocalBackend  # noqa: E402
 from gatetui.gate.checks import CheckId, Status  # noqa: E402
+from gatetui.supervise.ref_watcher import RefWatcher  # noqa: E402
 from gatetui.supervise.remote import RemoteSupervisor  # noqa: E402
 from gatetui.supervise.serve import SubmitServer  # noqa: E402
 from gatetui.supervise.store import Store  # noqa: E402
 from gatetui.supervise.supervisor import Supervisor  # noqa: E402
-from gatetui.supervise.watch import RefWatcher  # noqa: E402
 from gatetui.tui.app import GatetuiApp  # noqa: E402
 from gatetui.tui.viewer import ViewerApp  # noqa: E402
 

@@ -64,7 +64,7 @@ def test_the_walk_finds_every_spelling_of_a_test_module_import(tmp_path: Path) -
         "from .test_f import x\n"
         f"def test_g():\n    from {top}.support.tui import wait_for\n    from {top}.test_h import y\n"
     )
-    (tests / "support.py").write_text("from gatetui.gate.junit import parse_junit\nimport test_elsewhere\n")
+    (tests / "support.py").write_text("from gatetui.gate.reports.junit import parse_junit\nimport test_elsewhere\n")
     assert imports_of_test_modules(tests) == [
         "tests/gate/test_a.py: tests.gate.test_b",
         "tests/gate/test_a.py: tests.gate.test_c",

@@ -254,7 +254,7 @@ def standalone(repo: Path, message: str, base: str | None) -> Outcome:
     from gatetui.backends.choose import choose_backend
     from gatetui.gate.api import VERDICT_EXIT, gate_once, gate_request
     from gatetui.gate.render import verdict_block
-    from gatetui.supervise.state_inputs import headless_inputs
+    from gatetui.supervise.gate_inputs import headless_inputs
 
     top = working_copy(repo)
     inputs = headless_inputs(None, top, sys.stderr)  # before the commit: a state directory unread commits nothing

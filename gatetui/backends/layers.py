@@ -66,7 +66,7 @@ class LayerInfo:
     used: float
     holds: tuple[str, ...]
     digest: str
-    kind: str = "dependencies"  # or "build tools": what head's builds import (gate/tools_layer.py)
+    kind: str = "dependencies"  # or "build tools": what head's builds import (gate/install/build_tools.py)
 
     def to_json(self) -> dict[str, object]:
         return {

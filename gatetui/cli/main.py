@@ -18,14 +18,14 @@ from gatetui.backends.choose import choose_backend
 from gatetui.cli.parsers import build_parser, build_tui_parser
 from gatetui.errors import BadInput, ExitCode, GateError
 from gatetui.gate.api import VERDICT_EXIT, gate_once, gate_request
-from gatetui.gate.junit_out import gate_junit
 from gatetui.gate.render import verdict_block, verdict_json
+from gatetui.gate.reports.gate_junit import gate_junit
 from gatetui.inert import inert
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from gatetui.supervise.gate_inputs import headless_inputs
     from gatetui.supervise.layer_cache import layers_for_check
-    from gatetui.supervise.state_inputs import headless_inputs
 
     inputs = headless_inputs(args.state_dir, args.repo, sys.stderr)
     request = gate_request(args.repo, args.base, args.head, inputs, timeout=args.timeout)

@@ -21,9 +21,9 @@ from typing import TextIO
 from gatetui.backends.base import Backend
 from gatetui.config import SealSettings
 from gatetui.errors import BackendError, ExitCode
-from gatetui.gate.baseline import BaselineCache
 from gatetui.gate.checks import Verdict
 from gatetui.gate.events import RunFinished, RunStarted
+from gatetui.gate.judging.baseline import BaselineCache
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.render import Progress
 from gatetui.gate.runner import run_gate

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from gatetui.gate.checks import CheckId, CheckResult, Verdict
 from gatetui.gate.cost import Cost
-from gatetui.gate.digests import Digests
+from gatetui.gate.sealing.digests import Digests
 
 
 @dataclass(frozen=True)

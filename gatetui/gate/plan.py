@@ -14,13 +14,13 @@ from pathlib import Path
 
 from gatetui.config import SealSettings
 from gatetui.errors import BadInput
-from gatetui.gate import random_order
-from gatetui.gate.baseline import BaselineCache, cache_key
-from gatetui.gate.diffscan import DiffScan, scan_changes, scanned
-from gatetui.gate.digests import Digests
-from gatetui.gate.hidden import HiddenTests, select_hidden
-from gatetui.gate.links import links_out, written_paths
-from gatetui.gate.seal import compute_digests, overlay
+from gatetui.gate.diff.scan import DiffScan, scan_changes, scanned
+from gatetui.gate.judging import random_order
+from gatetui.gate.judging.baseline import BaselineCache, cache_key
+from gatetui.gate.judging.hidden import HiddenTests, select_hidden
+from gatetui.gate.sealing.digests import Digests
+from gatetui.gate.sealing.links import links_out, written_paths
+from gatetui.gate.sealing.sealed import compute_digests, overlay
 from gatetui.git.export import write_extra
 from gatetui.git.repo import GitRepo
 from gatetui.git.snapshot import Snapshot
@@ -66,7 +66,7 @@ class Plan:
     )
     generated: Mapping[str, bytes] = field(default_factory=dict)  # Profile.generated for the version handed the build
     version: str = "0.0.0"  # the version handed a build that takes it from git
-    links_out: tuple[Finding, ...] = ()  # head's links out of the tree where the gate writes (gate/links.py)
+    links_out: tuple[Finding, ...] = ()  # head's links out of the tree where the gate writes (gate/sealing/links.py)
 
     def export(self, tree: Snapshot, dest: Path) -> None:
         """`tree` written into `dest`, with what the build writes by design

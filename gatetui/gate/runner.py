@@ -24,13 +24,13 @@ from gatetui.backends.base import Backend, Workspace, close_all
 from gatetui.errors import BackendError
 from gatetui.gate.checks import CHECK_ORDER, DIFF_ONLY, CheckResult, Need, Status, decide
 from gatetui.gate.events import DigestsComputed, GateEvent, RunFinished, RunStarted
-from gatetui.gate.phases import plan_phase
+from gatetui.gate.phases import announced as plan_phase
 from gatetui.gate.phases.base_own import BaseOwn
 from gatetui.gate.phases.build import BuildPhase
 from gatetui.gate.phases.context import Context
 from gatetui.gate.phases.ledger import Emit, Ledger
+from gatetui.gate.phases.one_run import SuiteRunner
 from gatetui.gate.phases.suite import SuitePhase
-from gatetui.gate.phases.suite_run import SuiteRunner
 from gatetui.gate.plan import Plan
 
 

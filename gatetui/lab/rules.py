@@ -24,9 +24,9 @@ from typing import Any, TextIO
 from gatetui.config import SealSettings, load_seal_file
 from gatetui.errors import BadInput, ExitCode, GateError
 from gatetui.gate.api import GateInputs, gate_request
-from gatetui.gate.digests import RuleDigest
 from gatetui.gate.events import RunFinished
 from gatetui.gate.plan import Plan, make_plan
+from gatetui.gate.sealing.digests import RuleDigest
 from gatetui.inert import inert, inert_line
 from gatetui.lab.samples import CHECK_IDS, SAMPLES_DIR, SampleError, Scenario, load_scenarios, materialize
 

@@ -132,7 +132,7 @@ class LayerCache:
 @dataclass(frozen=True)
 class Dependencies:
     """Third-party dependencies in a step of their own, where no code of
-    head's runs (see gate/install.py). The install commands install head's
+    head's runs (see gate/install/steps.py). The install commands install head's
     own project without its dependencies; `resolve` writes the resolver's
     report to {report} from the installed project's metadata ({own}: its
     name, which must match `own_name`); `read` turns that hostile report
@@ -186,7 +186,7 @@ class RunPlugin:
     """Files the gate writes into one run's copy, under a folder drawn per
     run ({folder} in `env` is its path), and the environment that loads them;
     other `{name}`s are the gate's values (`seed`; `reruns`, `afresh`, `only`:
-    gate/fresh.py). Values join the profile's own variables of that name."""
+    gate/judging/fresh.py). Values join the profile's own variables of that name."""
 
     files: Mapping[str, bytes]
     env: Mapping[str, str]
@@ -377,13 +377,13 @@ class Profile:
     # How a run's report is read: None is JUnit XML, read by the gate by the
     # profile's runner; a stack with another format reads it itself.
     read_report: Callable[[bytes, str, RunTree], Report] | None = None
-    report_ids: str = "junit"  # for JUnit: the id rule of the runner that writes it (gate/junit_ids.py)
+    report_ids: str = "junit"  # for JUnit: the id rule of the runner that writes it (gate/reports/test_ids.py)
     # For JUnit: the shape the runner always gives its report, checked against the tree the run
     # ran; what it lacks is added to the report as findings (Report.findings). None: no check.
     check_report: Callable[[Report, RunTree], Report] | None = None
     shuffle: RunPlugin | None = None  # how the random-order run shuffles; None: this runner cannot
     reorder: Reorder | None = None  # run 1 with random_order: reversed, or each test alone (stacks/order.py)
-    rerun: RunPlugin | None = None  # head's changed tests again in one process (gate/fresh.py); None: not here
+    rerun: RunPlugin | None = None  # head's changed tests again in one process (gate/judging/fresh.py); None: not here
     coverage: LineCoverage | None = None  # which test runs which line (covered, bites); None: not here
     # The mutants of a file's changed lines, for `bites` (stacks/mutation.py); None: not available here.
     mutate: Mutate | None = None

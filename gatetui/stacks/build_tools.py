@@ -51,7 +51,7 @@ class BuildTools:
 @dataclass(frozen=True)
 class DeclaredResolve:
     """The resolve started from what the tree declares, beside head's build
-    (gate/early_layer.py), so the dependency layer is built while head's
+    (gate/install/early_layer.py), so the dependency layer is built while head's
     project installs: `metadata` reads head's project's name and METADATA
     from the tree's `files` (None: the build decides them, and the resolve
     waits for it as before); `command` resolves from that METADATA, given

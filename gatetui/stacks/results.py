@@ -1,8 +1,8 @@
 """One run's outcomes, by test id: what every report reader makes.
 
-The gate reads JUnit XML itself (gate/junit.py); a stack whose runner writes
+The gate reads JUnit XML itself (gate/reports/junit.py); a stack whose runner writes
 another format reads it into these same records (`Profile.read_report`), so
-they live here, below both. Comparisons of runs are gate/junit_report.py's.
+they live here, below both. Comparisons of runs are gate/reports/compare.py's.
 """
 
 from __future__ import annotations

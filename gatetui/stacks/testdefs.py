@@ -37,7 +37,7 @@ class TestDef:
     name: str
     line: int  # 1-based
     # Its own lines, first (a decorator's, where it has one) through last,
-    # 1-based: which tests a change touched (gate/changed_tests.py). None: the
+    # 1-based: which tests a change touched (gate/diff/changed_tests.py). None: the
     # scanner cannot tell (a file that does not parse, a language that does
     # not say), and every test of a changed file counts as changed. Not part
     # of a definition's identity.

@@ -22,11 +22,11 @@ from gatetui.gate.events import GateEvent, RunStarted
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.supervise.events import RunFailed
+from gatetui.supervise.gate_inputs import gate_inputs
 from gatetui.supervise.history import Recorder
+from gatetui.supervise.run_states import RunState
 from gatetui.supervise.runs import Run
 from gatetui.supervise.scope import Scope
-from gatetui.supervise.state_inputs import gate_inputs
-from gatetui.supervise.states import RunState
 
 
 class GateJob:

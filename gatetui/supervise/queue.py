@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gatetui.supervise.events import RunUpdated
+from gatetui.supervise.run_states import RunState
 from gatetui.supervise.runs import Run
 from gatetui.supervise.scope import Scope
-from gatetui.supervise.states import RunState
 
 
 class Cancellable(Protocol):

@@ -12,12 +12,12 @@ import contextlib
 import re
 
 from gatetui.gate.checks import CheckId, Status
-from gatetui.gate.code_notes import code_notes
+from gatetui.gate.judging.code_notes import code_notes
 from gatetui.git.repo import GitRepo
 from gatetui.supervise.events import RunFailed, RunUpdated
+from gatetui.supervise.run_states import RunState
 from gatetui.supervise.runs import ReviewFile, Run
 from gatetui.supervise.scope import Scope
-from gatetui.supervise.states import RunState
 
 NAMED_FILE = re.compile(r"\(([^()\s:]+):\d+\)")  # a finding's "(path:line)" in a check's detail
 STREAM_CHECK = {"install": CheckId.INSTALL, "base install": CheckId.INSTALL, "old tests": CheckId.OLD_TESTS}

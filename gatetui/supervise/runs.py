@@ -18,7 +18,6 @@ from typing import Any
 
 from gatetui.gate.checks import CHECK_ORDER, CheckId, CheckResult, Status
 from gatetui.gate.cost import Cost, Usage
-from gatetui.gate.digests import Digests, RuleDigest
 from gatetui.gate.events import (
     CheckFinished,
     CheckProgress,
@@ -30,7 +29,8 @@ from gatetui.gate.events import (
     RunFinished,
     RunStarted,
 )
-from gatetui.supervise.states import RunState
+from gatetui.gate.sealing.digests import Digests, RuleDigest
+from gatetui.supervise.run_states import RunState
 
 LOG_LINES = 10_000  # lines kept per check in memory; the store keeps the full log (capped)
 

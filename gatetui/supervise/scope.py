@@ -20,9 +20,9 @@ from gatetui.backends.base import Backend
 from gatetui.gate.events import GateEvent, RunFinished, RunStarted
 from gatetui.git.repo import GitRepo
 from gatetui.supervise.events import BranchesChanged, Listeners, RunUpdated, SupervisorEvent
+from gatetui.supervise.ref_watcher import RefWatcher
 from gatetui.supervise.runs import Branch, Run
 from gatetui.supervise.store import Store
-from gatetui.supervise.watch import RefWatcher
 
 T = TypeVar("T")
 

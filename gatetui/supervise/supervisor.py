@@ -26,16 +26,16 @@ from pathlib import Path
 
 from gatetui.backends.base import Backend
 from gatetui.gate.cost import Usage
+from gatetui.supervise.branch_watch import BranchWatch
 from gatetui.supervise.events import Listener, SupervisorEvent
 from gatetui.supervise.gating import GateJob
 from gatetui.supervise.queue import Launcher, RunQueue, task_launcher
+from gatetui.supervise.ref_watcher import Moves, RefWatcher
 from gatetui.supervise.reviews import Reviews
 from gatetui.supervise.runs import ReviewFile, Run, cost_since
 from gatetui.supervise.scope import Scope
 from gatetui.supervise.store import Store
 from gatetui.supervise.submits import Submits
-from gatetui.supervise.watch import Moves, RefWatcher
-from gatetui.supervise.watching import BranchWatch
 
 
 class Supervisor(Scope):

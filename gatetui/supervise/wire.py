@@ -15,9 +15,9 @@ from typing import Any
 
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.cost import Cost, Usage
-from gatetui.gate.digests import Digests, RuleDigest
+from gatetui.gate.sealing.digests import Digests, RuleDigest
+from gatetui.supervise.run_states import RunState
 from gatetui.supervise.runs import Branch, CheckRow, LogBuffer, Run
-from gatetui.supervise.states import RunState
 
 RECORD_KEYS = ("baseline",)  # what the screens read of a run's stored record
 

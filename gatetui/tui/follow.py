@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from gatetui.supervise.run_states import RunState
 from gatetui.supervise.runs import Branch, Run
-from gatetui.supervise.states import RunState
 
 HOLD = 8.0  # seconds a fresh verdict keeps the pane before a newer gate takes it
 

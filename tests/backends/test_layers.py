@@ -21,9 +21,9 @@ from gatetui.backends.layer_files import differing, digest_of, manifest, mirror_
 from gatetui.backends.layers import LayerShelf, LocalLayers, cap_from_env, layer_manifest, open_root
 from gatetui.cli.main import main
 from gatetui.errors import BadInput
-from gatetui.gate import layer_steps
 from gatetui.gate.cost import Usage
-from gatetui.gate.digests import Digests
+from gatetui.gate.install import layers as layer_steps
+from gatetui.gate.sealing.digests import Digests
 from gatetui.stacks.base import Resolved
 from gatetui.stacks.python import env_check
 from gatetui.stacks.python.installer import Installer, pip_index_settings, uv_flags

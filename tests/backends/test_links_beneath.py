@@ -22,7 +22,7 @@ from gatetui.backends import beneath
 from gatetui.backends.beneath import in_the_way, open_beneath, open_folder
 from gatetui.backends.local_files import read_regular, write_files
 from gatetui.errors import BackendError
-from gatetui.gate.links import links_out
+from gatetui.gate.sealing.links import links_out
 from gatetui.git.export import write_extra
 from gatetui.git.repo import GitRepo
 from tests.support.repos import git

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from gatetui.cli.main import main
-from gatetui.gate.hidden import select_hidden
+from gatetui.gate.judging.hidden import select_hidden
 from gatetui.lab.samples import load_scenarios
-from gatetui.supervise.state_inputs import hidden_tests
+from gatetui.supervise.gate_inputs import hidden_tests
 
 SCENARIOS = {s.name: s for s in load_scenarios()}
 

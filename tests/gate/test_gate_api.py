@@ -12,7 +12,7 @@ from gatetui.config import SealSettings
 from gatetui.gate.api import NO_INPUTS, GateInputs, gate_request
 from gatetui.lab.rules import scenario_inputs
 from gatetui.lab.samples import load_scenarios
-from gatetui.supervise.state_inputs import StateCache, gate_inputs, headless_inputs, repo_state
+from gatetui.supervise.gate_inputs import StateCache, gate_inputs, headless_inputs, repo_state
 from gatetui.supervise.store import Store
 
 HIDDEN = b"def test_hidden():\n    assert True\n"

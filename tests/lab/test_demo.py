@@ -8,7 +8,7 @@ import pytest
 
 from gatetui.lab.demo import install_hidden, write_workshop
 from gatetui.lab.samples import load_scenarios
-from gatetui.supervise.state_inputs import hidden_tests
+from gatetui.supervise.gate_inputs import hidden_tests
 from gatetui.supervise.store import Store
 
 
@@ -55,8 +55,8 @@ async def test_the_replay_moves_a_branch_only_when_a_gate_slot_is_free(tmp_path:
     import asyncio
 
     from gatetui.lab.demo import Workshop, replay
+    from gatetui.supervise.ref_watcher import RefWatcher
     from gatetui.supervise.supervisor import Supervisor
-    from gatetui.supervise.watch import RefWatcher
     from tests.support.repos import git
     from tests.support.supervising import FakeBackend, until
 

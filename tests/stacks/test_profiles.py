@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gatetui.errors import BadInput
-from gatetui.gate.seal import is_sealed
+from gatetui.gate.sealing.sealed import is_sealed
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.node.profile import loads_config_in_place, node_test_command
 from gatetui.stacks.python.extras import declared_extras, setup_cfg_extras, setup_py_extras

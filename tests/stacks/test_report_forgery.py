@@ -387,7 +387,7 @@ EXIT = '\ntest("releases the process", () => {\n  process.exit(0);\n});\n'
 def node_run(folder: Path, files: dict[str, str]) -> tuple[int, Report]:
     """node --test as the gate runs it (the node profile's command), its
     JUnit read and checked the way the gate reads and checks it."""
-    from gatetui.gate.junit import parse_junit
+    from gatetui.gate.reports.junit import parse_junit
     from gatetui.stacks.node.profile import node_test_command
     from gatetui.stacks.node.report import check_node_report
 

@@ -10,10 +10,10 @@ import pytest
 from gatetui.errors import GateError, IllegalTransition
 from gatetui.gate.checks import Verdict
 from gatetui.gate.cost import Cost
-from gatetui.gate.digests import Digests
 from gatetui.gate.events import RunFinished, RunStarted
+from gatetui.gate.sealing.digests import Digests
+from gatetui.supervise.run_states import TRANSITIONS, RunState
 from gatetui.supervise.runs import Branch, Run
-from gatetui.supervise.states import TRANSITIONS, RunState
 
 S = RunState
 STARTED = RunStarted("r", "/repo", "main", "agent/x", "b" * 40, "h" * 40, "local", "python", ())

@@ -20,10 +20,10 @@ import gatetui.agent.submit as client
 from gatetui.backends.local import LocalBackend
 from gatetui.errors import BackendError, BadInput
 from gatetui.supervise.events import BranchesChanged, EscalationRaised, SupervisorEvent
+from gatetui.supervise.ref_watcher import RefWatcher
 from gatetui.supervise.serve import SubmitServer, default_socket
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.supervise.watch import RefWatcher
 from tests.support.repos import MakeRepo, git
 from tests.support.submitting import SAME_SIZE, edited_in_the_clones_second, git_out, next_second, untouched
 

@@ -11,8 +11,8 @@ import pytest
 
 from gatetui.gate.checks import CheckId, CheckResult, Status, Verdict
 from gatetui.gate.cost import Cost
-from gatetui.gate.digests import Digests
 from gatetui.gate.events import OutputChunk, RunFinished, RunStarted
+from gatetui.gate.sealing.digests import Digests
 from gatetui.supervise.history import Recorder
 from gatetui.supervise.store import LOG_CAP, CappedLog, Store, StoreError, seal_of
 

@@ -14,10 +14,10 @@ import pytest
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.events import CheckFinished, OutputChunk
 from gatetui.supervise.events import BranchesChanged, RunFailed, RunUpdated, SupervisorEvent
+from gatetui.supervise.ref_watcher import RefWatcher
 from gatetui.supervise.runs import LogBuffer, Run
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.supervise.watch import RefWatcher
 from tests.support.repos import MakeRepo, git, write_tree
 from tests.support.supervising import BASE, HEAD, FakeBackend, FakeWorkspace, until, watching
 
@@ -176,7 +176,7 @@ def test_review_files_name_both_versions(make_repo: MakeRepo, tmp_path: Path) ->
     repo = make_repo(BASE, {"tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2)\n"})
     sup = Supervisor(repo, FakeBackend(), Store.open(tmp_path / "state"))
     run = Run("r", "agent/x", git(repo, "rev-parse", "agent/x"))
-    from gatetui.gate.digests import Digests
+    from gatetui.gate.sealing.digests import Digests
 
     run.digests = Digests(git(repo, "rev-parse", "main"), run.head, sealed_changed=("tests/test_calc.py",))
     [file] = sup.review_files(run)
@@ -192,7 +192,7 @@ def test_review_files_add_the_library_file_a_finding_names(make_repo: MakeRepo, 
     repo = make_repo(BASE, {"calc.py": reach, "tests/test_calc.py": BASE["tests/test_calc.py"] + "\n"})
     sup = Supervisor(repo, FakeBackend(), Store.open(tmp_path / "state"))
     run = Run("r", "agent/x", git(repo, "rev-parse", "agent/x"))
-    from gatetui.gate.digests import Digests
+    from gatetui.gate.sealing.digests import Digests
 
     run.digests = Digests(git(repo, "rev-parse", "main"), run.head, sealed_changed=("tests/test_calc.py",))
     run.checks[CheckId.OLD_TESTS].detail = (

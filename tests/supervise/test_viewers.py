@@ -23,15 +23,15 @@ from gatetui.cli.main import main
 from gatetui.errors import BackendError
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.cost import Cost, Usage
-from gatetui.gate.digests import Digests, RuleDigest
 from gatetui.gate.events import OutputChunk
+from gatetui.gate.sealing.digests import Digests, RuleDigest
 from gatetui.supervise import broadcast
+from gatetui.supervise.ref_watcher import RefWatcher
 from gatetui.supervise.remote import Ended, RemoteSupervisor
 from gatetui.supervise.runs import CheckRow, Run
 from gatetui.supervise.serve import SubmitServer
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.supervise.watch import RefWatcher
 from gatetui.supervise.wire import run_from_wire, run_to_wire
 from tests.support.as_user import run_as
 from tests.support.repos import MakeRepo

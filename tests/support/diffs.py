@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from gatetui.gate.diffscan import DiffScan
+from gatetui.gate.diff.scan import DiffScan
 from gatetui.git.changes import FileChange
 
 PY = "tests/test_sample.py"

@@ -4,9 +4,9 @@ outcomes a judge reads."""
 from __future__ import annotations
 
 from gatetui.backends.base import CommandResult
-from gatetui.gate.hidden import HiddenTests, select_hidden
-from gatetui.gate.judge import SuiteRun
-from gatetui.gate.junit import Outcome, Report, TestResult
+from gatetui.gate.judging.hidden import HiddenTests, select_hidden
+from gatetui.gate.judging.results import SuiteRun
+from gatetui.gate.reports.junit import Outcome, Report, TestResult
 
 OK = CommandResult(exit_code=0, wall_seconds=1.0)
 

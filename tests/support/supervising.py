@@ -12,7 +12,7 @@ import pytest
 
 from gatetui.backends.base import CommandResult
 from gatetui.errors import BackendError
-from gatetui.supervise.watch import RefWatcher
+from gatetui.supervise.ref_watcher import RefWatcher
 
 # A project of one function and its test, and two agent commits on it:
 # HEAD changes the function, SKIPPED skips the test.

@@ -19,13 +19,13 @@ from gatetui.backends.base import Backend
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import CheckId
 from gatetui.gate.cost import Cost, Usage
-from gatetui.gate.digests import Digests, RuleDigest
+from gatetui.gate.sealing.digests import Digests, RuleDigest
 from gatetui.lab.demo import move_branch
 from gatetui.lab.rules import LabEvent, LabPlanned, Outcome, ScenarioStarted
 from gatetui.lab.samples import IDENTITY, load_scenarios, materialize
+from gatetui.supervise.ref_watcher import RefWatcher
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.supervise.watch import RefWatcher
 from gatetui.tui.app import GatetuiApp
 from tests.support.gating import shared_layers
 

@@ -21,13 +21,13 @@ from textual.widgets import DataTable
 
 from gatetui.gate.checks import CheckId
 from gatetui.gate.cost import Cost, Usage
-from gatetui.gate.digests import Digests
 from gatetui.gate.events import OutputChunk
+from gatetui.gate.sealing.digests import Digests
 from gatetui.lab.rules import LabEvent, LabPlanned, Outcome, ScenarioStarted
 from gatetui.supervise import events as sv
+from gatetui.supervise.ref_watcher import RefWatcher
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.supervise.watch import RefWatcher
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.screens.dialogs import CheckDetailScreen, ErrorScreen
 from gatetui.tui.screens.lab import LabScreen

@@ -15,9 +15,9 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from gatetui.lab.demo import Workshop, move_branch, write_workshop
+from gatetui.supervise.ref_watcher import RefWatcher
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.supervise.watch import RefWatcher
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.format import STATUS_WORD, VERDICT_WORD
 from gatetui.tui.launch import demo_app

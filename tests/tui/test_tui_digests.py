@@ -10,12 +10,12 @@ import pytest
 from textual.widgets import Static
 
 from gatetui.gate.cost import Cost, Usage
-from gatetui.gate.digests import Digests, RuleDigest
+from gatetui.gate.sealing.digests import Digests, RuleDigest
 from gatetui.lab.demo import move_branch
+from gatetui.supervise.ref_watcher import RefWatcher
 from gatetui.supervise.runs import Run, digests_from_json
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.supervise.watch import RefWatcher
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.widgets.credit import DAY, month_projection, projection_note
 from tests.support.supervising import FakeBackend

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
+from gatetui.supervise.ref_watcher import RefWatcher
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.supervise.watch import RefWatcher
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.format import VERDICT_WORD
 from gatetui.tui.widgets.branches import RunsTable

@@ -3,8 +3,8 @@ as plain functions of the supervisor's records: no screen needed."""
 
 from __future__ import annotations
 
+from gatetui.supervise.run_states import RunState
 from gatetui.supervise.runs import Branch, Run
-from gatetui.supervise.states import RunState
 from gatetui.tui.follow import Spotlight
 from gatetui.tui.widgets.notice import Notices
 

@@ -13,7 +13,6 @@ from textual.pilot import Pilot
 
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.cost import Cost, Usage
-from gatetui.gate.digests import Digests
 from gatetui.gate.events import (
     CheckFinished,
     CheckProgress,
@@ -23,11 +22,12 @@ from gatetui.gate.events import (
     OutputChunk,
     RunStarted,
 )
+from gatetui.gate.sealing.digests import Digests
 from gatetui.lab.demo import move_branch
+from gatetui.supervise.ref_watcher import RefWatcher
 from gatetui.supervise.runs import Run
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.supervise.watch import RefWatcher
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.widgets.labmatrix import LabState
 from tests.support.supervising import FakeBackend, until

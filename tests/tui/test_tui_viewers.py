@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from gatetui.supervise.ref_watcher import RefWatcher
 from gatetui.supervise.remote import RemoteSupervisor
 from gatetui.supervise.serve import SubmitServer
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
-from gatetui.supervise.watch import RefWatcher
 from gatetui.tui.app import GatetuiApp
 from gatetui.tui.viewer import ViewerApp
 from tests.support.repos import MakeRepo, git

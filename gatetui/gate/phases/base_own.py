@@ -14,12 +14,14 @@ from dataclasses import replace
 from typing import Any
 
 from gatetui.errors import BackendError, GateError
-from gatetui.gate import baseline, judge, start
 from gatetui.gate.checks import CheckId, CheckResult
 from gatetui.gate.events import BaselineInfo
-from gatetui.gate.install import loads
+from gatetui.gate.install.steps import loads
+from gatetui.gate.judging import baseline
+from gatetui.gate.judging import refused_start as start
+from gatetui.gate.judging import results as judge
 from gatetui.gate.phases.context import Context
-from gatetui.gate.phases.suite_run import SuiteRunner
+from gatetui.gate.phases.one_run import SuiteRunner
 from gatetui.stacks.base import RunTree
 
 Task = asyncio.Task[baseline.BaseRun]

@@ -1,6 +1,6 @@
 """`bites`: mutants of the changed lines, each run in a copy of its own.
 
-After the suite's runs, each chosen mutant (gate/mutant_trials.py) gets a
+After the suite's runs, each chosen mutant (gate/judging/mutants.py) gets a
 fresh copy of the installed workspace (a fork, like the suite's runs), its
 mutated module loaded from memory where the stack can (Profile's
 `mutant_import`: the tree keeps head's file, so a test that reads the code
@@ -21,14 +21,14 @@ import asyncio
 import os
 
 from gatetui.backends.base import Workspace, close_all
-from gatetui.gate import rerun
 from gatetui.gate.checks import CheckId, CheckResult, Status, Verdict, decide, spec_of
-from gatetui.gate.judge import SuiteRun
-from gatetui.gate.mutant_trials import Chosen, Outcome, Trial, choose, judge_bites, outcome
+from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging.mutants import Chosen, Outcome, Trial, choose, judge_bites, outcome
+from gatetui.gate.judging.results import SuiteRun
 from gatetui.gate.phases.context import Context
 from gatetui.gate.phases.control import verified
 from gatetui.gate.phases.coverage import NOT_HERE, CoverageRun
-from gatetui.gate.phases.suite_run import SuiteRunner, joined_env
+from gatetui.gate.phases.one_run import SuiteRunner, joined_env
 from gatetui.gate.phases.survivors import SurvivorSearch
 from gatetui.stacks.base import RunTree
 from gatetui.stacks.mutant_search import Found

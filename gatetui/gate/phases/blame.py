@@ -6,7 +6,7 @@ lacks) is an error for a person, not a mark against the agent."""
 from __future__ import annotations
 
 from gatetui.gate.checks import CheckId, CheckResult, Status
-from gatetui.gate.install import Failed, telling_line
+from gatetui.gate.install.steps import Failed, telling_line
 from gatetui.gate.phases.context import Context
 
 MAX_STEP = 120  # characters of a command shown in a detail

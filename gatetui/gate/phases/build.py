@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from gatetui.backends.base import Workspace, close_all
 from gatetui.errors import BackendError
 from gatetui.gate.checks import CheckId, CheckResult, Status
-from gatetui.gate.early_layer import EarlyResolve
+from gatetui.gate.diff.refusals import refusal
 from gatetui.gate.events import DigestsComputed
-from gatetui.gate.install import Failed, Installer, loads, telling_line
+from gatetui.gate.install.build_tools import tools_swaps
+from gatetui.gate.install.early_layer import EarlyResolve
+from gatetui.gate.install.steps import Failed, Installer, loads, telling_line
 from gatetui.gate.phases import blame, lint
 from gatetui.gate.phases.context import Context
-from gatetui.gate.refusals import refusal
-from gatetui.gate.tools_layer import tools_swaps
 from gatetui.stacks.base import BuildCheck
 
 STREAM = "install"
@@ -88,7 +88,7 @@ class BuildPhase:
 
     def _early(self, workspace: Workspace) -> EarlyResolve | None:
         """The resolve and the layer from what head's tree declares, started
-        now, beside head's build (gate/early_layer.py)."""
+        now, beside head's build (gate/install/early_layer.py)."""
         deps, ctx = self.ctx.plan.profile.dependencies, self.ctx
         if deps is None or deps.declared is None:
             return None
@@ -101,7 +101,7 @@ class BuildPhase:
 
     async def _build_tools(self, workspace: Workspace) -> None:
         """Head's builds against the layer of the tools they declare, where
-        there is one (gate/tools_layer.py), before the first of them."""
+        there is one (gate/install/build_tools.py), before the first of them."""
         tools, layers, files = self.ctx.plan.profile.build_tools, self.ctx.layers, self.installer.tool_files
         if tools is not None and layers is not None and files is not None:
             env = dict(self.ctx.plan.profile.install_env)

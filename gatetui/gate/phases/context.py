@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gatetui.backends.base import Backend, CommandResult, Workspace, close_all
-from gatetui.gate import changed_code
-from gatetui.gate.changed_code import ChangedCode
 from gatetui.gate.checks import CheckId
-from gatetui.gate.digests import Digests
-from gatetui.gate.install import Installer, Run
-from gatetui.gate.layer_steps import LayerSteps
+from gatetui.gate.diff import changed_code
+from gatetui.gate.diff.changed_code import ChangedCode
+from gatetui.gate.install.layers import LayerSteps
+from gatetui.gate.install.steps import Installer, Run
 from gatetui.gate.phases.ledger import Ledger
 from gatetui.gate.plan import Plan
+from gatetui.gate.sealing.digests import Digests
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import HookScan, RunPlugin
 

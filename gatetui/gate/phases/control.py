@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from gatetui.gate.judge import SuiteRun
-from gatetui.gate.mutant_trials import Outcome, Trial, failing, functions
+from gatetui.gate.judging.mutants import Outcome, Trial, failing, functions
+from gatetui.gate.judging.results import SuiteRun
 from gatetui.stacks.mutation import Mutant
 
 ROUNDS = 3

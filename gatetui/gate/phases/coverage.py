@@ -15,10 +15,10 @@ import json
 from collections.abc import AsyncIterator
 
 from gatetui.backends.base import Workspace
-from gatetui.gate.changed_code import ChangedCode, ranges
 from gatetui.gate.checks import CheckId, CheckResult, Status
+from gatetui.gate.diff.changed_code import ChangedCode, ranges
 from gatetui.gate.phases.context import Context
-from gatetui.gate.phases.suite_run import SuiteRunner
+from gatetui.gate.phases.one_run import SuiteRunner
 from gatetui.stacks.base import LineCoverage, Reached, ReportProblem
 
 MEASURED_RUN = 1  # run 2, by index

@@ -1,4 +1,4 @@
-"""The fresh processes that confirm a rerun failure (gate/fresh.py), in run
+"""The fresh processes that confirm a rerun failure (gate/judging/fresh.py), in run
 1's copy after its reruns: each test alone, one process at a time, up to
 fresh.PROCESSES and stopped at the first that does not pass; then, when
 every one passed, one process repeating it with the rerun plugin (every
@@ -8,11 +8,13 @@ as the reruns' is not: they are judged by their reports."""
 from __future__ import annotations
 
 from gatetui.backends.base import Workspace
-from gatetui.gate import fresh, junit, rerun
 from gatetui.gate.checks import CheckId
-from gatetui.gate.judge import SuiteRun
+from gatetui.gate.judging import fresh
+from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging.results import SuiteRun
 from gatetui.gate.phases.context import Context
-from gatetui.gate.phases.suite_run import SuiteRunner
+from gatetui.gate.phases.one_run import SuiteRunner
+from gatetui.gate.reports import junit
 
 
 class FreshRuns:

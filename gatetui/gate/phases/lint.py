@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gatetui.errors import GateError
-from gatetui.gate.baseline import BaselineCache
 from gatetui.gate.checks import CheckId
+from gatetui.gate.judging.baseline import BaselineCache
 from gatetui.gate.phases.context import Context
 from gatetui.stacks.lint import Lint
 

@@ -16,20 +16,21 @@ import time
 from dataclasses import replace
 
 from gatetui.backends.base import CommandResult, Workspace, close_all
-from gatetui.gate import hidden_time, random_order, rerun
-from gatetui.gate.changed_tests import ChangedTests
 from gatetui.gate.checks import CheckId, Need, Phase, announced_at
+from gatetui.gate.diff.changed_tests import ChangedTests
 from gatetui.gate.events import OutputChunk
-from gatetui.gate.hidden import STREAM as HIDDEN_STREAM
-from gatetui.gate.hidden import hidden_command, judge_hidden
-from gatetui.gate.judge import SuiteRun
-from gatetui.gate.phases import judging
+from gatetui.gate.judging import hidden_time, random_order
+from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging.hidden import STREAM as HIDDEN_STREAM
+from gatetui.gate.judging.hidden import hidden_command, judge_hidden
+from gatetui.gate.judging.results import SuiteRun
+from gatetui.gate.phases import suite_checks as judging
 from gatetui.gate.phases.base_own import BaseOwn
 from gatetui.gate.phases.bites import BitesPhase
 from gatetui.gate.phases.context import Context
 from gatetui.gate.phases.coverage import MEASURED_RUN, CoverageRun
 from gatetui.gate.phases.fresh_runs import FreshRuns
-from gatetui.gate.phases.suite_run import SuiteRunner
+from gatetui.gate.phases.one_run import SuiteRunner
 from gatetui.stacks.base import RunTree
 
 RUNS = 3  # head's suite, this often: a test that fails in some and not others is flaky
@@ -82,7 +83,7 @@ class SuitePhase:
 
     async def _bounded(self, job: asyncio.Future[SuiteRun], started: float, visible: list[SuiteRun]) -> SuiteRun:
         """The hidden run, stopped once it has run longer than head's runs
-        allow (gate/hidden_time.py): its time is all the agent could learn."""
+        allow (gate/judging/hidden_time.py): its time is all the agent could learn."""
         results = [run.result for run in visible]
         self._hidden_limit = limit = hidden_time.bound(results)
         done, _ = await asyncio.wait({job}, timeout=max(0.0, started + limit - time.monotonic()))
@@ -133,8 +134,8 @@ class SuitePhase:
     async def _first_run(self, workspace: Workspace) -> SuiteRun:
         """Run 1 (out of source order with random_order: `_reordered`),
         then in its copy the reruns of the tests head added or changed (see
-        gate/rerun.py), in source order, and fresh processes for those that
-        failed there (gate/fresh.py)."""
+        gate/judging/reruns.py), in source order, and fresh processes for those that
+        failed there (gate/judging/fresh.py)."""
         plan = self.ctx.plan
         run = (
             await self._reordered(workspace)

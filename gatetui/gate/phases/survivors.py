@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gatetui.backends.base import Workspace, close_all
-from gatetui.gate import rerun
 from gatetui.gate.checks import CheckId
-from gatetui.gate.mutant_trials import Trial, functions
+from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging.mutants import Trial, functions
 from gatetui.gate.phases.context import Context
-from gatetui.gate.phases.suite_run import SuiteRunner
+from gatetui.gate.phases.one_run import SuiteRunner
 from gatetui.stacks.mutant_search import Call, Found, MutantSearch, SearchJob, read_calls, read_found
 
 FUNCTIONS = 3  # functions searched at most per gate

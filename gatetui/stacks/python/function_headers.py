@@ -4,7 +4,7 @@ A function's decorators, its `def` line and its parameters' defaults run
 once, when the module defining it is imported, never inside a test; but
 the tests that see a mistake in them are the ones that call the function.
 So for a header line that ran only at import, `bites` tries its mutants
-over the tests that ran the function's body (gate/mutant_trials.py).
+over the tests that ran the function's body (gate/judging/mutants.py).
 """
 
 from __future__ import annotations

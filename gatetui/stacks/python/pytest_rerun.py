@@ -1,4 +1,4 @@
-"""Written into a run's copy by the gate (gatetui.gate.rerun): every test
+"""Written into a run's copy by the gate (gatetui.gate.judging.reruns): every test
 collected runs GATETUI_RERUNS times, each as a case of its own, so a new
 test that fails one time in three shows in one short process.
 
@@ -6,7 +6,7 @@ The approach is pytest-repeat's (an indirectly parametrized fixture every
 test function asks for); written here because the gate cannot install a
 plugin into head's environment, and needs a case id it can strip again.
 
-For the fresh process that confirms a rerun failure (gatetui.gate.fresh):
+For the fresh process that confirms a rerun failure (gatetui.gate.judging.fresh):
 GATETUI_RERUN_AFRESH names the cases (by number, comma-separated) before
 which the test's own module is run again in its namespace (its
 module-level names made anew, as a new process would make them, while what

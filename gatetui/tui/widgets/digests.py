@@ -6,7 +6,7 @@ from typing import Any
 
 from textual.widgets import Static
 
-from gatetui.gate.digests import Digests
+from gatetui.gate.sealing.digests import Digests
 from gatetui.inert import inert
 from gatetui.supervise.runs import Branch, Run
 from gatetui.tui.format import one_line, short

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from textual.widgets import Static
 
 from gatetui.inert import inert
+from gatetui.supervise.run_states import RunState
 from gatetui.supervise.runs import Run
-from gatetui.supervise.states import RunState
 
 
 @dataclass

@@ -24,7 +24,7 @@ from gatetui.gate.checks import (
     decide,
     spec_of,
 )
-from gatetui.gate.phases import plan_phase
+from gatetui.gate.phases import announced as plan_phase
 
 
 def decide_by_name(results: list[CheckResult], old_tests_fail_is_fatal: bool = False) -> Verdict:

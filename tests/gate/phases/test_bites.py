@@ -5,13 +5,10 @@ how its findings come back beside the code for a person."""
 from __future__ import annotations
 
 from gatetui.backends.base import CommandResult
-from gatetui.gate.changed_code import ChangedCode
 from gatetui.gate.checks import CheckId, CheckResult, Status
-from gatetui.gate.code_notes import code_notes
-from gatetui.gate.judge import SuiteRun
-from gatetui.gate.junit import Outcome as Case
-from gatetui.gate.junit import Report, TestResult
-from gatetui.gate.mutant_trials import (
+from gatetui.gate.diff.changed_code import ChangedCode
+from gatetui.gate.judging.code_notes import code_notes
+from gatetui.gate.judging.mutants import (
     FEW,
     MIN_SECONDS,
     THOROUGH,
@@ -22,6 +19,9 @@ from gatetui.gate.mutant_trials import (
     outcome,
     time_limit,
 )
+from gatetui.gate.judging.results import SuiteRun
+from gatetui.gate.reports.junit import Outcome as Case
+from gatetui.gate.reports.junit import Report, TestResult
 from gatetui.stacks.mutant_search import Found
 from gatetui.stacks.mutation import Mutant
 from gatetui.stacks.python.mutants import mutate
@@ -225,7 +225,7 @@ BIG, SMALL = "t.py::test_big", "t.py::test_small"
 
 
 def at_import(reached: dict[tuple[str, int], frozenset[str]]) -> dict[tuple[str, int], tuple[str, ...]]:
-    from gatetui.gate.mutant_trials import audiences
+    from gatetui.gate.judging.mutants import audiences
     from gatetui.stacks.python.function_headers import headers
 
     changed = ChangedCode(
@@ -258,7 +258,7 @@ def test_a_line_run_only_at_import_is_judged_by_the_tests_of_its_functions_body_
 
 
 def test_whole_suite_mutants_are_few_and_timed_by_the_whole_suite() -> None:
-    from gatetui.gate.mutant_trials import WHOLE_SUITE
+    from gatetui.gate.judging.mutants import WHOLE_SUITE
 
     text = "".join(f"A{n} = {n} + 1\n" for n in range(1, 9))
     changed = ChangedCode({"pkg/c.py": frozenset(range(1, 9))}, {"pkg/c.py": text})

@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 
 from gatetui.backends.base import CommandResult
-from gatetui.gate.judge import SuiteRun
-from gatetui.gate.junit import Outcome as Case
-from gatetui.gate.junit import Report, TestResult
-from gatetui.gate.mutant_trials import Outcome, Trial
+from gatetui.gate.judging.mutants import Outcome, Trial
+from gatetui.gate.judging.results import SuiteRun
 from gatetui.gate.phases.control import ROUNDS, verified
+from gatetui.gate.reports.junit import Outcome as Case
+from gatetui.gate.reports.junit import Report, TestResult
 from gatetui.stacks.mutation import Mutant
 
 TEXTS = {"pkg/m.py": "def f(n):\n    return n\n"}

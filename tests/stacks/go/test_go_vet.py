@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 
 from gatetui.backends.local import LocalBackend
 from gatetui.config import Settings
-from gatetui.gate.baseline import MemoryCache
 from gatetui.gate.checks import CheckId, Verdict
 from gatetui.gate.events import GateEvent, OutputChunk, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
@@ -33,6 +32,7 @@ from gatetui.stacks.base import ReportProblem
 from gatetui.stacks.go import STACK
 from gatetui.stacks.go.profile import INSTALL, VET, go_profile
 from gatetui.stacks.go.vet import read_vet
+from tests.support.baseline_cache import MemoryCache
 from tests.support.repos import MakeRepo
 
 HAS_GO = shutil.which("go") is not None

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gatetui.gate.changed_code import ChangedCode, changed_code, ranges
 from gatetui.gate.checks import CheckId, CheckResult, Status
+from gatetui.gate.diff.changed_code import ChangedCode, changed_code, ranges
 from gatetui.gate.phases.coverage import NOT_HERE, NOTHING, WAITING, judge_covered, merged
 from gatetui.git.changes import FileChange
 from gatetui.git.snapshot import Snapshot

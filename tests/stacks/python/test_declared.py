@@ -1,6 +1,6 @@
 """Head's requirements read from what its pyproject.toml declares
 (stacks/python/declared.py), the resolve that starts from them beside head's
-build (gate/early_layer.py), and the gates that take it."""
+build (gate/install/early_layer.py), and the gates that take it."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from gatetui.backends.base import CommandResult
 from gatetui.backends.isolation import probe_isolation
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import Verdict
-from gatetui.gate.early_layer import Early, EarlyResolve
 from gatetui.gate.events import OutputChunk, RunFinished
+from gatetui.gate.install.early_layer import Early, EarlyResolve
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.base import Resolved

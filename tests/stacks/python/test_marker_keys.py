@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gatetui.gate.diffscan import scan_changes
+from gatetui.gate.diff.scan import scan_changes
 from gatetui.stacks.python.marker_keys import python_marker_keys
 from tests.support.diffs import FAST, JS, PY, TRICKY, kinds, modify, py_sources
 

@@ -27,7 +27,7 @@ from gatetui.backends.isolation import probe_isolation
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.checks import CheckId, Verdict
 from gatetui.gate.events import RunFinished
-from gatetui.gate.install import offered
+from gatetui.gate.install.steps import offered
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.git.snapshot import Snapshot

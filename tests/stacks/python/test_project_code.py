@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gatetui.gate.changed_code import ChangedCode, changed_code
 from gatetui.gate.checks import CheckId, CheckResult, Status
+from gatetui.gate.diff.changed_code import ChangedCode, changed_code
 from gatetui.gate.phases.coverage import NOTHING, judge_covered
 from gatetui.git.changes import FileChange
 from gatetui.git.snapshot import Snapshot

@@ -32,7 +32,7 @@ from bench.warm_bench import served
 from gatetui.backends.isolation import probe_isolation
 from gatetui.backends.local import LocalBackend
 from gatetui.gate.events import RunFinished
-from gatetui.gate.install import _note_dropped
+from gatetui.gate.install.steps import _note_dropped
 from gatetui.gate.plan import GateRequest, make_plan
 from gatetui.gate.runner import run_gate
 from gatetui.stacks.base import Resolved

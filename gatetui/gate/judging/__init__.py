@@ -1,0 +1,1 @@
+"""Pure judgments of what ran: check results from the runs, base's own failures, reruns and fresh processes, the random order, a runner that would not start, hidden tests, mutants, and the notes on changed lines."""
