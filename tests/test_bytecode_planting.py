@@ -21,7 +21,7 @@ from gatetui.gate.checks import CheckId, Verdict
 from tests.conftest import MakeRepo
 from tests.gating import gate_locally
 from tests.test_local_backend import fork_mode_or_skip
-from tests.test_phases import BASE, BROKEN
+from tests.test_phases import ATTACK_MODES, BASE, BROKEN
 
 pytestmark = [
     pytest.mark.skipif(
@@ -84,7 +84,7 @@ HELPER_CACHE = textwrap.dedent("""\
     """)
 
 
-@pytest.mark.parametrize("mode", ["overlay", "bind"])
+@pytest.mark.parametrize("mode", ATTACK_MODES)
 @pytest.mark.parametrize("plant", [REWRITE_CACHE, HELPER_CACHE], ids=["pytests_rewrite_cache", "a_helpers_bytecode"])
 def test_bytecode_planted_during_a_run_is_never_loaded(
     make_repo: MakeRepo, tmp_path: Path, plant: str, mode: str

@@ -543,6 +543,7 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, list[G
 
 @pytest.mark.sandbox
 @pytest.mark.install
+@pytest.mark.slow  # in CI with every sample (`make test-slow`); `make test` gates honest_fix through the CLI below
 @pytest.mark.parametrize("name", GATED)
 def test_samples_get_the_local_backends_verdicts(gated: dict[str, list[GateEvent]], name: str) -> None:
     done = gated[name][-1]
