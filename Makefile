@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   ?= demo
 
-.PHONY: test test-fast test-runtime-all test-order-loop test-browser demo bench venv clean tools check
+.PHONY: test test-fast test-slow test-runtime-all test-order-loop test-browser demo bench venv clean tools check
 
 venv: $(STAMP)
 
@@ -46,16 +46,24 @@ check: $(STAMP)
 # One pytest-xdist worker per core (at most 4); tests sharing an expensive
 # fixture (every sample gated once per backend) stay on one worker. The order
 # is random: pytest-randomly prints its seed, and `--randomly-seed=N` replays it.
+# Under ten minutes on 2 cores: the further cases of a gated behaviour (marked
+# `slow`) wait for `make test-slow`, which CI runs after it.
+XDIST := -n auto --maxprocesses 4 --dist loadgroup
 test: $(STAMP) tools check
-	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup
+	$(BIN)/python -m pytest $(XDIST) -m "not slow"
 
 # What needs no sandbox and no install (tests/support/tiers.py checks the marks):
 # under a minute on 2 cores.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup -m "not sandbox and not install"
+	$(BIN)/python -m pytest $(XDIST) -m "not sandbox and not install and not slow"
+
+# What `make test` leaves to CI: every test marked `slow`, and every sample
+# through the runtime backend (`make test` gates one, through the CLI).
+test-slow: $(STAMP) tools
+	GATETUI_RUNTIME_ALL_SAMPLES=1 $(BIN)/python -m pytest $(XDIST) -m slow
 
 # Every sample through the runtime backend (about 3 minutes on 2 cores; `test`
-# gates four). CI runs it after `test`.
+# gates one, through the CLI). `test-slow`, which CI runs, gates them too.
 test-runtime-all: $(STAMP) tools
 	GATETUI_RUNTIME_ALL_SAMPLES=1 $(BIN)/python -m pytest -q tests/backends/test_runtime_backend.py -k samples_get
 

@@ -508,11 +508,10 @@ def test_a_tool_the_image_lacks_is_named_in_one_line(emulator: Emulator) -> None
 # --- sample repos: the same verdicts as the local backend -----------------------
 
 SCENARIOS = {s.name: s for s in load_scenarios()}
-# One per kind of verdict and stack, and the network attack, in `make test`
-# (flaky_test and attack_flood went to the full set: `make test` must stay
-# under ten minutes on two cores); every sample (but honest_fix,
-# which goes through the CLI below) with GATETUI_RUNTIME_ALL_SAMPLES=1, as
-# `make test-runtime-all` and CI do.
+# One per kind of verdict and stack, and the network attack, when this file
+# runs alone; every sample (but honest_fix, which goes through the CLI below,
+# in `make test`) with GATETUI_RUNTIME_ALL_SAMPLES=1, as `make test-slow`
+# (which CI runs) and `make test-runtime-all` do.
 SUBSET = ("skip_marker", "loosened_assertion", "node_honest", "attack_network")
 ALL = os.environ.get("GATETUI_RUNTIME_ALL_SAMPLES") == "1"
 GATED = tuple(n for n in SCENARIOS if n != "honest_fix") if ALL else SUBSET
@@ -543,6 +542,7 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, list[G
 
 @pytest.mark.sandbox
 @pytest.mark.install
+@pytest.mark.slow  # in CI with every sample (`make test-slow`); `make test` gates honest_fix through the CLI below
 @pytest.mark.parametrize("name", GATED)
 def test_samples_get_the_local_backends_verdicts(gated: dict[str, list[GateEvent]], name: str) -> None:
     done = gated[name][-1]

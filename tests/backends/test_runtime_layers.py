@@ -90,6 +90,7 @@ def pinned_installs(said: str) -> int:
     return sum("--require-hashes" in line for line in said.splitlines() if line.startswith("$ "))
 
 
+@pytest.mark.slow  # in CI; `make test` gates the go modules' snapshot layer below
 def test_a_layer_is_kept_as_a_snapshot_and_a_second_gate_installs_no_pinned_set(
     emulator: Emulator, make_repo: MakeRepo
 ) -> None:
@@ -152,6 +153,7 @@ def test_cache_on_runtime_without_a_good_key_says_so_in_one_line(
     assert said.startswith("gatetui: ") and said.count("\n") == 1 and "rtk_not_this_one" not in said, said
 
 
+@pytest.mark.slow  # in CI
 def test_an_account_that_cannot_keep_snapshots_installs_cold_and_says_why(
     emulator: Emulator, make_repo: MakeRepo
 ) -> None:

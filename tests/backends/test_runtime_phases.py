@@ -86,6 +86,7 @@ def gate(repo: Path) -> RunFinished:
 
 @pytest.mark.sandbox
 @pytest.mark.install
+@pytest.mark.slow  # in CI: tests/test_phases.py gates the same locally
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_what_the_install_leaves_on_its_machine_never_reaches_a_run(
     emulator: Emulator, make_repo: MakeRepo, attack: str
@@ -97,6 +98,7 @@ def test_what_the_install_leaves_on_its_machine_never_reaches_a_run(
 
 @pytest.mark.sandbox
 @pytest.mark.install
+@pytest.mark.slow  # in CI: tests/test_phases.py gates the same locally
 @pytest.mark.parametrize("attack", ["drops_a_pth_file", "forges_a_distribution"])
 def test_the_environment_is_checked_where_the_runs_see_it(emulator: Emulator, make_repo: MakeRepo, attack: str) -> None:
     """What the install planted in the environment fails the install on
@@ -125,6 +127,7 @@ STOPPED = {  # the runs find no planted report and no mark: what the change does
 
 @pytest.mark.sandbox
 @pytest.mark.install
+@pytest.mark.slow  # in CI: tests/test_phases.py gates the same locally
 def test_an_honest_change_with_a_build_passes_on_runtime(emulator: Emulator, make_repo: MakeRepo) -> None:
     fixed = BROKEN.replace("a * b + 1", "a * b")
     done = gate(

@@ -56,7 +56,7 @@ async def gate(repo: Path, cap: SandboxCap, progress: list[str], run: str) -> Ru
 
 
 @pytest.mark.sandbox
-@pytest.mark.parametrize("limit", [4, 5, 9])
+@pytest.mark.parametrize("limit", [4, pytest.param(5, marks=pytest.mark.slow), pytest.param(9, marks=pytest.mark.slow)])
 def test_many_runs_under_a_cap_all_finish_and_never_pass_it(tmp_path: Path, tiny_repo: Path, limit: int) -> None:
     """Six runs at once, each holding an install's sandbox and then four for
     its runs: a per-sandbox semaphore would deadlock here; whole-run

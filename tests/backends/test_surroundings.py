@@ -65,6 +65,10 @@ ATTACKS = {
     '"rb").read()))\n',
 }
 
+# Two gated in `make test`; the others in CI (`make test-slow`). test_a_run_sees_what_a_ci_runner_shows
+# asserts, in every run, each fact the attacks read.
+ATTACKS_HERE = {"empty_home", "gate_variable"}
+
 
 def make_repo(root: Path, base: Mapping[str, str], head: Mapping[str, str]) -> Path:
     """`main` at base, `agent/x` at base with head's files written over it."""
@@ -149,7 +153,9 @@ def _failure(output: str, item: str) -> str:
 @pytest.mark.sandbox
 @pytest.mark.install
 @needs_isolation
-@pytest.mark.parametrize("attack", sorted(ATTACKS))
+@pytest.mark.parametrize(
+    "attack", [pytest.param(a, marks=() if a in ATTACKS_HERE else pytest.mark.slow) for a in sorted(ATTACKS)]
+)
 def test_library_code_that_looks_for_the_gate_finds_an_ordinary_machine(tmp_path: Path, attack: str) -> None:
     """The bug shows in every run and under base's tests, as it would on a
     person's machine: the verdict is fail, not pass."""

@@ -20,7 +20,7 @@ from gatetui.backends.isolation import probe_isolation
 from gatetui.gate.checks import CheckId, Verdict
 from tests.support.gating import gate_locally
 from tests.support.local import fork_mode_or_skip
-from tests.support.phases import BASE, BROKEN
+from tests.support.phases import ATTACK_MODES, BASE, BROKEN
 from tests.support.repos import MakeRepo
 
 pytestmark = [
@@ -84,7 +84,7 @@ HELPER_CACHE = textwrap.dedent("""\
     """)
 
 
-@pytest.mark.parametrize("mode", ["overlay", "bind"])
+@pytest.mark.parametrize("mode", ATTACK_MODES)
 @pytest.mark.parametrize("plant", [REWRITE_CACHE, HELPER_CACHE], ids=["pytests_rewrite_cache", "a_helpers_bytecode"])
 def test_bytecode_planted_during_a_run_is_never_loaded(
     make_repo: MakeRepo, tmp_path: Path, plant: str, mode: str

@@ -121,7 +121,13 @@ def gate(repo: Path, work: Path) -> RunFinished:
     return gate_locally(repo, work, fork_mode_or_skip("overlay"))
 
 
-@pytest.mark.parametrize("attack", sorted(ATTACKS))
+# Two attacks in `make test`; the others in CI (`make test-slow`).
+ATTACKS_HERE = {"module_level_call", "called_at_collection"}
+
+
+@pytest.mark.parametrize(
+    "attack", [pytest.param(a, marks=() if a in ATTACKS_HERE else pytest.mark.slow) for a in sorted(ATTACKS)]
+)
 def test_code_run_only_outside_the_tests_bodies_does_not_pass(make_repo: MakeRepo, tmp_path: Path, attack: str) -> None:
     head, check, words = ATTACKS[attack]
     done = gate(make_repo(BASE, head), tmp_path / "work")

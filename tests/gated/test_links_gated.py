@@ -126,7 +126,13 @@ def host(tmp_path: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize(
-    ("shape", "mode"), [("absolute", "bind"), ("absolute", "overlay"), ("dotdot", "bind"), ("nested", "bind")]
+    ("shape", "mode"),
+    [
+        ("absolute", "bind"),
+        ("absolute", "overlay"),
+        pytest.param("dotdot", "bind", marks=pytest.mark.slow),  # in CI (`make test-slow`)
+        pytest.param("nested", "bind", marks=pytest.mark.slow),
+    ],
 )
 def test_a_head_linking_its_tests_out_of_the_tree_fails_and_nothing_lands_outside(
     tmp_path: Path, mode: str, shape: str

@@ -50,6 +50,7 @@ def env(root: Path) -> dict[str, str]:
         "PYTHONPATH": f"{root / '.gate'}{os.pathsep}{root}",
         "PYTHONSAFEPATH": "1",
         "PYTEST_ADDOPTS": "-p no:randomly -p no:cacheprovider",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # as in the gate's runs: only the plugins named load
     }
 
 

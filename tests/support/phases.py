@@ -8,6 +8,9 @@ import base64
 import textwrap
 from pathlib import Path
 
+import pytest
+
+from gatetui.backends.local import probe_fork_mode
 from gatetui.gate.checks import CheckId
 from gatetui.gate.events import RunFinished
 from tests.support.gating import gate_locally
@@ -223,3 +226,7 @@ def statuses(done: RunFinished) -> dict[str, str]:
 
 def details(done: RunFinished) -> dict[CheckId, str]:
     return {r.id: r.detail for r in done.results}
+
+
+# An attack is gated in `make test` in the fork mode this machine uses, in the other in CI (`make test-slow`).
+ATTACK_MODES = [pytest.param(m, marks=() if m == probe_fork_mode() else pytest.mark.slow) for m in ("overlay", "bind")]

@@ -66,7 +66,11 @@ READS_AND_SPINS = (
 
 @pytest.mark.sandbox
 @pytest.mark.install
-@pytest.mark.parametrize("library", [READS_AND_SLEEPS, READS_AND_SPINS], ids=["sleeps", "spins"])
+@pytest.mark.parametrize(
+    "library",
+    [READS_AND_SLEEPS, pytest.param(READS_AND_SPINS, marks=pytest.mark.slow)],  # spins in CI (`make test-slow`)
+    ids=["sleeps", "spins"],
+)
 def test_library_code_that_stalls_on_the_hidden_tests_fails_the_hidden_check(
     make_repo: MakeRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], library: str
 ) -> None:

@@ -40,7 +40,8 @@ def pytest_order(tmp_path: Path, seed: str | None, reverse: bool = False) -> lis
             (project / FOLDER / rel).parent.mkdir(parents=True, exist_ok=True)
             (project / FOLDER / rel).write_bytes(data)
     order_file = tmp_path / f"order-{len(list(tmp_path.glob('order-*')))}"  # one file per process
-    env = {**os.environ, "ORDER_FILE": str(order_file), "PYTEST_ADDOPTS": ""}
+    # as in the gate's runs, only the plugins named load (never this suite's own)
+    env = {**os.environ, "ORDER_FILE": str(order_file), "PYTEST_ADDOPTS": "", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     if seed is not None:
         env.update(SHUFFLE.env_for(str(project / FOLDER), seed=int(seed)))
     if reverse:

@@ -19,7 +19,7 @@ import pytest
 from gatetui.backends.isolation import probe_isolation
 from gatetui.gate.checks import CheckId, Status, Verdict
 from tests.support.local import fork_mode_or_skip
-from tests.support.phases import BASE, details, gate, head_of, statuses
+from tests.support.phases import ATTACK_MODES, BASE, details, gate, head_of, statuses
 from tests.support.repos import MakeRepo, git
 
 pytestmark = [
@@ -42,7 +42,7 @@ TREE_ATTACKS = [
 ]
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", ATTACK_MODES)
 @pytest.mark.parametrize("attack", TREE_ATTACKS)
 def test_what_the_install_leaves_in_the_tree_never_reaches_a_run(
     make_repo: MakeRepo, tmp_path: Path, attack: str, mode: str
@@ -59,7 +59,7 @@ def test_what_the_install_leaves_in_the_tree_never_reaches_a_run(
     assert git(repo, "status", "--porcelain") == ""
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", ATTACK_MODES)
 @pytest.mark.parametrize(
     ("attack", "planted"), [("drops_a_pth_file", "zz_fast.py"), ("drops_a_sitecustomize", "sitecustomize.py")]
 )
@@ -119,7 +119,7 @@ def test_bytecode_without_its_source_is_refused_before_anything_runs(make_repo: 
     )
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", ATTACK_MODES)
 @pytest.mark.parametrize("attack", ["forges_a_distribution", "extends_a_real_record"])
 def test_a_distribution_only_heads_build_vouches_for_is_not_believed(
     make_repo: MakeRepo, tmp_path: Path, attack: str, mode: str

@@ -43,7 +43,7 @@ def results(done: RunFinished) -> dict[str, tuple[str, str]]:
     return {r.id.value: (r.status.value, r.detail) for r in done.results}
 
 
-@pytest.mark.parametrize("when", ["postinstall", "prepare"])
+@pytest.mark.parametrize("when", ["postinstall", pytest.param("prepare", marks=pytest.mark.slow)])  # prepare in CI
 def test_a_runner_rewritten_by_heads_lifecycle_script_fails_the_install(
     make_repo: MakeRepo, tmp_path: Path, when: str
 ) -> None:

@@ -187,6 +187,7 @@ def run_measured(root: Path, files: list[str], extra: str = "") -> dict[str, byt
     env = {**os.environ, **PYTHON_COVERAGE.plugin.env_for(str(gate), report=str(out), files=json.dumps(files))}
     env["PYTEST_ADDOPTS"] += f" -p no:randomly -p no:cacheprovider {extra}"
     env["PYTHONPATH"] = f"{gate}{os.pathsep}{root}"
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # as in the gate's runs: only the plugins named load
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "tests"], cwd=root, env=env, capture_output=True, text=True, timeout=120
     )

@@ -89,6 +89,9 @@ def seen(root: Path, mutant: Mutant | None) -> dict[str, Any]:
         "PROBE_OUT": str(out),
         "PYTHONPATH": f"{gate}{os.pathsep}{root}",
         "PYTEST_ADDOPTS": "-p no:randomly -p no:cacheprovider",
+        # as in the gate's runs, no plugin is loaded unnamed: this suite's own (Textual's, hypothesis's)
+        # would be imported, and rewritten where python_files takes every module, at each start
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
     if mutant is not None:
         plugin = in_memory(mutant)
@@ -191,6 +194,7 @@ def test_a_module_imported_before_the_plugin_stops_the_run_as_a_usage_error(tmp_
         "PROBE_OUT": str(tmp_path / "out.json"),
         "PYTHONPATH": f"{gate}{os.pathsep}{root}",
         "PYTEST_ADDOPTS": f"-p no:randomly -p no:cacheprovider -p early {plugin.env_for(str(gate))['PYTEST_ADDOPTS']}",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # as in seen()
     }
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "tests"], cwd=root, env=env, capture_output=True, text=True, timeout=120

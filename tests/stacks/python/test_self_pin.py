@@ -360,7 +360,9 @@ def gate(repo: Path, work: Path) -> RunFinished:
 )
 @pytest.mark.sandbox
 @pytest.mark.install
-@pytest.mark.parametrize("uv", ["on", "off"])
+@pytest.mark.parametrize(
+    "uv", ["on", pytest.param("off", marks=pytest.mark.slow)]
+)  # pip alone in CI (`make test-slow`)
 def test_head_is_tested_not_the_release_its_requirements_pin(
     index: str, tmp_path: Path, uv: str, make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:

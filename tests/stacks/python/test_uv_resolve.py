@@ -288,7 +288,11 @@ BASE = {
 @needs_isolation
 @pytest.mark.sandbox
 @pytest.mark.install
-@pytest.mark.parametrize("names_itself", [False, True], ids=["local-dependency", "names-the-project-itself"])
+@pytest.mark.parametrize(
+    "names_itself",
+    [False, pytest.param(True, marks=pytest.mark.slow)],  # the project naming itself in CI (`make test-slow`)
+    ids=["local-dependency", "names-the-project-itself"],
+)
 def test_a_project_with_a_dependency_in_its_tree_passes(
     make_repo: MakeRepo, tmp_path: Path, names_itself: bool
 ) -> None:
