@@ -1,4 +1,4 @@
-"""What a new user meets first, through the real CLI (issue 19): each test
+"""What a new user meets first, through the real CLI: each test
 here failed before its fix."""
 
 from __future__ import annotations

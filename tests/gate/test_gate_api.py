@@ -73,7 +73,7 @@ def test_headless_inputs_make_an_open_state_directory_private_and_say_so(tmp_pat
 
 def test_a_scenario_brings_its_own_hidden_tests_seed_and_the_rules_given() -> None:
     scenarios = {s.name: s for s in load_scenarios()}
-    # no sample pins a seed any more (issue 36); one that does brings it
+    # no sample pins a seed any more; one that does brings it
     seeded = replace(scenarios["order_dependent"], random_seed=20260101)
     hidden = scenarios["hidden_special_case"]
     seal = SealSettings()

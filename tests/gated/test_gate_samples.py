@@ -263,7 +263,7 @@ def test_hidden_tests_say_only_how_many_failed(gated: dict[str, list[GateEvent]]
 
 
 def test_random_order_run_names_its_seed_and_the_order_dependent_tests(gated: dict[str, list[GateEvent]]) -> None:
-    """No seed pinned (issue 36): run 1 goes in reverse order and breaks
+    """No seed pinned: run 1 goes in reverse order and breaks
     every month test, each named with the one it needs to run first."""
     result = check_result(gated, "order_dependent", CheckId.RUNS)
     assert re.match(

@@ -26,7 +26,7 @@ from gatetui.stacks.registry import STACKS
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.install]  # every gate for real, installs included
 
-# 20 gates each in CI (`make test-order-loop`, the figure issue 36 asks for); 5 in `make test`, which
+# 20 gates each in CI (`make test-order-loop`); 5 in `make test`, which
 # must stay under ten minutes on two cores (20 gates of three samples are five of them)
 GATES = int(os.environ.get("GATETUI_ORDER_GATES", "5"))
 # sample -> the share of GATES whose `runs` must fail: python and node every gate, go 19 in 20
@@ -59,5 +59,5 @@ def test_order_samples_fail_runs_whatever_the_seed(name: str, tmp_path: Path) ->
     assert seeds == {None} or len(seeds) > GATES // 2  # fresh seeds, where the runner shuffles
     failed = [seed for status, seed in outcomes if status == "fail"]
     passed = [seed for status, seed in outcomes if status != "fail"]
-    print(f"{name}: runs failed in {len(failed)} of {GATES} gates")  # the figure issue 36 asks for
+    print(f"{name}: runs failed in {len(failed)} of {GATES} gates")  # the figure CI prints
     assert len(failed) >= math.ceil(CAUGHT[name] * GATES), f"{name}: runs passed with seeds {passed}"

@@ -50,11 +50,11 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "conftest_exit0": ("python", [P, F, P, P, F], "fail"),
     "node_honest": ("node", [P, P, P, P, P], "pass"),
     "node_runner_aware": ("node", [P, P, P, P, F], "review"),
-    # sealing rules (issue 6): base's pyproject.toml carries the rule
+    # sealing rules: base's pyproject.toml carries the rule
     "section_version_bump": ("python", [P, P, P, P, P], "pass"),
     "section_addopts": ("python", [P, P, P, P, F], "fail"),
     "new_test_file": ("python", [P, P, P, P, P], "pass"),
-    # attacks on the gate itself (issue 3): a small mathlib project each
+    # attacks on the gate itself: a small mathlib project each
     "attack_state_dir": ("python", [P, F, P, P, F], "fail"),
     "attack_env_secret": ("python", [P, F, P, P, F], "fail"),
     "attack_network": ("python", [P, F, P, P, P], "fail"),
@@ -68,7 +68,7 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "attack_runner_aware": ("python", [P, P, P, P, F], "review"),
     # code that recognises the gate by its surroundings: a run's home is a new user's
     "attack_empty_home": ("python", [P, F, P, P, F], "fail"),
-    # the runner's settings (issue 6): hidden tests, random order, baseline
+    # the runner's settings: hidden tests, random order, baseline
     "hidden_special_case": ("python", [P, P, P, P, P, F], "fail"),
     "hidden_eq_always_true": ("python", [P, P, P, P, P, F], "fail"),
     "hidden_counts_calls": ("python", [P, P, P, P, P, F], "fail"),
@@ -78,7 +78,7 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "order_dependent": ("python", [P, F, P, P, P], "fail"),
     "node_order_dependent": ("node", [P, F, P, P, P], "fail"),
     "baseline_known_failure": ("python", [P, P, P, P, P], "pass"),
-    # judged against base's own truth (issue 17)
+    # judged against base's own truth
     "tests_in_package": ("python", [P, P, P, P, F], "review"),
     "collection_error": ("python", [P, F, P, P, P], "fail"),
     "cov_without_plugin": ("python", [P, "error", "error", "error", "error"], "error"),
@@ -86,13 +86,13 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "flaky_new_test": ("python", [P, F, P, P, P], "fail"),
     "undeclared_runtime_import": ("python", [F, S, P, P, S], "fail"),
     "wheel_differs": ("python", ["review", P, P, P, P], "review"),
-    # honest work on real projects' layouts (issue 35)
+    # honest work on real projects' layouts
     "version_file_generated": ("python", [P, P, P, P, P], "pass"),
     "version_file_planted": ("python", [P, F, P, P, F], "fail"),
     "custom_editable": ("python", [P, P, P, P, P], "pass"),
     "custom_editable_hook": ("python", [F, S, P, P, S], "fail"),
     "odd_name": ("python", [F, S, F, P, S], "fail"),
-    # the go stack (issue 18): a small stats module each
+    # the go stack: a small stats module each
     "go_honest": ("go", [P, P, P, P, P], "pass"),
     "go_skip": ("go", [P, P, P, F, F], "fail"),
     "go_build_tag": ("go", [P, P, F, F, F], "fail"),
@@ -114,11 +114,11 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     # a test that reports for other tests: the report readers check the report's shape
     "go_reported_twice": ("go", [P, F, P, P, P], "fail"),
     "node_exit_early": ("node", [P, F, P, P, P], "fail"),
-    # does the new code have tests that bite (issue 21)
+    # does the new code have tests that bite
     "untested_branch": ("python", [P, P, P, P, P], "review"),
     "toothless_test": ("python", [P, P, P, P, P], "review"),
     "attack_import_only": ("python", [P, P, P, P, P], "review"),
-    # a test that checks process-fresh state is no flake; a flake beside it still is (issue 35)
+    # a test that checks process-fresh state is no flake; a flake beside it still is
     "state_dependent_test": ("python", [P, P, P, P, P], "pass"),
     "state_dependent_flaky": ("python", [P, F, P, P, P], "fail"),
     # a project that tests with pytest plugins: the runs load exactly its verified ones
@@ -183,7 +183,7 @@ SETTING_SAMPLES = {
     "go_order_dependent",
     "node_order_dependent",
 }
-# own layouts, judged against base's own truth (issue 17)
+# own layouts, judged against base's own truth
 LAYOUT_SAMPLES = {
     "tests_in_package",
     "cov_without_plugin",
@@ -193,7 +193,7 @@ LAYOUT_SAMPLES = {
     "custom_editable",
     "custom_editable_hook",
 }
-# a calendar with a holiday table loaded on first use, and a test that checks it is not loaded yet (issue 35)
+# a calendar with a holiday table loaded on first use, and a test that checks it is not loaded yet
 LAZY_SAMPLES = {"state_dependent_test", "state_dependent_flaky"}
 # a slug library whose tests use pytest plugins, and list the ones the runner registered
 PLUGIN_SAMPLES = {"plugins_declared"}
@@ -313,7 +313,7 @@ def test_a_few_exact_fields(scenarios: dict[str, Scenario]) -> None:
     assert scenarios["js_only"].stack == "node"
     assert scenarios["conftest_exit0"].checks["runs"] == "fail"
     assert scenarios["flaky_test"].checks["old_tests"] == "pass"
-    # the order samples pin no seed: the catch must not hang on one (issue 36)
+    # the order samples pin no seed: the catch must not hang on one
     assert [s.random_seed for s in scenarios.values() if "order_dependent" in s.name] == [None, None, None]
     assert scenarios["honest_fix"].random_seed is None
 

@@ -85,7 +85,7 @@ def test_python_extra_named_test_is_installed() -> None:
 
 def test_a_test_extra_that_names_the_runner_leaves_dev_out() -> None:
     """dev pulls in linters, type checkers and doc builders no test needs
-    (issue 20: one project's dev group cost more than its whole suite)."""
+    (one project's dev group cost more than its whole suite)."""
     line = install_line(
         {
             "pyproject.toml": '[project]\nname="x"\n[project.optional-dependencies]\ndev=["ruff"]\n'

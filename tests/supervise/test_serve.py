@@ -2,7 +2,7 @@
 real repo and a real clone: requests it refuses, status, the escalation
 after the cap (cap 0: no gate needed), where the socket may live; and
 `gatetui submit`'s client against it where nothing needs a gate: a refusal
-asked before the commit, a refusal after it taken back (issue 35)."""
+asked before the commit, a refusal after it taken back."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ async def test_bad_requests_get_one_error_line_each(
         {"event": "error", "code": 2, "message": "the request is not one line of JSON"}
     ]
     assert await ask(served.path, {"op": "merge"}) == [
-        {"event": "error", "code": 2, "message": "unknown request: send op can_submit, submit or status"}
+        {"event": "error", "code": 2, "message": "unknown request: send op can_submit, submit, status or watch"}
     ]
     assert await ask(served.path, {"op": "submit", "branch": "agent/x", "head": "a" * 40, "repo": "clone"}) == [
         {"event": "error", "code": 2, "message": "the working copy's path must be absolute: clone"}
@@ -319,7 +319,7 @@ async def test_a_refusal_after_the_commit_takes_it_back_and_git_still_sees_the_e
     """The race: the last submit is free when asked, taken by another submit
     before this one arrives. The commit is taken back, and the index's
     entry of the file edited within the clone's second is smudged, so git
-    sees the edit (issue 35); the staged file stays staged."""
+    sees the edit; the staged file stays staged."""
     served, _ = server
     sup = served.supervisor
     sup.submits.cap.given = 1

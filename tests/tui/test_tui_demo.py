@@ -1,4 +1,4 @@
-"""`gatetui demo` as the room sees it (issue 37): the pane follows a run
+"""`gatetui demo` as the room sees it: the pane follows a run
 with something to show, never a queued one; each scenario's notice sits
 beside its verdict; no column of the branch list is cut at 120 columns.
 The app is built as `gatetui demo` builds it (`launch.demo_app`), over the

@@ -1,4 +1,4 @@
-"""The screen a new user meets (issue 19), driven by Pilot over a sample repo
+"""The screen a new user meets, driven by Pilot over a sample repo
 with a backend that gates nothing: each test failed before its fix."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which tests head added or changed, by the diff's lines (issue 35): only
+"""Which tests head added or changed, by the diff's lines: only
 those run again after run 1, not every test of a file head touched."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A test that failed in the reruns, confirmed in fresh processes before it
-is named flaky (issue 35): what the fresh runs say, and how `runs` says it."""
+is named flaky: what the fresh runs say, and how `runs` says it."""
 
 from __future__ import annotations
 

@@ -118,7 +118,7 @@ def test_runs_detail_names_the_seed_when_the_shuffled_run_differs() -> None:
 
 def test_the_reverse_plugin_runs_every_test_last_to_first(tmp_path: Path) -> None:
     """Each test runs before every test declared before it: one run breaks
-    every test that needs an earlier one to have run (issue 36)."""
+    every test that needs an earlier one to have run."""
     file_order = [f"{m}{n}" for m in "ab" for n in NAMES]
     assert pytest_order(tmp_path, None, reverse=True) == file_order[::-1]
     assert REVERSE.label == "reverse order"
@@ -159,7 +159,7 @@ test("t3", async (t) => { record("t3"); await t.test("t3a", () => record("t3a"))
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_node_preload_registers_each_files_tests_last_to_first(tmp_path: Path) -> None:
-    """node --test with the reverse run's preload (issue 36): top-level
+    """node --test with the reverse run's preload: top-level
     tests and each suite's tests reversed, subtests and skips kept."""
     (tmp_path / "package.json").write_text('{"type": "module"}\n')
     (tmp_path / "test").mkdir()

@@ -1,4 +1,4 @@
-"""`bites` without a sandbox (issue 21): which mutants are tried with which
+"""`bites` without a sandbox: which mutants are tried with which
 tests and time limit, what a mutant's run means, how the check reads, and
 how its findings come back beside the code for a person."""
 

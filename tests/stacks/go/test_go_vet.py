@@ -1,4 +1,4 @@
-"""go vet judged against base (issue 35): its findings read so that a
+"""go vet judged against base: its findings read so that a
 finding moved by lines above it is the same finding (stacks/go/vet.py),
 and the install failing only on a finding head adds (gate/phases/lint.py).
 

@@ -1,4 +1,4 @@
-"""Which test runs each changed line (issue 21): python's plugin measured
+"""Which test runs each changed line: python's plugin measured
 in a real pytest, its report read back as hostile input, the changed
 statements found from the diff, and `covered` judged from both."""
 

@@ -1,6 +1,6 @@
 """A marker on an added line is new only if base's file did not hold it:
 the diff half of `no_new_skips` after a formatter rewrote old skips (idna
-3.8 -> 3.9, issue 35), and the cheats that must stay caught."""
+3.8 -> 3.9, in make eval), and the cheats that must stay caught."""
 
 from __future__ import annotations
 

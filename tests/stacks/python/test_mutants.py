@@ -1,4 +1,4 @@
-"""The mutant engine of issue 21: the python stack's mutants of changed
+"""The mutant engine: the python stack's mutants of changed
 lines (each operator, what is skipped, hostile files), the bounded choice
 among them, and the properties every mutant holds on generated modules."""
 

@@ -1,4 +1,4 @@
-"""Which of head's files its distribution ships (issue 35): `covered` and
+"""Which of head's files its distribution ships: `covered` and
 `bites` judge those and count the rest apart. The trees are laid out as
 the release corpus's projects lay theirs out (bench/RELEASES.md): six's
 Sphinx conf.py, boltons' misc/ scripts, pyparsing's examples/."""

@@ -1,4 +1,4 @@
-"""Head's own project never comes from the index (issue 35: click 8.1.7..8.1.8).
+"""Head's own project never comes from the index (make eval: click 8.1.7 to 8.1.8).
 
 click's requirements/dev.txt pins `click==8.1.7`, the project itself; the
 index's 8.1.7 was resolved, layered, and shadowed head's tree, so 8.1.8's
