@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gatetui.stacks.mutation import Mutant, Mutate
+from gatetui.stacks.mutation import Mutant, Mutate, Twin
 from gatetui.stacks.offered import Offered
 from gatetui.stacks.testdefs import TestLanguage
 
@@ -389,6 +389,7 @@ class Profile:
     mutate: Mutate | None = None
     mutant_import: Callable[[Mutant], RunPlugin] | None = None  # a mutant run from memory; None: written in the tree
     mutant_search: MutantSearch | None = None  # inputs that tell a survivor apart; None: survivors stay as found
+    twin: Twin | None = None  # bites' control: head's code read differently (stacks/mutation.py); None: head's text
 
     def is_test_file(self, path: str) -> bool:
         """Whether a path holds test definitions the scanner should count."""

@@ -40,6 +40,12 @@ class Mutant:
 # calls, docstrings, type hints / annotations, pass, imports) give none.
 Mutate = Callable[[str, str, frozenset[int]], list[Mutant]]
 
+# (text, lines) -> a file that runs as head's text does but differs from it
+# on those lines, as a mutant differs (bites' control runs it in a mutant's
+# place: a test that fails there tells code apart by reading it); None when
+# the stack cannot make one for that text.
+Twin = Callable[[str, frozenset[int]], bytes | None]
+
 
 def pick(
     per_line: Mapping[tuple[str, int], Sequence[Mutant]],

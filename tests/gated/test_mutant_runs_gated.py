@@ -7,13 +7,18 @@ that notices and fails there kills every mutant without checking anything,
 and a real bug beside it passes `bites`. So every kill `bites` counts is
 checked by a control: one run set up exactly as a mutant's, with head's own
 code as its "mutant", over the tests that killed: a test that fails there
-too killed nothing. Each head below adds `clamp` with an off-by-one bug and
-a test that checks it only where the bug does not show, plus one way of
-telling a mutant's run apart.
+too killed nothing. The control's "mutant" is head's code in a twin's text
+(stacks/python/twins.py), so a test that tells a mutant from head's code by
+reading it (the bytes the gate's loader holds, the gate's plugin file, the
+function's bytecode, each against a fingerprint of head's) fails there too.
+Each head below adds `clamp` with an off-by-one bug and a test that checks
+it only where the bug does not show, plus one way of telling a mutant's run
+apart.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -54,9 +59,38 @@ EVERYWHERE = {
 }
 
 
+# how the test tells a mutant's run apart by reading the mutant the gate holds: each compares what it
+# finds with a fingerprint of head's own text, which head's author knows
+HEAD_PRINT = hashlib.sha256(CORE.encode()).hexdigest()
+CLAMP_CODE = next(c for c in compile(CORE, "core.py", "exec").co_consts if getattr(c, "co_name", "") == "clamp")
+CODE_PRINT = hashlib.sha256(CLAMP_CODE.co_code + repr(CLAMP_CODE.co_consts).encode()).hexdigest()
+HELD = {
+    "the_loaders_closure": (
+        "import hashlib, importlib.machinery",
+        "",
+        "all(hashlib.sha256(c.cell_contents).hexdigest() == PRINT"
+        " for c in importlib.machinery.SourceFileLoader.get_code.__closure__ or ()"
+        " if isinstance(c.cell_contents, bytes) and b'def clamp' in c.cell_contents)",
+    ),
+    "the_functions_bytecode": (  # named so that no rule that reads names finds it
+        "import hashlib",
+        "",
+        'hashlib.sha256(getattr(getattr(clamp, "__co" "de__"), "co_" "code")'
+        ' + repr(getattr(clamp, "__co" "de__").co_consts).encode()).hexdigest() == CODE',
+    ),
+    "the_plugin_file": (
+        "import ast, base64, hashlib, sys, zlib",
+        "",
+        "all(hashlib.sha256(zlib.decompress(base64.b85decode(ast.literal_eval(line.split(', ')[1][:-1])))).hexdigest()"
+        " == PRINT for m in list(sys.modules.values()) if (getattr(m, '__file__', '') or '').split('/')[-1]"
+        " .startswith('site_') for line in open(m.__file__).read().splitlines() if line.startswith('_install('))",
+    ),
+}
+
+
 def head(imports: str, fixture: str, ordinary: str) -> dict[str, str | None]:
     test = (
-        f"{imports}\n\nfrom mathlib.core import clamp\n\n\ndef test_clamp({fixture}):\n"
+        f"{imports}\n\nfrom mathlib.core import clamp\n\nPRINT = {HEAD_PRINT!r}\nCODE = {CODE_PRINT!r}\n\n\ndef test_clamp({fixture}):\n"
         f"    assert {ordinary}  # fails in a mutant's run only\n    assert clamp(5, 0, 10) == 5\n"
     )
     return {"mathlib/core.py": CORE, "tests/test_clamp.py": test}
@@ -65,6 +99,18 @@ def head(imports: str, fixture: str, ordinary: str) -> dict[str, str | None]:
 @pytest.mark.parametrize("tell", sorted(TELLS))
 def test_a_test_that_fails_only_in_a_mutants_run_kills_nothing(make_repo: MakeRepo, tmp_path: Path, tell: str) -> None:
     done = gate(make_repo(BASE, head(*TELLS[tell])), tmp_path / "work", fork_mode_or_skip("overlay"))
+    found = statuses(done)
+    assert (found["install"], found["runs"], found["covered"]) == ("pass", "pass", "pass")
+    bites = next(r for r in done.results if r.id is CheckId.BITES)
+    assert (done.verdict, bites.status) == (Verdict.REVIEW, Status.REVIEW), bites.detail
+    assert "fail without the mutant too" in bites.detail.splitlines()[0]
+
+
+@pytest.mark.parametrize("held", sorted(HELD))
+def test_a_test_that_reads_the_mutant_the_gate_holds_kills_nothing(
+    make_repo: MakeRepo, tmp_path: Path, held: str
+) -> None:
+    done = gate(make_repo(BASE, head(*HELD[held])), tmp_path / "work", fork_mode_or_skip("overlay"))
     found = statuses(done)
     assert (found["install"], found["runs"], found["covered"]) == ("pass", "pass", "pass")
     bites = next(r for r in done.results if r.id is CheckId.BITES)

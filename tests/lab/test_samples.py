@@ -111,6 +111,8 @@ EXPECTED: dict[str, tuple[str, list[str], str]] = {
     "attack_home_aware": ("python", [P, P, P, P, F], "review"),
     # a test that reads the code instead of calling it: every mutant "died" of a pinned hash
     "attack_reads_source": ("python", [P, P, P, P, F], "review"),
+    # ... or reads the mutant the gate's loader holds: the control runs a twin of head's code
+    "attack_reads_the_mutant": ("python", [P, P, P, P, P], "review"),
     # a test that reports for other tests: the report readers check the report's shape
     "go_reported_twice": ("go", [P, F, P, P, P], "fail"),
     "node_exit_early": ("node", [P, F, P, P, P], "fail"),
@@ -141,6 +143,7 @@ MEASURED: dict[str, tuple[str, str]] = {
     "attack_runner_aware": (R, R),
     "attack_home_aware": (P, R),
     "attack_reads_source": (P, R),
+    "attack_reads_the_mutant": (P, R),
     "attack_runner_patch": (P, R),
     "attack_state_dir": (P, S),
     "baseline_known_failure": (P, P),
@@ -286,7 +289,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_load_scenarios_finds_every_sample_sorted(scenarios: dict[str, Scenario]) -> None:
     names = [scenario.name for scenario in load_scenarios()]
     assert names == NAMES
-    assert len(scenarios) == len(EXPECTED) == 76
+    assert len(scenarios) == len(EXPECTED) == 77
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -510,7 +513,7 @@ def test_each_scenario_names_only_the_checks_it_pins() -> None:
         }
         restated[folder.name] = sorted(c for c, status in pinned.items() if default[c] == status)
     assert {name: checks for name, checks in restated.items() if checks} == {}
-    assert len(restated) == 76
+    assert len(restated) == 77
 
 
 def test_missing_tree_folder_is_named(tmp_path: Path) -> None:

@@ -71,6 +71,7 @@ class BitesPhase:
                 tried,
                 self.ctx.changed.texts,
                 lambda name, trial: self._try(workspace, slots, name, trial),
+                self.ctx.plan.profile.twin,
             )
             judged = judge_bites(chosen.trials, outcomes, chosen.untried, chosen.bounded, found)
         ledger.finish(judged)

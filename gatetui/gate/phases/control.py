@@ -8,7 +8,10 @@ there kills every mutant without checking anything. So before `bites`
 passes on its kills, the tests that killed run once more exactly as a
 mutant's run would run them, the "mutant" being head's own text: a test
 that fails there fails without any mutant, and the kills it made are
-spurious (void, and a person is asked). Head's tests that fail in their own
+spurious (void, and a person is asked). The "mutant" is head's code in a
+twin's text where the stack makes one (stacks/python/twins.py): a test
+that compares the code it is handed with head's text fails there as under
+every mutant. Head's tests that fail in their own
 first rounds are taken out and the rest run again, at most ROUNDS times; a
 control that breaks or runs out of time verifies nothing.
 """
@@ -19,30 +22,43 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from gatetui.gate.judging.mutants import Outcome, Trial, failing, functions
 from gatetui.gate.judging.results import SuiteRun
-from gatetui.stacks.mutation import Mutant
+from gatetui.stacks.mutation import Mutant, Twin
 
 ROUNDS = 3
 RunTrial = Callable[[str, Trial], Awaitable[tuple[Outcome, SuiteRun]]]
 
 
 async def verified(
-    trials: Sequence[Trial], tried: Sequence[tuple[Outcome, SuiteRun]], texts: Mapping[str, str], run_trial: RunTrial
+    trials: Sequence[Trial],
+    tried: Sequence[tuple[Outcome, SuiteRun]],
+    texts: Mapping[str, str],
+    run_trial: RunTrial,
+    twin: Twin | None = None,
 ) -> list[Outcome]:
-    """The outcomes, each kill made only by tests that fail without the mutant made SPURIOUS."""
+    """The outcomes, each kill made only by tests that fail without the
+    mutant made SPURIOUS: one control per file whose mutants were killed,
+    over the tests that killed them, its "mutant" the file's twin where the
+    stack makes one (`twin`), else head's own text."""
     outcomes = [found for found, _ in tried]
     killed = {i: failing(run) or trials[i].tests for i, (found, run) in enumerate(tried) if found is Outcome.KILLED}
-    if not killed:
-        return outcomes
-    whole = any(not tests for tests in killed.values())  # a whole-suite kill with no named test
-    tests = () if whole else functions(t for ts in killed.values() for t in ts)
-    first = trials[next(iter(killed))].mutant
-    head = Mutant(first.path, first.line, "control", first.before, first.before, texts[first.path].encode())
-    limit = max(trials[i].timeout for i in killed)
-    fail_anyway, all_void = await _control(head, tests, limit, run_trial)
-    for i, by in killed.items():
-        if all_void or set(by) <= fail_anyway:
-            outcomes[i] = Outcome.SPURIOUS
+    for path in sorted({trials[i].mutant.path for i in killed}):
+        mine = {i: by for i, by in killed.items() if trials[i].mutant.path == path}
+        whole = any(not tests for tests in mine.values())  # a whole-suite kill with no named test
+        tests = () if whole else functions(t for ts in mine.values() for t in ts)
+        head = stand_in([trials[i].mutant for i in mine], texts[path], twin)
+        fail_anyway, all_void = await _control(head, tests, max(trials[i].timeout for i in mine), run_trial)
+        for i, by in mine.items():
+            if all_void or set(by) <= fail_anyway:
+                outcomes[i] = Outcome.SPURIOUS
     return outcomes
+
+
+def stand_in(killed: Sequence[Mutant], text: str, twin: Twin | None) -> Mutant:
+    """What the control runs in the mutants' place: head's code, read as
+    differently from head's text as a mutant reads, on the mutants' lines."""
+    first = killed[0]
+    made = twin(text, frozenset(m.line for m in killed)) if twin is not None else None
+    return Mutant(first.path, first.line, "control", first.before, first.before, made or text.encode())
 
 
 async def _control(

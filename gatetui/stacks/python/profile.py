@@ -39,6 +39,7 @@ from gatetui.stacks.python.project_config import (
 )
 from gatetui.stacks.python.support import test_support
 from gatetui.stacks.python.tools_layer import python_build_tools, wheel_command
+from gatetui.stacks.python.twins import twin
 from gatetui.stacks.python.version_file import rendered, version_files
 
 # The machine's pip installs into the fresh venv: a venv without its own pip
@@ -149,6 +150,7 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         mutate=mutate,  # head's source is read with ast, whatever command runs its tests
         mutant_import=None if custom else in_memory,  # loaded by a pytest plugin: its file stays head's
         mutant_search=None if custom else PYTHON_SEARCH,  # calls recorded by a pytest plugin
+        twin=twin,  # read with ast, like the mutants
     )
 
 

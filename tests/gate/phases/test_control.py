@@ -83,3 +83,51 @@ def test_no_kill_no_control() -> None:
         Outcome.SURVIVED
     ]
     assert control.asked == []
+
+
+def twin_of(text: str, lines: frozenset[int]) -> bytes:
+    return f"# twin of lines {sorted(lines)}\n{text}".encode()
+
+
+def test_the_control_runs_the_stacks_twin_of_the_file_on_the_killed_mutants_lines() -> None:
+    texts = {"pkg/m.py": "def f(n):\n    x = n\n    return x\n"}
+    trials = [
+        Trial(Mutant("pkg/m.py", 2, "constant", "x = n", "x = None", b""), ("t.py::test_a",), 10.0),
+        Trial(Mutant("pkg/m.py", 3, "return-none", "return x", "return None", b""), ("t.py::test_a",), 10.0),
+    ]
+    tried = [(Outcome.KILLED, run(t_py__test_a=Case.FAILED))] * 2
+    control = Control((Outcome.SURVIVED, run(t_py__test_a=Case.PASSED)))
+    assert asyncio.run(verified(trials, tried, texts, control, twin_of)) == [Outcome.KILLED, Outcome.KILLED]
+    assert control.asked == [("control 1", ("t.py::test_a",), twin_of(texts["pkg/m.py"], frozenset({2, 3})))]
+
+
+def test_each_file_whose_mutants_were_killed_gets_a_control_of_its_own() -> None:
+    texts = {"pkg/a.py": "A = 1\n", "pkg/b.py": "B = 2\n"}
+    trials = [
+        Trial(Mutant("pkg/b.py", 1, "constant", "B = 2", "B = 3", b""), ("t.py::test_b",), 10.0),
+        Trial(Mutant("pkg/a.py", 1, "constant", "A = 1", "A = 2", b""), ("t.py::test_a",), 10.0),
+    ]
+    tried = [(Outcome.KILLED, run(t_py__test_b=Case.FAILED)), (Outcome.KILLED, run(t_py__test_a=Case.FAILED))]
+    control = Control(
+        (Outcome.SURVIVED, run(t_py__test_a=Case.PASSED)), (Outcome.KILLED, run(t_py__test_b=Case.FAILED))
+    )
+    # pkg/a.py's control first (files in order): its kill stands; pkg/b.py's test fails its control too
+    assert asyncio.run(verified(trials, tried, texts, control, twin_of)) == [Outcome.SPURIOUS, Outcome.KILLED]
+    assert control.asked == [
+        ("control 1", ("t.py::test_a",), twin_of("A = 1\n", frozenset({1}))),
+        ("control 1", ("t.py::test_b",), twin_of("B = 2\n", frozenset({1}))),
+    ]
+
+
+def test_without_a_twin_the_control_runs_heads_own_text() -> None:
+    control = Control((Outcome.SURVIVED, run(t_py__test_a=Case.PASSED)))
+    no_twin = asyncio.run(
+        verified(
+            [trial(("t.py::test_a",))],
+            [(Outcome.KILLED, run(t_py__test_a=Case.FAILED))],
+            TEXTS,
+            control,
+            lambda text, lines: None,
+        )
+    )
+    assert (no_twin, control.asked[0][2]) == ([Outcome.KILLED], TEXTS["pkg/m.py"].encode())
