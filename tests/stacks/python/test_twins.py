@@ -42,14 +42,12 @@ def drawn(index: int):  # type: ignore[no-untyped-def]
     ],
 )
 def test_each_wrap_puts_the_lines_outermost_expression_inside_an_identity(index: int, line: str) -> None:
-    made = twin(CLAMP, frozenset({6}), drawn(index))
-    assert made is not None
+    made = twin(CLAMP, frozenset({6}), drawn(index)) or b""
     assert made.decode().splitlines() == [*CLAMP.splitlines()[:5], line, *CLAMP.splitlines()[6:]]
 
 
 def test_every_line_asked_is_wrapped_with_one_identity_drawn_per_twin() -> None:
-    made = twin(CLAMP, frozenset({6, 7, 8}), drawn(0))
-    assert made is not None
+    made = twin(CLAMP, frozenset({6, 7, 8}), drawn(0)) or b""
     assert made.decode().splitlines()[5:] == [
         "    if [(x > hi)][0]:",
         "        return [(hi)][0]",
@@ -106,8 +104,7 @@ def test_a_twin_computes_what_head_computes_and_its_bytecode_differs(
     first, second, third = expressions
     text = f"def f(x, y, lo=0):\n    a = {first}\n    if x < ({second}):\n        return a\n    return [a, {third}]\n"
     lines = data.draw(st.sets(st.sampled_from([2, 3, 4, 5]), min_size=1).map(frozenset))
-    made = twin(text, lines, drawn(index))
-    assert made is not None
+    made = twin(text, lines, drawn(index)) or b"# no twin"
     head, other = functions(text)["f"], functions(made)["f"]
     assert dis.Bytecode(head).dis() != dis.Bytecode(other).dis()
     for x in range(-3, 4):
