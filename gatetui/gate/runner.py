@@ -82,7 +82,7 @@ class _Gate:
 
     async def execute(self) -> None:
         profile = self.plan.profile
-        preflight = asyncio.create_task(self.backend.preflight(profile.tools, profile.stack.indexes))
+        preflight = asyncio.create_task(self.backend.preflight(profile.install.tools, profile.stack.indexes))
         self._started()
         plan_phase.announce(self.ctx)
         await preflight  # a missing tool is raised to the consumer: nothing was judged

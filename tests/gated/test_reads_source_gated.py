@@ -184,7 +184,7 @@ def test_a_mutant_written_over_the_tree_is_what_the_pin_saw(make_repo: MakeRepo,
     declares no `mutant_import`): the file's hash differs in every mutant
     run, every mutant dies, and only the diff rule is left to ask."""
     plan = make_plan(GateRequest(make_repo(BASE, head("file_hash")), "main", "agent/x"))
-    plan = replace(plan, profile=replace(plan.profile, mutant_import=None))
+    plan = replace(plan, profile=replace(plan.profile, lines=replace(plan.profile.lines, mutant_import=None)))
     backend = LocalBackend(work_root=tmp_path / "work", fork_mode=fork_mode_or_skip("overlay"), layers=shared_layers())
 
     async def go() -> RunFinished:

@@ -112,7 +112,7 @@ class BaseOwn:
         if not found.refused:
             return ""
         profile = self.ctx.plan.profile
-        return start.explain(found.refused, profile.plugin_options, profile.start_fix)
+        return start.explain(found.refused, profile.suite.plugin_options, profile.suite.start_fix)
 
     async def _run(self) -> baseline.BaseRun:
         """From the cache, or measured; a usable result is cached."""
@@ -138,7 +138,7 @@ class BaseOwn:
             run = await self.runner.run(
                 workspace, CheckId.RUNS, "baseline", {}, ran=RunTree(ctx.plan.base), loads=loads(installer)
             )
-            return baseline.BaseRun.of(base, run, ctx.plan.profile.cannot_start)
+            return baseline.BaseRun.of(base, run, ctx.plan.profile.suite.cannot_start)
 
 
 def _cache_get(cache: baseline.BaselineCache | None, key: str) -> Mapping[str, Any] | None:

@@ -41,7 +41,7 @@ class FreshRuns:
             alone.append(await self._run(workspace, test, {}))
         if not all(fresh.alone_passed(r, test) for r in alone):
             return fresh.confirm(test, alone, None)
-        plugin = self.ctx.plan.profile.rerun
+        plugin = self.ctx.plan.profile.suite.rerun
         assert plugin is not None  # reruns, and so their failures, come only from a profile's plugin
         # the function's id on the command line, the one case wanted picked by the plugin
         env = await self.runner.plugin(
@@ -57,6 +57,6 @@ class FreshRuns:
         """One fresh process running `test`; its report, None when it has
         none or hit its time limit."""
         self.started += 1
-        command = rerun.command(self.ctx.plan.profile.test, [test])
+        command = rerun.command(self.ctx.plan.profile.suite.command, [test])
         run: SuiteRun = await self.runner.run(workspace, CheckId.RUNS, f"fresh {self.started}", env, command)
         return None if run.result.timed_out else run.report

@@ -50,7 +50,10 @@ class SuitePhase:
         hidden = Need.HIDDEN_TESTS in {need for spec in ctx.ledger.open() for need in spec.needs}
         # each run a fresh export of head: of the install, only the environment
         copies = await workspace.fork(
-            RUNS + 1 + hidden, ctx.export_head, ctx.plan.profile.environment, network=ctx.plan.policy.test_network
+            RUNS + 1 + hidden,
+            ctx.export_head,
+            ctx.plan.profile.install.environment,
+            network=ctx.plan.policy.test_network,
         )
         try:
             done = await self._side_by_side(copies, hidden)
@@ -109,8 +112,12 @@ class SuitePhase:
         if ctx.plan.policy.random_order and ctx.plan.digests.random_seed is None:
             ctx.ledger.progress(
                 CheckId.RUNS,
-                f"random_order: {profile.runner} runs cannot be shuffled"
-                + (f"; run 1 goes {profile.reorder.label}" if profile.reorder is not None else " and keep their order"),
+                f"random_order: {profile.suite.runner} runs cannot be shuffled"
+                + (
+                    f"; run 1 goes {profile.suite.reorder.label}"
+                    if profile.suite.reorder is not None
+                    else " and keep their order"
+                ),
             )
 
     async def _head_run(self, workspace: Workspace, index: int) -> SuiteRun:
@@ -126,7 +133,7 @@ class SuitePhase:
             return run
         if seed is None or index != random_order.RUN_INDEX:
             return await self.runner.run(workspace, CheckId.RUNS, name, {})
-        shuffle = self.ctx.plan.profile.shuffle
+        shuffle = self.ctx.plan.profile.suite.shuffle
         assert shuffle is not None  # the plan draws a seed only for a runner that shuffles
         env = await self.runner.plugin(workspace, shuffle, seed=seed)
         return replace(await self.runner.run(workspace, CheckId.RUNS, name, env), seed=seed)
@@ -139,18 +146,20 @@ class SuitePhase:
         plan = self.ctx.plan
         run = (
             await self._reordered(workspace)
-            if plan.policy.random_order and plan.profile.reorder is not None
+            if plan.policy.random_order and plan.profile.suite.reorder is not None
             else await self.runner.run(workspace, CheckId.RUNS, "run 1", {})
         )
         ids = (
             rerun.targets(run.report, ChangedTests(plan.base, plan.head))
-            if run.report is not None and plan.profile.rerun is not None
+            if run.report is not None and plan.profile.suite.rerun is not None
             else []
         )
-        if not ids or plan.profile.rerun is None:
+        if not ids or plan.profile.suite.rerun is None:
             return run
-        env = await self.runner.plugin(workspace, plan.profile.rerun, reruns=rerun.RERUNS, afresh="", only="")
-        again = await self.runner.run(workspace, CheckId.RUNS, "reruns", env, rerun.command(plan.profile.test, ids))
+        env = await self.runner.plugin(workspace, plan.profile.suite.rerun, reruns=rerun.RERUNS, afresh="", only="")
+        again = await self.runner.run(
+            workspace, CheckId.RUNS, "reruns", env, rerun.command(plan.profile.suite.command, ids)
+        )
         failed = rerun.failures(again.report) if again.report is not None and not again.result.timed_out else {}
         if not run.passed and not plan.policy.baseline:
             return replace(run, reruns=again)  # runs fails already: what the reruns say changes nothing
@@ -162,7 +171,7 @@ class SuitePhase:
         run 2: coverage (run 2) and the mutants that replay it keep the
         source order, where each test reaches the lines it reaches for a
         user."""
-        reorder = self.ctx.plan.profile.reorder
+        reorder = self.ctx.plan.profile.suite.reorder
         assert reorder is not None
         env = await self.runner.plugin(workspace, reorder.plugin)
         return replace(await self.runner.run(workspace, CheckId.RUNS, "run 1", env), order=reorder.label)
@@ -186,7 +195,7 @@ class SuitePhase:
         self.ctx.ledger.time_from_now(CheckId.HIDDEN)  # announced with the plan, timed from here
         over = {**plan.old_tests_files, **plan.hidden.files}
         await workspace.write_files(over)
-        command = hidden_command(plan.profile.test, plan.hidden)
+        command = hidden_command(plan.profile.suite.command, plan.hidden)
         return await self.runner.run(
             workspace, CheckId.HIDDEN, HIDDEN_STREAM, self.runner.old_tests_env(), command, RunTree(plan.head, over)
         )

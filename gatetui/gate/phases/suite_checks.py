@@ -27,7 +27,7 @@ async def judge_suite(ctx: Context, base: BaseOwn, runs: list[SuiteRun], old: Su
 async def _cannot_start(ctx: Context, base: BaseOwn, runs: list[SuiteRun]) -> bool:
     """Every run refused to start, and base's own suite refuses too: the
     project's setup, not the change; nothing else is judged."""
-    if not start.refused(runs, ctx.plan.profile.cannot_start):
+    if not start.refused(runs, ctx.plan.profile.suite.cannot_start):
         return False
     at_base = await base.refused_at_base()
     if not at_base:
@@ -57,7 +57,7 @@ async def _second_halves(ctx: Context, base: BaseOwn, runs: list[SuiteRun], old:
         old,
         runs,
         ctx.plan.still_defined,
-        case_family(ctx.plan.profile.report_ids),
+        case_family(ctx.plan.profile.reports.ids),
     )
     if skips.status is Status.PASS and judge.skipped_anywhere([old]):  # head-only skips are caught above
         skips = await base.skips_against_base(skips, [*runs, old])

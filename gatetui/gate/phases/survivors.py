@@ -65,7 +65,7 @@ class SurvivorSearch:
         tests = functions(test for trial in trials for test in trial.tests)
         name = f"calls {number + 1}"
         [copy] = await workspace.fork(
-            1, self.ctx.export_head, profile.environment, network=self.ctx.plan.policy.test_network
+            1, self.ctx.export_head, profile.install.environment, network=self.ctx.plan.policy.test_network
         )
         try:
             out = f"calls-{number + 1}.json"
@@ -75,7 +75,7 @@ class SurvivorSearch:
                 CheckId.BITES,
                 name,
                 env,
-                rerun.command(profile.test, list(tests)),
+                rerun.command(profile.suite.command, list(tests)),
                 timeout=max(trial.timeout for trial in trials),
             )
             raw = await copy.read_report(out)
@@ -89,7 +89,7 @@ class SurvivorSearch:
         plugin, command = self.search.searcher(job)
         out = f"search-{number + 1}.json"
         [copy] = await workspace.fork(
-            1, self.ctx.export_head, profile.environment, network=self.ctx.plan.policy.test_network
+            1, self.ctx.export_head, profile.install.environment, network=self.ctx.plan.policy.test_network
         )
         try:
             await self.runner.plugin(copy, plugin)

@@ -77,7 +77,7 @@ _CHUNK = 1 << 16
 
 def parse_junit(data: bytes | str, max_bytes: int = DEFAULT_MAX_BYTES, *, ids: str, root: str | None = None) -> Report:
     """Read one JUnit XML report whose test ids follow the rule `ids` (a
-    `Profile.report_ids`: its runner's).
+    `ReportFormat.ids`: its runner's).
 
     The id rule comes from the profile alone, never from the document (see
     junit_ids.py).  `root` is
