@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from gatetui.gate.checks import CheckId, CheckResult
-from gatetui.gate.judging import refused_start as start
+from gatetui.gate.judging import refused_start
 from gatetui.gate.judging.results import SuiteRun, judge_runs, listing
 from gatetui.gate.reports import junit
 from gatetui.policy import Policy
@@ -85,7 +85,11 @@ class BaseRun:
     @classmethod
     def of(cls, base: str, run: SuiteRun, cannot_start: tuple[int, ...] = ()) -> BaseRun:
         if run.report is None or run.result.timed_out:
-            words = start.runners_words(run.result.output_tail) if start.refused([run], cannot_start) else ""
+            words = (
+                refused_start.runners_words(run.result.output_tail)
+                if refused_start.refused([run], cannot_start)
+                else ""
+            )
             return cls(base, {}, f"base's suite {run.failure()}", refused=words)
         return cls(base, {i: t.outcome.value for i, t in run.report.tests.items()})
 

@@ -22,7 +22,7 @@ import os
 
 from gatetui.backends.base import Workspace, close_all
 from gatetui.gate.checks import CheckId, CheckResult, Status, Verdict, decide, spec_of
-from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging import reruns
 from gatetui.gate.judging.mutants import Chosen, Outcome, Trial, choose, judge_bites, outcome
 from gatetui.gate.judging.results import SuiteRun
 from gatetui.gate.phases.context import Context
@@ -145,7 +145,7 @@ class BitesPhase:
                     CheckId.BITES,
                     name,
                     env,
-                    rerun.command(profile.suite.command, list(trial.tests)),
+                    reruns.command(profile.suite.command, list(trial.tests)),
                     RunTree(ctx.plan.head, mutated),
                     timeout=trial.timeout,
                 )

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from gatetui.backends.base import CommandResult, Workspace
 from gatetui.gate.checks import CheckId
-from gatetui.gate.judging import refused_start as start
+from gatetui.gate.judging import refused_start
 from gatetui.gate.judging.results import SuiteRun
 from gatetui.gate.phases.context import Context
 from gatetui.gate.reports.junit import Report, ReportError, parse_junit
@@ -86,8 +86,8 @@ class SuiteRunner:
 
     def _no_report(self, name: str, result: CommandResult) -> str:
         """Why a run left no report: a runner that would not start says so in its own words."""
-        if start.refused([SuiteRun(name, result, None)], self.ctx.plan.profile.suite.cannot_start):
-            return f"the runner would not start: {start.runners_words(result.output_tail)}"
+        if refused_start.refused([SuiteRun(name, result, None)], self.ctx.plan.profile.suite.cannot_start):
+            return f"the runner would not start: {refused_start.runners_words(result.output_tail)}"
         return "no report written"
 
     def _read_report(self, raw: bytes, root: str, ran: RunTree) -> Report:

@@ -19,12 +19,11 @@ from gatetui.backends.base import CommandResult, Workspace, close_all
 from gatetui.gate.checks import CheckId, Need, Phase, announced_at
 from gatetui.gate.diff.changed_tests import ChangedTests
 from gatetui.gate.events import OutputChunk
-from gatetui.gate.judging import hidden_time, random_order
-from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging import hidden_time, random_order, reruns
 from gatetui.gate.judging.hidden import STREAM as HIDDEN_STREAM
 from gatetui.gate.judging.hidden import hidden_command, judge_hidden
 from gatetui.gate.judging.results import SuiteRun
-from gatetui.gate.phases import suite_checks as judging
+from gatetui.gate.phases import suite_checks
 from gatetui.gate.phases.base_own import BaseOwn
 from gatetui.gate.phases.bites import BitesPhase
 from gatetui.gate.phases.context import Context
@@ -62,7 +61,7 @@ class SuitePhase:
         if hidden:
             assert ctx.plan.hidden is not None  # needed only when configured and found (plan_phase.hidden)
             ctx.ledger.finish(judge_hidden(done[RUNS + 1], ctx.plan.hidden, self._hidden_limit))
-        await judging.judge_suite(ctx, self.base, done[:RUNS], done[RUNS])
+        await suite_checks.judge_suite(ctx, self.base, done[:RUNS], done[RUNS])
         await self.bites.run(workspace, done[:RUNS])
 
     async def _side_by_side(self, copies: list[Workspace], hidden: bool) -> list[SuiteRun]:
@@ -150,17 +149,17 @@ class SuitePhase:
             else await self.runner.run(workspace, CheckId.RUNS, "run 1", {})
         )
         ids = (
-            rerun.targets(run.report, ChangedTests(plan.base, plan.head))
+            reruns.targets(run.report, ChangedTests(plan.base, plan.head))
             if run.report is not None and plan.profile.suite.rerun is not None
             else []
         )
         if not ids or plan.profile.suite.rerun is None:
             return run
-        env = await self.runner.plugin(workspace, plan.profile.suite.rerun, reruns=rerun.RERUNS, afresh="", only="")
+        env = await self.runner.plugin(workspace, plan.profile.suite.rerun, reruns=reruns.RERUNS, afresh="", only="")
         again = await self.runner.run(
-            workspace, CheckId.RUNS, "reruns", env, rerun.command(plan.profile.suite.command, ids)
+            workspace, CheckId.RUNS, "reruns", env, reruns.command(plan.profile.suite.command, ids)
         )
-        failed = rerun.failures(again.report) if again.report is not None and not again.result.timed_out else {}
+        failed = reruns.failures(again.report) if again.report is not None and not again.result.timed_out else {}
         if not run.passed and not plan.policy.baseline:
             return replace(run, reruns=again)  # runs fails already: what the reruns say changes nothing
         return replace(run, reruns=again, confirmed=await self.fresh.confirm(workspace, failed))

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from gatetui.backends.base import Workspace, close_all
 from gatetui.gate.checks import CheckId
-from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging import reruns
 from gatetui.gate.judging.mutants import Trial, functions
 from gatetui.gate.phases.context import Context
 from gatetui.gate.phases.one_run import SuiteRunner
@@ -75,7 +75,7 @@ class SurvivorSearch:
                 CheckId.BITES,
                 name,
                 env,
-                rerun.command(profile.suite.command, list(tests)),
+                reruns.command(profile.suite.command, list(tests)),
                 timeout=max(trial.timeout for trial in trials),
             )
             raw = await copy.read_report(out)
