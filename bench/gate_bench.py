@@ -122,8 +122,8 @@ def by_hand(plan: Plan) -> tuple[str, ...]:
     """The install a person would type: for python one pip run, project and
     dependencies together (the gate takes three, keeping head's build away
     from the third-party installs); node's is the gate's own."""
-    if plan.profile.dependencies is None:
-        return plan.profile.install
+    if plan.profile.install.dependencies is None:
+        return plan.profile.install.commands
     return ("python3 -m venv --without-pip .venv", f"{PIP} -e '.[test]'")
 
 
@@ -137,9 +137,9 @@ async def timed_commands(plan: Plan, root: Path, suite_runs: int) -> float:
             await workspace.run(command, timeout=600, on_output=lambda _: None)
         for i in range(suite_runs):
             report = shlex.quote(workspace.report_path(f"{i}.xml"))
-            env = {k: v.replace("{report}", report) for k, v in plan.profile.test_env.items()}
+            env = {k: v.replace("{report}", report) for k, v in plan.profile.suite.env.items()}
             await workspace.run(
-                plan.profile.test.replace("{report}", report), timeout=600, env=env, on_output=lambda _: None
+                plan.profile.suite.command.replace("{report}", report), timeout=600, env=env, on_output=lambda _: None
             )
         return time.monotonic() - start
     finally:
@@ -275,7 +275,7 @@ async def suite_walls(plan: Plan, root: Path) -> tuple[float, float]:
     plugin, the changed files), in one installed workspace: wall seconds,
     the best of two each."""
     probe, changed = (
-        plan.profile.coverage,
+        plan.profile.lines.coverage,
         Context.of(plan, LocalBackend(), Ledger(lambda e: None, 600, False)).changed,
     )
     assert probe is not None and changed is not None
@@ -284,7 +284,7 @@ async def suite_walls(plan: Plan, root: Path) -> tuple[float, float]:
         for command in by_hand(plan):
             await workspace.run(command, timeout=600, on_output=lambda _: None)
         await workspace.write_files(
-            {f".gate/{k}": v for k, v in {**plan.profile.test_files, **probe.plugin.files}.items()}
+            {f".gate/{k}": v for k, v in {**plan.profile.suite.files, **probe.plugin.files}.items()}
         )
         gate = f"{workspace.path.rstrip('/')}/.gate"
         plugin = probe.plugin.env_for(
@@ -299,11 +299,11 @@ async def suite_walls(plan: Plan, root: Path) -> tuple[float, float]:
                 "{scratch}": workspace.scratch_path(f"c{i}"),
                 "{tree}": workspace.path,
             }
-            env = {k: _fill(v, places) for k, v in plan.profile.test_env.items()}
+            env = {k: _fill(v, places) for k, v in plan.profile.suite.env.items()}
             for key, value in plugin.items() if measured else ():
                 env[key] = f"{env[key]}{os.pathsep if key == 'PYTHONPATH' else ' '}{value}" if key in env else value
             start = time.monotonic()
-            await workspace.run(plan.profile.test, timeout=600, env=env, on_output=lambda _: None)
+            await workspace.run(plan.profile.suite.command, timeout=600, env=env, on_output=lambda _: None)
             walls[measured].append(time.monotonic() - start)
         return min(walls[False]), min(walls[True])
     finally:

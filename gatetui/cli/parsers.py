@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gatetui.backends.choose import BACKEND_NAMES
-from gatetui.backends.runtime_admission import CAP_VARIABLE
+from gatetui.cli.options import add_backend_options, add_socket_option, add_supervisor_options
 from gatetui.errors import BadInput
 
 
@@ -62,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("repo", type=Path, nargs="?", default=Path("."), help="the repository (default: here)")
     check.add_argument("--base", required=True, help="the ref the agent started from")
     check.add_argument("--head", required=True, help="the agent's commit or branch")
-    _add_backend_args(check)
+    add_backend_options(check)
     check.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     check.add_argument("--junit", type=Path, metavar="FILE", help="write the checks as JUnit XML")
     check.add_argument("--timeout", type=_seconds, metavar="S", help="time limit per command, seconds")
@@ -130,37 +129,15 @@ def _add_submit_parsers(sub: argparse._SubParsersAction[_Parser]) -> None:
         action="store_true",
         help="gate here, without a supervisor (the cap and log hiding are then not enforced)",
     )
-    submit.add_argument(
-        "--socket",
-        type=Path,
-        metavar="PATH",
-        help="the supervisor's socket (default: found from the supervised repo's path, or $GATETUI_SOCKET)",
-    )
+    add_socket_option(submit, "found from the supervised repo's path, or $GATETUI_SOCKET")
     submit.add_argument("--base", help="--standalone only: the base ref (default origin/main, else main)")
     serve = sub.add_parser("serve", help="the supervisor without a UI: watches, gates, answers submits")
     serve.add_argument("repo", type=Path, help="the repository whose agent branches are supervised")
-    serve.add_argument("--base", default="main", help="the ref the agent started from (default main)")
-    serve.add_argument("--branch", default="agent/*", metavar="PATTERN", help="branches to watch (default agent/*)")
-    _add_backend_args(serve)
-    serve.add_argument(
-        "--state-dir", type=Path, metavar="DIR", help="history, logs and keys (default: $XDG_STATE_HOME/gatetui)"
-    )
-    serve.add_argument(
-        "--socket",
-        type=Path,
-        metavar="PATH",
-        help="where to listen (default /tmp/gatetui-KEY/submit.sock, KEY from the repo's path)",
-    )
-    serve.add_argument(
-        "--cap",
-        type=_count,
-        metavar="N",
-        help="submits per branch before a person takes over (default: submit_cap in base's configuration, else 3)",
-    )
+    add_supervisor_options(serve)
     serve.add_argument("--group", help="make the socket 0660 for this group (default: 0666 in a 0711 folder)")
     mcp = sub.add_parser("mcp", help="the submit and status tools over the Model Context Protocol (stdio)")
     mcp.add_argument("--repo", type=Path, help="the agent's working copy (default: the current folder)")
-    mcp.add_argument("--socket", type=Path, metavar="PATH", help="the supervisor's socket (default: found)")
+    add_socket_option(mcp, "found")
 
 
 def build_tui_parser() -> argparse.ArgumentParser:
@@ -171,47 +148,12 @@ def build_tui_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("repo", type=Path, nargs="?", default=Path("."), help="the repository to watch (default: here)")
     parser.add_argument("--version", action="version", version=f"gatetui {_version()}")
-    parser.add_argument("--base", default="main", help="the ref the agent started from (default main)")
-    parser.add_argument("--branch", default="agent/*", metavar="PATTERN", help="branches to watch (default agent/*)")
-    _add_backend_args(parser)
-    parser.add_argument(
-        "--state-dir", type=Path, metavar="DIR", help="history, logs and keys (default: $XDG_STATE_HOME/gatetui)"
-    )
-    parser.add_argument(
-        "--socket",
-        type=Path,
-        metavar="PATH",
-        help="where `gatetui submit` reaches the app (default /tmp/gatetui-KEY/submit.sock, KEY from the repo's path)",
-    )
-    parser.add_argument(
-        "--cap",
-        type=_count,
-        metavar="N",
-        help="submits per branch before a person takes over (default: submit_cap in base's configuration, else 3)",
-    )
+    add_supervisor_options(parser)
     parser.add_argument("--rules", type=Path, metavar="FILE", help="the rules lab's rules (key l)")
     parser.add_argument(
         "--scenarios", type=Path, metavar="DIR", help="the rules lab's scenarios (default: the sample repos)"
     )
     return parser
-
-
-def _add_backend_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--backend",
-        choices=BACKEND_NAMES,
-        default="local",
-        help="where the gate runs: here (local) or in Runtime's sandboxes (runtime)",
-    )
-    # 1 or more: a cap of 0 from the environment means "not a whole number" there
-    parser.add_argument(
-        "--max-sandboxes",
-        type=_at_least_one,
-        metavar="N",
-        help="runtime backend: Runtime sandboxes "
-        f"alive at once over every run (default ${CAP_VARIABLE}, else no cap; the free tier runs 4; "
-        "a run needs at least 4)",
-    )
 
 
 def _seconds(text: str) -> float:
@@ -221,23 +163,6 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError("must be more than 0 seconds")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return value
-
-
-def _at_least_one(text: str) -> int:
-    value = _count(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
     return value
 
 

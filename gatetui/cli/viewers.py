@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gatetui.cli.options import add_socket_option
 from gatetui.errors import BackendError, BadInput
 
 
@@ -32,12 +33,7 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "repo", type=Path, nargs="?", default=Path("."), help="the supervised repository (default: here)"
     )
-    parser.add_argument(
-        "--socket",
-        type=Path,
-        metavar="PATH",
-        help="the supervisor's socket (default /tmp/gatetui-KEY/submit.sock, KEY from the repo's path)",
-    )
+    add_socket_option(parser)
 
 
 def cmd_view(args: argparse.Namespace) -> int:

@@ -25,7 +25,8 @@ from gatetui.git.export import write_extra
 from gatetui.git.repo import GitRepo
 from gatetui.git.snapshot import Snapshot
 from gatetui.policy import Policy
-from gatetui.stacks.base import Finding, Profile
+from gatetui.stacks.base import Finding
+from gatetui.stacks.profile import Profile
 from gatetui.stacks.registry import language_of, load_judge
 
 
@@ -64,13 +65,13 @@ class Plan:
     baseline_key: str = (
         ""  # base sha + profile digest: where base's own run is cached (baseline, skips, a refused runner)
     )
-    generated: Mapping[str, bytes] = field(default_factory=dict)  # Profile.generated for the version handed the build
+    generated: Mapping[str, bytes] = field(default_factory=dict)  # Install.generated for the version handed the build
     version: str = "0.0.0"  # the version handed a build that takes it from git
     links_out: tuple[Finding, ...] = ()  # head's links out of the tree where the gate writes (gate/sealing/links.py)
 
     def export(self, tree: Snapshot, dest: Path) -> None:
         """`tree` written into `dest`, with what the build writes by design
-        (Profile.generated) where the commit holds no file of that name."""
+        (Install.generated) where the commit holds no file of that name."""
         self.repo.export(tree.sha, dest)
         write_extra(dest, {path: data for path, data in self.generated.items() if path not in tree})
 
@@ -112,15 +113,15 @@ def make_plan(request: GateRequest) -> Plan:
     judge = load_judge(base, request.seal)
     profile, policy = judge.profile, judge.policy
     version = "0.0.0"
-    if profile.tag_version is not None:  # a version read from git: name it after head's nearest tag
-        version = profile.tag_version(repo.nearest_tag(head_sha))
-        profile = replace(profile, install_env={k: version for k in profile.install_env})
-    generated = dict(profile.generated(version)) if profile.generated is not None else {}
+    if profile.install.tag_version is not None:  # a version read from git: name it after head's nearest tag
+        version = profile.install.tag_version(repo.nearest_tag(head_sha))
+        profile = replace(profile, install=replace(profile.install, env={k: version for k in profile.install.env}))
+    generated = dict(profile.install.generated(version)) if profile.install.generated is not None else {}
     scan = scan_changes(
         repo.changes(merge_base, head_sha, lambda paths: scanned(paths, profile.is_test_file)), profile.is_test_file
     )
     files, env = old_tests_overlay(base, head, profile, policy)
-    modules = profile.stack.importable(head.paths) if profile.import_check and policy.import_check else []
+    modules = profile.stack.importable(head.paths) if profile.install.import_check and policy.import_check else []
     digests = compute_digests(base, head, policy.sealed, policy.rules)
     hidden, problem = (
         select_hidden(request.hidden, policy.hidden, profile.is_test_file, request.hidden_from)
@@ -128,7 +129,7 @@ def make_plan(request: GateRequest) -> Plan:
         else (None, "")
     )
     seed = None
-    if policy.random_order and profile.shuffle is not None:
+    if policy.random_order and profile.suite.shuffle is not None:
         seed = request.random_seed if request.random_seed is not None else random_order.draw_seed()
     digests = replace(
         digests,
@@ -170,5 +171,5 @@ def old_tests_overlay(
     keeps from base (pytest's loaded with `-c`), so that no runner setting
     head added (say `addopts = -k`) applies to the run of base's tests."""
     files = overlay(base, head, policy.sealed)
-    files.update(profile.old_tests_files)
-    return files, dict(profile.old_tests_env)
+    files.update(profile.suite.old_tests_files)
+    return files, dict(profile.suite.old_tests_env)

@@ -24,7 +24,7 @@ from gatetui.backends.base import Backend, Workspace, close_all
 from gatetui.errors import BackendError
 from gatetui.gate.checks import CHECK_ORDER, DIFF_ONLY, CheckResult, Need, Status, decide
 from gatetui.gate.events import DigestsComputed, GateEvent, RunFinished, RunStarted
-from gatetui.gate.phases import announced as plan_phase
+from gatetui.gate.phases import announced
 from gatetui.gate.phases.base_own import BaseOwn
 from gatetui.gate.phases.build import BuildPhase
 from gatetui.gate.phases.context import Context
@@ -82,9 +82,9 @@ class _Gate:
 
     async def execute(self) -> None:
         profile = self.plan.profile
-        preflight = asyncio.create_task(self.backend.preflight(profile.tools, profile.stack.indexes))
+        preflight = asyncio.create_task(self.backend.preflight(profile.install.tools, profile.stack.indexes))
         self._started()
-        plan_phase.announce(self.ctx)
+        announced.announce(self.ctx)
         await preflight  # a missing tool is raised to the consumer: nothing was judged
         workspace: Workspace | None = None
         self.base.start_baseline()

@@ -1,4 +1,5 @@
-"""What every stack provides, and the profile it builds from base.
+"""What every stack provides, and the records its profile is made of
+(the profile itself: stacks/profile.py).
 
 A stack is one ecosystem (python, node, go): how it is detected, how it
 installs, how its tests run and report, how its test files are read. Each
@@ -7,7 +8,7 @@ lives in a package of its own under `stacks/` and hands the registry one
 and never ask a stack's name. Optional capabilities are fields whose empty
 value says "not here" (no random-order plugin, no dependency step), so
 nothing is guessed with `getattr`. Shaped after pre-commit's `languages/`:
-the same few names per stack, defaults in this one module.
+the same few names per stack, defaults in these records.
 """
 
 from __future__ import annotations
@@ -17,18 +18,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gatetui.stacks.mutation import Mutant, Mutate, Twin
 from gatetui.stacks.offered import Offered
 from gatetui.stacks.testdefs import TestLanguage
 
 if TYPE_CHECKING:
     from gatetui.config import Settings
     from gatetui.git.snapshot import Snapshot
-    from gatetui.stacks.build_tools import BuildTools, DeclaredResolve
-    from gatetui.stacks.lint import Lint
-    from gatetui.stacks.mutant_search import MutantSearch
-    from gatetui.stacks.order import Reorder
-    from gatetui.stacks.results import Report
+    from gatetui.stacks.build_tools import DeclaredResolve
+    from gatetui.stacks.profile import Profile
 
 
 @dataclass(frozen=True)
@@ -318,79 +315,3 @@ class Stack:
 
     def __str__(self) -> str:
         return self.name
-
-
-@dataclass(frozen=True)
-class Profile:
-    """What a stack can do for one project, read from base: how it installs,
-    runs, reports, measures coverage and makes mutants, and which files hold
-    its tests. How strictly a change is judged is base's policy, a record
-    apart (gatetui/policy.py): no profile copies a setting of it."""
-
-    stack: Stack
-    runner: str  # "pytest", "vitest", "node", "go", or "custom"
-    install: tuple[str, ...]
-    test: str
-    test_env: dict[str, str] = field(default_factory=dict)
-    install_env: dict[str, str] = field(default_factory=dict)
-    # Builds that read their version from git get one made from head's
-    # nearest tag (the exported tree has no .git): every install_env value.
-    tag_version: Callable[[str | None], str] | None = None
-    test_paths: tuple[str, ...] = ()
-    test_globs: tuple[str, ...] = ()  # python: where in test_paths test modules live (python_test_globs)
-    # The runner's exit codes for "could not start" (a usage error: nothing judged), the plugin that
-    # provides an option the settings may name, and where the settings that fix it live.
-    cannot_start: tuple[int, ...] = ()
-    plugin_options: Mapping[str, str] = field(default_factory=dict)
-    start_fix: str = "fix the test command's settings"
-    # globs of whole files the stack seals by default: its test files and runner settings (Policy.rules)
-    sealed_by_default: tuple[str, ...] = ()
-    import_check: bool = True  # the stack can import head's packages after the install
-    # How head's packages are imported for the install check ({modules}; {bytecode}: the command's
-    # own bytecode folder, as the runs'), with what environment.
-    import_command: GateScript | None = None
-    # Head's distributable compared with its tree, and the tree paths a build writes by design
-    # (a version file), which the distributable may hold.
-    build_check: BuildCheck | None = None
-    build_generated: tuple[str, ...] = ()
-    lint: Lint | None = None  # a static check the install runs, judged against base's findings
-    # version -> what the build writes into the tree by design, as the gate writes it into each export
-    generated: Callable[[str], Mapping[str, bytes]] | None = None
-    tools: tuple[tuple[str, ...], ...] = ()  # commands that must work before the gate starts
-    # Files the gate writes into every test run's tree before it starts, under
-    # a folder named per run ({gate} in test_env is that folder's path).
-    test_files: Mapping[str, bytes] = field(default_factory=dict)
-    # What the install hands on to the test runs, read-only: top-level folders
-    # of the installed tree. Every run gets a fresh export of head otherwise.
-    environment: tuple[str, ...] = ()
-    environment_check: EnvironmentCheck | None = None
-    dependencies: Dependencies | None = None
-    own_install: OwnInstall | None = None  # head's own install code, run where it cannot change the environment
-    lock_layer: LockLayer | None = None  # what a lock file pins, from a layer kept between gates
-    build_tools: BuildTools | None = None  # what head's build imports, from a layer kept between gates
-    # Files the stack would run without their source (a sourceless .pyc): head may not add or change one.
-    unreadable_code: str = ""
-    # Base's runner settings for the run of base's tests over head (files
-    # written into that copy, and the environment that loads them).
-    old_tests_files: Mapping[str, bytes] = field(default_factory=dict)
-    old_tests_env: Mapping[str, str] = field(default_factory=dict)
-    # How a run's report is read: None is JUnit XML, read by the gate by the
-    # profile's runner; a stack with another format reads it itself.
-    read_report: Callable[[bytes, str, RunTree], Report] | None = None
-    report_ids: str = "junit"  # for JUnit: the id rule of the runner that writes it (gate/reports/test_ids.py)
-    # For JUnit: the shape the runner always gives its report, checked against the tree the run
-    # ran; what it lacks is added to the report as findings (Report.findings). None: no check.
-    check_report: Callable[[Report, RunTree], Report] | None = None
-    shuffle: RunPlugin | None = None  # how the random-order run shuffles; None: this runner cannot
-    reorder: Reorder | None = None  # run 1 with random_order: reversed, or each test alone (stacks/order.py)
-    rerun: RunPlugin | None = None  # head's changed tests again in one process (gate/judging/fresh.py); None: not here
-    coverage: LineCoverage | None = None  # which test runs which line (covered, bites); None: not here
-    # The mutants of a file's changed lines, for `bites` (stacks/mutation.py); None: not available here.
-    mutate: Mutate | None = None
-    mutant_import: Callable[[Mutant], RunPlugin] | None = None  # a mutant run from memory; None: written in the tree
-    mutant_search: MutantSearch | None = None  # inputs that tell a survivor apart; None: survivors stay as found
-    twin: Twin | None = None  # bites' control: head's code read differently (stacks/mutation.py); None: head's text
-
-    def is_test_file(self, path: str) -> bool:
-        """Whether a path holds test definitions the scanner should count."""
-        return self.stack.test_file(self, path)

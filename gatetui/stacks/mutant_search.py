@@ -1,5 +1,5 @@
 """A search for an input that tells a surviving mutant apart, as a stack
-offers it to `bites` (Profile's `mutant_search`).
+offers it to `bites` (`ChangedLines.mutant_search` of the profile).
 
 A mutant no test killed is one of two things: a test the change lacks, or
 a mutant that behaves as the original on every input (`x > hi` and

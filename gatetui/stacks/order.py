@@ -2,7 +2,7 @@
 gives, so a test that passes only because another ran before it fails
 there every time, not by the luck of one shuffle.
 
-A stack declares how its runner does it (`Profile.reorder`): pytest and
+A stack declares how its runner does it (`Suite.reorder`): pytest and
 node's test runner run every test in reverse order, so each runs before
 every test declared before it; go test cannot reorder a package's tests
 (`-run` selects, in source order), so each test runs alone in a process

@@ -15,7 +15,8 @@ from gatetui.errors import BadInput
 from gatetui.git.snapshot import Snapshot
 from gatetui.policy import Policy, read_policy
 from gatetui.stacks import go, node, python
-from gatetui.stacks.base import Profile, Stack
+from gatetui.stacks.base import Stack
+from gatetui.stacks.profile import Profile
 from gatetui.stacks.testdefs import TestLanguage
 
 # First match wins: a python project with a package.json for its docs is python.
@@ -82,12 +83,12 @@ def load_judge(base: Snapshot, seal: SealSettings | None = None) -> Judge:
     stack = detect(base, settings)
     profile = stack.load(base, settings)
     if not any(profile.is_test_file(p) for p in base.paths):
-        where = ", ".join(profile.test_paths) or "the repository"
+        where = ", ".join(profile.suite.paths) or "the repository"
         raise BadInput(
             f"no tests found at base {base.sha[:7]} under {where}: nothing to judge a change by; "
             "set test_paths in [tool.gatetui]"
         )
-    return Judge(profile, read_policy(settings, (*profile.sealed_by_default, *stack.default_sections)))
+    return Judge(profile, read_policy(settings, (*profile.suite.sealed_by_default, *stack.default_sections)))
 
 
 def load_profile(base: Snapshot, seal: SealSettings | None = None) -> Profile:

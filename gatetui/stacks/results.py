@@ -1,7 +1,7 @@
 """One run's outcomes, by test id: what every report reader makes.
 
 The gate reads JUnit XML itself (gate/reports/junit.py); a stack whose runner writes
-another format reads it into these same records (`Profile.read_report`), so
+another format reads it into these same records (`ReportFormat.read`), so
 they live here, below both. Comparisons of runs are gate/reports/compare.py's.
 """
 

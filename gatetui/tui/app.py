@@ -21,7 +21,7 @@ from gatetui.backends.base import Backend
 from gatetui.backends.choose import BACKEND_NAMES
 from gatetui.errors import GateError
 from gatetui.inert import inert, inert_line
-from gatetui.supervise import events as sv
+from gatetui.supervise import events
 from gatetui.supervise.serve import SubmitServer
 from gatetui.supervise.supervisor import Supervisor
 from gatetui.tui.messages import GateFailed, relay
@@ -84,7 +84,7 @@ class GatetuiApp(App[None]):
     def launch(self, key: str, coro: Coroutine[Any, Any, None]) -> Worker[None]:
         return self.run_worker(coro, name=key, group=key, exclusive=True, exit_on_error=False)
 
-    def relay(self, event: sv.SupervisorEvent) -> None:
+    def relay(self, event: events.SupervisorEvent) -> None:
         relay(event, self.main, self)
 
     @on(GateFailed)

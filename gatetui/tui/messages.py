@@ -15,7 +15,7 @@ from textual.message_pump import MessagePump
 
 from gatetui.gate.checks import CheckId
 from gatetui.gate.events import OutputChunk
-from gatetui.supervise import events as sv
+from gatetui.supervise import events
 
 
 @dataclass
@@ -67,17 +67,17 @@ class GateFailed(Message):
     message: str
 
 
-def relay(event: sv.SupervisorEvent, screen: MessagePump, app: MessagePump) -> None:
+def relay(event: events.SupervisorEvent, screen: MessagePump, app: MessagePump) -> None:
     """A supervisor's event as the message that says what to re-read: to
     the main screen, and a failed gate to the app (a modal, or a notice)."""
     match event:
-        case sv.BranchesChanged():
+        case events.BranchesChanged():
             screen.post_message(BranchesChanged())
-        case sv.RunUpdated(event=OutputChunk() as chunk):
+        case events.RunUpdated(event=OutputChunk() as chunk):
             screen.post_message(OutputArrived(event.branch, event.run_id, chunk.check))
-        case sv.RunUpdated():
+        case events.RunUpdated():
             screen.post_message(RunChanged(event.branch, event.run_id))
-        case sv.RunFailed():
+        case events.RunFailed():
             app.post_message(GateFailed(event.branch, event.message))
-        case sv.EscalationRaised():
+        case events.EscalationRaised():
             screen.post_message(EscalationRaised(event.branch, event.message))

@@ -21,7 +21,7 @@ from textual.binding import Binding
 
 from gatetui.errors import GateError
 from gatetui.inert import inert, inert_line
-from gatetui.supervise import events as sv
+from gatetui.supervise import events
 from gatetui.supervise.remote import RemoteSupervisor
 from gatetui.tui.messages import GateFailed, relay
 from gatetui.tui.screens.dialogs import VIEWER_KEYS, HelpScreen
@@ -64,8 +64,8 @@ class ViewerApp(App[str]):
                 self.sub_title = f"{self.sub_title}: the supervisor stopped"
                 return
 
-    def relay(self, event: sv.SupervisorEvent) -> None:
-        if isinstance(event, sv.BranchesChanged):
+    def relay(self, event: events.SupervisorEvent) -> None:
+        if isinstance(event, events.BranchesChanged):
             r = self.remote
             self.sub_title = inert_line(
                 f"viewing {r.repo.name}: {r.pattern} against {r.base}, {r.backend.name} backend (read-only)"

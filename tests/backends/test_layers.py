@@ -22,7 +22,7 @@ from gatetui.backends.layers import LayerShelf, LocalLayers, cap_from_env, layer
 from gatetui.cli.main import main
 from gatetui.errors import BadInput
 from gatetui.gate.cost import Usage
-from gatetui.gate.install import layers as layer_steps
+from gatetui.gate.install import layers
 from gatetui.gate.sealing.digests import Digests
 from gatetui.stacks.base import Resolved
 from gatetui.stacks.python import env_check
@@ -281,7 +281,7 @@ def test_a_layer_in_use_is_still_found_by_the_next_gate_and_kept_from_prunes(tmp
 
 def test_a_layer_pruned_before_its_hold_is_not_held(tmp_path: Path) -> None:
     """A prune between the claim and the hold took it: the gate is told, and
-    looks again (layer_steps), rather than holding a folder that is gone."""
+    looks again (gate/install/layers.py), rather than holding a folder that is gone."""
     key = "c" * 64
     fake_layer(tmp_path, key, 1000.0)
     store = LocalLayers(tmp_path, opener=None, folder_of=None)  # type: ignore[arg-type]  # nothing is built
@@ -471,4 +471,4 @@ def test_a_name_with_a_line_break_is_never_a_mount_point(tmp_path: Path) -> None
     ],
 )
 def test_what_a_kept_layer_saved_is_read_from_its_info_or_is_nothing(kept: object, saved: Usage) -> None:
-    assert layer_steps._usage(kept) == saved
+    assert layers._usage(kept) == saved

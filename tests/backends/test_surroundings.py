@@ -15,6 +15,7 @@ one of its tests must pass in the gate's own run.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import re
 from collections.abc import Mapping
@@ -27,6 +28,7 @@ from gatetui.backends.confine import Where
 from gatetui.backends.isolation import probe_isolation
 from gatetui.backends.local import LocalBackend
 from gatetui.backends.local_home import PLAIN, furnish
+from gatetui.backends.local_workspace import ENV_ALLOW, ENV_ALLOW_PREFIXES
 from gatetui.gate.checks import CheckId, Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.gate.plan import GateRequest, make_plan
@@ -104,6 +106,28 @@ def statuses(done: RunFinished) -> dict[str, str]:
     return {r.id.value: r.status.value for r in done.results}
 
 
+def probe_told(supervisor_top: str) -> str:
+    """The probe with what it is told: the supervisor's top folder under /tmp,
+    and the variables a run is given from the machine, from the local
+    workspace's own list (the probe runs where gatetui cannot be imported)."""
+    told = PROBE.replace("{supervisor_top}", supervisor_top)
+    for name, value in (("PASSED_ON", ENV_ALLOW), ("PASSED_ON_PREFIXES", ENV_ALLOW_PREFIXES)):
+        assert told.count(f"\n{name} = ()\n") == 1, f"the probe no longer declares {name}"
+        told = told.replace(f"\n{name} = ()\n", f"\n{name} = {value!r}\n")
+    return told
+
+
+def test_the_probe_is_told_the_local_workspaces_variables() -> None:
+    told = ast.parse(probe_told("top"))
+    values = {
+        node.targets[0].id: ast.literal_eval(node.value)
+        for node in told.body
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+        if node.targets[0].id in ("PASSED_ON", "PASSED_ON_PREFIXES", "SUPERVISOR_TOP")
+    }
+    assert values == {"PASSED_ON": ENV_ALLOW, "PASSED_ON_PREFIXES": ENV_ALLOW_PREFIXES, "SUPERVISOR_TOP": "top"}
+
+
 @pytest.fixture(scope="module")
 def probed(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunFinished, str]:
     """The probe gated once: pytest's -rA names each of its tests' outcome.
@@ -117,7 +141,7 @@ def probed(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunFinished, str]:
         "pyproject.toml": BASE["pyproject.toml"].replace(
             'testpaths = ["tests"]', 'testpaths = ["tests"]\naddopts = "-rA"'
         ),
-        "tests/test_surroundings_probe.py": PROBE.replace("{supervisor_top}", top),
+        "tests/test_surroundings_probe.py": probe_told(top),
     }
     repo = make_repo(root, base, {"NOTES.md": "A change that touches no code.\n"})
     return gate(repo, root / "work")

@@ -37,7 +37,7 @@ SCENARIOS = {s.name: s for s in load_scenarios()}
 async def _runs_and_seed(repo: Path, name: str, root: Path) -> tuple[str, int | None]:
     """One gate, no seed given: the `runs` status and the seed it drew."""
     plan = await asyncio.to_thread(make_plan, GateRequest(repo, "main", f"agent/{name}"))
-    assert (plan.digests.random_seed is None) == (plan.profile.shuffle is None)  # drawn where the runner shuffles
+    assert (plan.digests.random_seed is None) == (plan.profile.suite.shuffle is None)  # drawn where the runner shuffles
     last = None
     async for event in run_gate(plan, LocalBackend(work_root=root, layers=root / "layers")):
         last = event

@@ -188,7 +188,7 @@ def test_a_mutant_written_over_the_tree_is_what_the_pin_saw(make_repo: MakeRepo,
     run and every mutant dies, but the control's twin is written there too
     and its hash differs as well: every kill is void."""
     plan = make_plan(GateRequest(make_repo(BASE, head("file_hash")), "main", "agent/x"))
-    plan = replace(plan, profile=replace(plan.profile, mutant_import=None))
+    plan = replace(plan, profile=replace(plan.profile, lines=replace(plan.profile.lines, mutant_import=None)))
     backend = LocalBackend(work_root=tmp_path / "work", fork_mode=fork_mode_or_skip("overlay"), layers=shared_layers())
 
     async def go() -> RunFinished:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-import gatetui.lab.rules as lab
 from gatetui.config import load_seal_file
+from gatetui.lab import rules
 from gatetui.lab.rules import LabRow, Outcome, add_lab_parser, cmd_lab, matrix, run_lab, summary
 from gatetui.lab.samples import SAMPLES_DIR, load_scenarios
 from tests.support.lab import STRICT
@@ -119,7 +119,7 @@ def test_matrix_marks_the_cells_that_differ(strict_lab: list[Outcome]) -> None:
 def test_json_rows_and_exit_code(
     strict_lab: list[Outcome], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(lab, "run_lab", lambda folder, seal, progress=None: strict_lab)
+    monkeypatch.setattr(rules, "run_lab", lambda folder, seal, progress=None: strict_lab)
     (tmp_path / "rules.toml").write_text(STRICT)
     assert cmd_lab(args(rules=tmp_path / "rules.toml", json=True)) == 1
     shown = json.loads(capsys.readouterr().out)
@@ -130,7 +130,7 @@ def test_json_rows_and_exit_code(
 def test_exit_zero_when_every_cell_matches(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     scenario = next(s for s in load_scenarios() if s.name == "loosened_assertion")
     outcome = Outcome(scenario, {**scenario.checks, "verdict": scenario.verdict})
-    monkeypatch.setattr(lab, "run_lab", lambda folder, seal, progress=None: [outcome])
+    monkeypatch.setattr(rules, "run_lab", lambda folder, seal, progress=None: [outcome])
     assert cmd_lab(args()) == 0
     out = capsys.readouterr().out
     assert "slipped through (a cheat that passed): none" in out
@@ -147,7 +147,7 @@ def test_a_cheat_that_passes_is_named_as_slipped_through() -> None:
 
 
 @pytest.mark.parametrize(
-    "rules, words",
+    "text, words",
     [
         ('on_change = "sometimes"\n', "seal.on_change must be 'review' or 'fail' or 'allow', not 'sometimes'"),
         ("[[rules]]\nname = 1\n", "seal.rules[1].name must be a non-empty string, not 1"),
@@ -155,11 +155,11 @@ def test_a_cheat_that_passes_is_named_as_slipped_through() -> None:
     ],
 )
 def test_a_bad_rules_file_exits_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], rules: str | None, words: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | None, words: str
 ) -> None:
     path = tmp_path / "rules.toml"
-    if rules is not None:
-        path.write_text(rules)
+    if text is not None:
+        path.write_text(text)
     assert cmd_lab(args(rules=path)) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1
@@ -203,22 +203,22 @@ def test_stream_lab_yields_the_plan_then_each_gate_as_it_ends(tmp_path: Path, mo
     running: set[str] = set()
     most: list[int] = []
 
-    async def fake_gate(scenario: lab.Scenario, plan: lab.Plan, work_root: Path | None = None) -> Outcome:
+    async def fake_gate(scenario: rules.Scenario, plan: rules.Plan, work_root: Path | None = None) -> Outcome:
         running.add(scenario.name)
         most.append(len(running))
         await asyncio.sleep(took[scenario.name])
         running.discard(scenario.name)
         return Outcome(scenario, {**scenario.checks, "verdict": scenario.verdict})
 
-    monkeypatch.setattr(lab, "gate_one", fake_gate)
+    monkeypatch.setattr(rules, "gate_one", fake_gate)
 
-    async def collect() -> list[lab.LabEvent]:
-        return [event async for event in lab.stream_lab(three_scenarios(tmp_path), None)]
+    async def collect() -> list[rules.LabEvent]:
+        return [event async for event in rules.stream_lab(three_scenarios(tmp_path), None)]
 
     events = asyncio.run(collect())
     assert [s.name for s in events[0].scenarios] == ["deleted_test", "honest_fix", "skip_marker"]  # type: ignore[union-attr]
     said = [
-        (type(e).__name__, e.name if isinstance(e, lab.ScenarioStarted) else e.scenario.name)  # type: ignore[union-attr]
+        (type(e).__name__, e.name if isinstance(e, rules.ScenarioStarted) else e.scenario.name)  # type: ignore[union-attr]
         for e in events[1:]
     ]
     assert said == [
@@ -229,13 +229,13 @@ def test_stream_lab_yields_the_plan_then_each_gate_as_it_ends(tmp_path: Path, mo
         ("Outcome", "skip_marker"),
         ("Outcome", "honest_fix"),
     ]
-    assert max(most) == lab.SIDE_BY_SIDE
+    assert max(most) == rules.SIDE_BY_SIDE
 
 
 def test_closing_the_stream_cancels_the_gates_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cancelled: list[str] = []
 
-    async def endless_gate(scenario: lab.Scenario, plan: lab.Plan, work_root: Path | None = None) -> Outcome:
+    async def endless_gate(scenario: rules.Scenario, plan: rules.Plan, work_root: Path | None = None) -> Outcome:
         try:
             await asyncio.sleep(3600)
         except asyncio.CancelledError:
@@ -243,10 +243,10 @@ def test_closing_the_stream_cancels_the_gates_in_progress(tmp_path: Path, monkey
             raise
         raise AssertionError("never ends")
 
-    monkeypatch.setattr(lab, "gate_one", endless_gate)
+    monkeypatch.setattr(rules, "gate_one", endless_gate)
 
-    async def three_events() -> list[lab.LabEvent]:
-        stream = lab.stream_lab(three_scenarios(tmp_path), None)
+    async def three_events() -> list[rules.LabEvent]:
+        stream = rules.stream_lab(three_scenarios(tmp_path), None)
         events = [await anext(stream), await anext(stream), await anext(stream)]
         await stream.aclose()
         return events
@@ -257,8 +257,8 @@ def test_closing_the_stream_cancels_the_gates_in_progress(tmp_path: Path, monkey
 
 
 def test_stream_lab_refuses_bad_input_before_the_plan(tmp_path: Path) -> None:
-    async def first() -> lab.LabEvent:
-        return await anext(lab.stream_lab(tmp_path, None))
+    async def first() -> rules.LabEvent:
+        return await anext(rules.stream_lab(tmp_path, None))
 
-    with pytest.raises(lab.BadInput, match="no scenarios in"):
+    with pytest.raises(rules.BadInput, match="no scenarios in"):
         asyncio.run(first())

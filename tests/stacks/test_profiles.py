@@ -40,7 +40,7 @@ def install_line(files: dict[str, str]) -> str:
     """The resolve: what the gate asks pip for besides the project itself
     (pip's command, where uv is missing or gives way), the copied files and
     lines named as the tree names them."""
-    resolve = profile(files).dependencies.resolve
+    resolve = profile(files).install.dependencies.resolve
     pip = resolve.rsplit("it resolves from the installed project' >&2; ", 1)[-1].split("; fi", 1)[0]
     names, lines = copied(resolve)
     target, read = pip.split(' -r "$reqs/lines.txt"', 1)
@@ -58,7 +58,7 @@ def install_line(files: dict[str, str]) -> str:
 
 def uv_lines(files: dict[str, str]) -> str:
     """What uv's resolve is given: the lines on its stdin and the files."""
-    resolve = profile(files).dependencies.resolve
+    resolve = profile(files).install.dependencies.resolve
     return resolve.split("printf '%s\\n' ", 1)[1].split(" > {report}", 1)[0]
 
 
@@ -73,7 +73,7 @@ def test_uv_resolves_the_same_set_from_the_installed_metadata() -> None:
     line = uv_lines(files)
     assert line.startswith('"{own}[test] @ file://$stub" | ')
     assert line.endswith(' --format pylock.toml - "$reqs/lines.txt" "$reqs"/tree/requirements-test.txt')
-    assert copied(profile(files).dependencies.resolve) == (["requirements-test.txt"], ["pytest"])
+    assert copied(profile(files).install.dependencies.resolve) == (["requirements-test.txt"], ["pytest"])
 
 
 def test_python_extra_named_test_is_installed() -> None:
@@ -140,18 +140,23 @@ def test_tox_deps_are_installed() -> None:
 
 
 def test_install_starts_with_a_fresh_venv() -> None:
-    assert profile({"setup.py": ""}).install[0] == "python3 -m venv --without-pip .venv"
+    assert profile({"setup.py": ""}).install.commands[0] == "python3 -m venv --without-pip .venv"
 
 
 def test_configured_commands_win(tmp_path) -> None:  # type: ignore[no-untyped-def]
     files = {"gatetui.toml": 'install = ["make deps"]\ntest = "make check"\ntimeout = 60\n', "setup.py": ""}
     p = profile(files)
-    assert (p.install, p.test, policy(files).timeout, p.runner) == (("make deps",), "make check", 60.0, "custom")
+    assert (p.install.commands, p.suite.command, policy(files).timeout, p.suite.runner) == (
+        ("make deps",),
+        "make check",
+        60.0,
+        "custom",
+    )
 
 
 def test_pytest_test_paths_come_from_testpaths() -> None:
     files = {"pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests", "more"]\n'}
-    assert profile(files).test_paths == ("tests", "more")
+    assert profile(files).suite.paths == ("tests", "more")
     # `tests` is a folder of tests, sealed whole; `more` may hold library code beside its tests
     assert policy(files).sealed == (
         "tests/**",
@@ -241,7 +246,7 @@ def test_tests_inside_the_package_are_sealed() -> None:
     judge = load_judge(
         Snapshot.of_files({"setup.py": "", "pkg/__init__.py": "", "pkg/tests/test_x.py": "def test_x(): pass\n"})
     )
-    assert judge.profile.test_paths == (".",)
+    assert judge.profile.suite.paths == (".",)
     assert judge.policy.sealed == (
         "**/test_*.py",
         "**/*_test.py",
@@ -310,8 +315,8 @@ def test_multiline_ini_values_stay_indented() -> None:
 
 def test_scm_versioned_builds_get_a_version_without_git() -> None:
     p = profile({"pyproject.toml": '[build-system]\nrequires = ["setuptools", "setuptools_scm>=8"]\n'})
-    assert p.install_env == {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0", "PDM_BUILD_SCM_VERSION": "0.0.0"}
-    assert profile({"setup.py": ""}).install_env == {}
+    assert p.install.env == {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0", "PDM_BUILD_SCM_VERSION": "0.0.0"}
+    assert profile({"setup.py": ""}).install.env == {}
 
 
 def test_scm_version_follows_the_nearest_tag() -> None:

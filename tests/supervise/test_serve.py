@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 from dulwich.index import Index, IndexEntry
 
-import gatetui.agent.submit as client
+from gatetui.agent import submit
 from gatetui.backends.local import LocalBackend
 from gatetui.errors import BackendError, BadInput
 from gatetui.supervise.events import BranchesChanged, EscalationRaised, SupervisorEvent
@@ -299,8 +299,8 @@ async def test_the_cap_reached_is_known_before_the_commit_and_nothing_is_written
     (clone / "notes.txt").write_text("new\n")
     before = untouched(clone)
     next_second()  # a write would show in the index's mtime
-    outcome = await asyncio.to_thread(client.submit_once, clone, "more", served.path)
-    assert outcome == client.Outcome(
+    outcome = await asyncio.to_thread(submit.submit_once, clone, "more", served.path)
+    assert outcome == submit.Outcome(
         "not gated: agent/capped has used its 0 submits. A person has been asked to "
         "review your work; stop here and wait for them.",
         4,
@@ -327,16 +327,16 @@ async def test_a_refusal_after_the_commit_takes_it_back_and_git_still_sees_the_e
         lambda name: staged_notes(clone_on(served, tmp_path, name, "agent/race")), "race"
     )
     head, sizes = git(clone, "rev-parse", "HEAD"), index_sizes(clone)
-    commit_work = client.commit_work
+    commit_work = submit.commit_work
 
-    def commit_then_lose_the_race(top: Path, message: str) -> client.Committed:
+    def commit_then_lose_the_race(top: Path, message: str) -> submit.Committed:
         done = commit_work(top, message)
         sup.store.count_submit(sup.repo, "agent/race")  # another submit took the last one meanwhile
         next_second()  # the index written back is newer than the edit: git would trust its stat data
         return done
 
-    monkeypatch.setattr(client, "commit_work", commit_then_lose_the_race)
-    outcome = await asyncio.to_thread(client.submit_once, clone, "raced", served.path)
+    monkeypatch.setattr(submit, "commit_work", commit_then_lose_the_race)
+    outcome = await asyncio.to_thread(submit.submit_once, clone, "raced", served.path)
     assert (outcome.code, outcome.text.split(".")[0]) == (4, "not gated: agent/race has used its 1 submits")
     assert git(clone, "rev-parse", "HEAD") == head and git(clone, "branch", "--list", "agent/race") == "* agent/race"
     assert index_sizes(clone) == {**sizes, b"calc.py": 0}  # only the edited file's entry is smudged
@@ -359,8 +359,8 @@ async def test_a_supervisor_without_can_submit_refuses_after_the_commit_and_it_i
     clone = edited_in_the_clones_second(lambda name: clone_on(served, tmp_path, name, "feature/old"), "old")
     head = git(clone, "rev-parse", "HEAD")
     next_second()
-    outcome = await asyncio.to_thread(client.submit_once, clone, "", served.path)
-    assert outcome == client.Outcome(
+    outcome = await asyncio.to_thread(submit.submit_once, clone, "", served.path)
+    assert outcome == submit.Outcome(
         "gatetui: feature/old is not a supervised branch: work on a branch named like agent/fix-dates, then submit", 2
     )
     assert git(clone, "rev-parse", "HEAD") == head

@@ -24,7 +24,7 @@ from gatetui.gate.cost import Cost, Usage
 from gatetui.gate.events import OutputChunk
 from gatetui.gate.sealing.digests import Digests
 from gatetui.lab.rules import LabEvent, LabPlanned, Outcome, ScenarioStarted
-from gatetui.supervise import events as sv
+from gatetui.supervise import events
 from gatetui.supervise.ref_watcher import RefWatcher
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
@@ -217,7 +217,7 @@ async def test_notifications_and_error_dialogs_show_heads_text_as_text(tmp_path:
     app = hostile_app(tmp_path)
     async with app.run_test(size=SIZE, notifications=True) as pilot:  # run_test hides toasts unless asked
         await loaded(pilot)
-        app.relay(sv.EscalationRaised(BRANCH, f"{QUIT}{FORGED_PASS}"))  # the supervisor's events, as it sends them
+        app.relay(events.EscalationRaised(BRANCH, f"{QUIT}{FORGED_PASS}"))  # the supervisor's events, as it sends them
         app.backend_said(f"{MARKUPS[1]}{CLIPBOARD}")  # a backend's news
         app.follow_demo(BRANCH, f"{MARKUPS[2]}{REDRAW}")  # the demo's story of a branch
         await pilot.press("g")  # the submits given back: a notification naming the branch
@@ -232,7 +232,7 @@ async def test_notifications_and_error_dialogs_show_heads_text_as_text(tmp_path:
         )
         await click_on(pilot, QUIT)
         assert app.return_code is None
-        app.relay(sv.RunFailed(BRANCH, "run-x", f"the gate could not run: {QUIT} {CLIPBOARD}"))
+        app.relay(events.RunFailed(BRANCH, "run-x", f"the gate could not run: {QUIT} {CLIPBOARD}"))
         await until(lambda: isinstance(app.screen, ErrorScreen))
         await pilot.pause(0.1)
         assert_inert(

@@ -19,8 +19,9 @@ from gatetui.gate.diff.scan import added_lines
 from gatetui.git.changes import FileChange
 from gatetui.git.snapshot import Snapshot
 from gatetui.globs import matches, under_any
-from gatetui.stacks.base import LineCoverage, Profile
+from gatetui.stacks.base import LineCoverage
 from gatetui.stacks.codeview import normalize
+from gatetui.stacks.profile import Profile
 
 MAX_FILE_BYTES = 2 << 20  # a bigger file is generated, not written: not judged line by line
 SHOWN_OUTSIDE = 3  # files named among the lines left out
@@ -75,7 +76,7 @@ def changed_code(
         path = change.new_path
         if path is None or change.new_data is None or not code_file(path, profile, sealed, probe):
             continue
-        if path in profile.build_generated:  # the build writes it (a version file): no test's to run
+        if path in profile.install.build_generated:  # the build writes it (a version file): no test's to run
             continue
         if len(change.new_data) > MAX_FILE_BYTES:
             continue
@@ -101,7 +102,7 @@ def code_file(path: str, profile: Profile, sealed: tuple[str, ...], probe: LineC
         probe.code_file(path)
         and not profile.is_test_file(path)
         and not matches(path, sealed)
-        and not under_any(path, profile.environment)
+        and not under_any(path, profile.install.environment)
     )
 
 

@@ -1,7 +1,7 @@
 """The install, in steps that keep head's code away from what it may not vouch for.
 
 The profile's commands run first. Where the stack installs its third-party
-dependencies apart (Profile.dependencies: python), they install head's own
+dependencies apart (Install.dependencies: python), they install head's own
 project alone (head's build code runs); the environment is checked to hold
 nothing but head's; pip resolves the rest from the installed project's
 metadata without installing (no second build); what else lives in the tree
@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING
 
 from gatetui.backends.base import CommandResult, Workspace
 from gatetui.gate.install.fingerprint import changes, describe, read_fingerprint
-from gatetui.stacks.base import Dependencies, OwnInstall, Profile, ReportProblem, Resolved, RunPlugin
+from gatetui.stacks.base import Dependencies, OwnInstall, ReportProblem, Resolved, RunPlugin
 from gatetui.stacks.offered import Offered, OfferedPlugin
+from gatetui.stacks.profile import Profile
 
 if TYPE_CHECKING:
     from gatetui.gate.install.early_layer import EarlyResolve
@@ -57,27 +58,27 @@ class Installer:
         self.swaps: dict[str, str] = {}  # BuildTools.swaps, while the build tools layer is shown
         self.early: EarlyResolve | None = None  # the resolve started beside head's build (early_layer.py)
         # the environment as the steps where no code of head's runs left it
-        # (Profile.own_install): what every copy handed on must hold
+        # (Install.own): what every copy handed on must hold
         self.expected: dict[str, str] | None = None
         self.layers = layers  # the run's use of the backend's dependency layers; None: none kept
-        self.found: Counter[str] = Counter()  # the profile's lint's findings, by key (Profile.lint)
+        self.found: Counter[str] = Counter()  # the profile's lint's findings, by key (Install.lint)
         self.offered: Offered | None = None  # what the last check of the whole environment found it offers
 
     async def prepare(self, workspace: Workspace) -> None:
         """What a layer's key needs asked while the workspace has run no
         command (Runtime asks in the install's own machine then); asked once,
         so the build phase calls it before its first command too."""
-        deps = self.profile.dependencies
+        deps = self.profile.install.dependencies
         if self.layers is not None and deps is not None and deps.layer is not None:
             await self.layers.prepare(workspace, deps.layer)
 
     async def install(self, workspace: Workspace, verify: bool) -> Failed | None:
         """None when the workspace is installed (and, with `verify`, its
         environment may be handed on); else what failed."""
-        profile, deps = self.profile, self.profile.dependencies
-        env, commands = dict(profile.install_env), profile.install
+        profile, deps = self.profile, self.profile.install.dependencies
+        env, commands = dict(profile.install.env), profile.install.commands
         await self.prepare(workspace)
-        lock = profile.lock_layer
+        lock = profile.layers.lock
         if lock is not None and self.layers is not None and self.lock_files is not None:
             shown = await self.layers.locked(workspace, lock, self.lock_files, env)
             if shown is not None:  # the layer stands for the commands it replaces
@@ -87,8 +88,8 @@ class Installer:
             result = await self.run(workspace, self.swaps.get(command, command), env, True)
             if not result.ok:
                 return Failed(command, result)
-        if profile.own_install is not None:
-            failed = await self._own_install(workspace, profile.own_install, env, verify)
+        if profile.install.own is not None:
+            failed = await self._own_install(workspace, profile.install.own, env, verify)
             if failed is not None:
                 return failed
         if deps is None:
@@ -149,7 +150,7 @@ class Installer:
     async def same_environment(self, workspace: Workspace) -> Failed | None:
         """None when `workspace`'s environment is the one the install made
         before head's own install code ran (or there is none to hold it to)."""
-        own = self.profile.own_install
+        own = self.profile.install.own
         if own is None or self.expected is None:
             return None
         after = await _fingerprint(self.run, workspace, own, "after")
@@ -182,13 +183,13 @@ class Installer:
         """The stack's environment check: what it refused (when verifying),
         else the names of head's own projects it found. `own`: only head's
         own project and the tree's may be installed yet."""
-        check = self.profile.environment_check
+        check = self.profile.install.environment_check
         if check is None:
             return []
         name = f"environment-{mode}.json"
         command = check.command.replace("{report}", shlex.quote(workspace.report_path(name)))
         env = dict(check.env)
-        deps = self.profile.dependencies
+        deps = self.profile.install.dependencies
         shown = self.layers.shown_to(workspace) if self.layers is not None else ""
         if shown and deps is not None and deps.layer is not None:
             env[deps.layer.link_env] = shown  # the one link no RECORD lists that the check accepts
@@ -228,7 +229,7 @@ def loads(installer: Installer) -> RunPlugin | None:
     """What every test run of an install loads: the runner's plugins the
     last check of its whole environment found verified (none where it
     found none); None where the profile leaves it to the runner."""
-    check = installer.profile.environment_check
+    check = installer.profile.install.environment_check
     return None if check is None or check.loads is None else check.loads(installer.offered or Offered())
 
 
@@ -237,7 +238,7 @@ async def linted(installer: Installer, workspace: Workspace, env: dict[str, str]
     variables: its findings kept in the installer's `found` for the caller
     to judge against base's; a lint that could not check fails the install
     as a step does."""
-    lint = installer.profile.lint
+    lint = installer.profile.install.lint
     if lint is None:
         return None
     command = lint.command.replace("{report}", shlex.quote(workspace.report_path(lint.report)))

@@ -22,11 +22,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from gatetui.gate.checks import CheckId, CheckResult
-from gatetui.gate.judging import refused_start as start
+from gatetui.gate.judging import refused_start
 from gatetui.gate.judging.results import SuiteRun, judge_runs, listing
 from gatetui.gate.reports import junit
 from gatetui.policy import Policy
-from gatetui.stacks.base import Profile
+from gatetui.stacks.profile import Profile
 
 FORMAT = 2  # bump when what is cached, or how it is judged, changes
 
@@ -46,12 +46,12 @@ def profile_digest(profile: Profile, policy: Policy) -> str:
         {
             "format": FORMAT,
             "stack": profile.stack.name,
-            "runner": profile.runner,
-            "install": list(profile.install),
-            "install_env": profile.install_env,
-            "test": profile.test,
-            "test_env": profile.test_env,
-            "test_paths": list(profile.test_paths),
+            "runner": profile.suite.runner,
+            "install": list(profile.install.commands),
+            "install_env": profile.install.env,
+            "test": profile.suite.command,
+            "test_env": profile.suite.env,
+            "test_paths": list(profile.suite.paths),
             "network": policy.test_network,
         },
         sort_keys=True,
@@ -85,7 +85,11 @@ class BaseRun:
     @classmethod
     def of(cls, base: str, run: SuiteRun, cannot_start: tuple[int, ...] = ()) -> BaseRun:
         if run.report is None or run.result.timed_out:
-            words = start.runners_words(run.result.output_tail) if start.refused([run], cannot_start) else ""
+            words = (
+                refused_start.runners_words(run.result.output_tail)
+                if refused_start.refused([run], cannot_start)
+                else ""
+            )
             return cls(base, {}, f"base's suite {run.failure()}", refused=words)
         return cls(base, {i: t.outcome.value for i, t in run.report.tests.items()})
 

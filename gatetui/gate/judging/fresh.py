@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging import reruns
 from gatetui.gate.reports import junit
 
 PROCESSES = 3  # fresh processes, each running the test alone once
@@ -84,8 +84,8 @@ def representatives(failed: dict[str, int]) -> dict[str, str]:
     often than a deterministic one, so one hidden among them is the one
     asked, and its answer (flaky) goes to all."""
     chosen: dict[str, str] = {}
-    for test in sorted(failed, key=lambda t: (rerun.function_of(t), failed[t], t)):
-        function = rerun.function_of(test)
+    for test in sorted(failed, key=lambda t: (reruns.function_of(t), failed[t], t)):
+        function = reruns.function_of(test)
         if function not in chosen and len(chosen) < MAX_TESTS:
             chosen[function] = test
     return chosen
@@ -135,14 +135,14 @@ def _outcomes(report: junit.Report | None, test: str) -> dict[str, junit.Outcome
     """The test's cases in a fresh run's report, by id."""
     if report is None:
         return {}
-    return {i: t.outcome for i, t in report.tests.items() if rerun.own_id(i) == test}
+    return {i: t.outcome for i, t in report.tests.items() if reruns.own_id(i) == test}
 
 
 def _steps(report: junit.Report | None, test: str) -> dict[int, bool]:
     """Whether each step of the repeated run passed, by its number."""
     steps: dict[int, bool] = {}
     for test_id, outcome in _outcomes(report, test).items():
-        step = rerun.step_of(test_id)
+        step = reruns.step_of(test_id)
         if step:
             steps[step] = steps.get(step, True) and outcome not in FAILING
     return steps
@@ -150,7 +150,7 @@ def _steps(report: junit.Report | None, test: str) -> dict[int, bool]:
 
 def failed_in_reruns(test: str, count: int, confirmation: Confirmation | None) -> str:
     """`test failed N of 6 reruns`, and what the fresh processes added."""
-    said = f"{test} failed {count} of {rerun.RERUNS} reruns"
+    said = f"{test} failed {count} of {reruns.RERUNS} reruns"
     if confirmation is None or confirmation.cause is Cause.UNCONFIRMED:
         return said
     if confirmation.cause in (Cause.FLAKY, Cause.CHANCE):
@@ -160,4 +160,4 @@ def failed_in_reruns(test: str, count: int, confirmation: Confirmation | None) -
 
 def note(test: str, count: int, confirmation: Confirmation) -> str:
     """A test the reruns failed that the fresh processes cleared, said."""
-    return f"{test} failed {count} of {rerun.RERUNS} reruns but {confirmation.cause.value}"
+    return f"{test} failed {count} of {reruns.RERUNS} reruns but {confirmation.cause.value}"

@@ -23,7 +23,7 @@ from enum import Enum
 
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.diff.changed_code import ChangedCode
-from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging import reruns
 from gatetui.gate.judging.code_notes import ARROW, compact
 from gatetui.gate.judging.results import SuiteRun
 from gatetui.stacks.base import Reached
@@ -135,8 +135,8 @@ def passing_tests(runs: list[SuiteRun]) -> frozenset[str]:
 
 def functions(ids: Iterable[str]) -> tuple[str, ...]:
     """The ids a runner takes on its command line: parametrized cases by
-    their function (gate/judging/reruns.py), at most rerun.MAX_TESTS."""
-    return tuple(sorted({rerun.PARAMS.sub("", i) for i in ids}))[: rerun.MAX_TESTS]
+    their function (gate/judging/reruns.py), at most reruns.MAX_TESTS."""
+    return tuple(sorted({reruns.PARAMS.sub("", i) for i in ids}))[: reruns.MAX_TESTS]
 
 
 def durations(runs: list[SuiteRun]) -> dict[str, float]:
@@ -145,7 +145,7 @@ def durations(runs: list[SuiteRun]) -> dict[str, float]:
     for report in (run.report for run in runs if run.report is not None):
         per_run: dict[str, float] = {}
         for test_id, result in report.tests.items():
-            name = rerun.PARAMS.sub("", test_id)
+            name = reruns.PARAMS.sub("", test_id)
             per_run[name] = per_run.get(name, 0.0) + max(result.seconds, 0.0)
         for name, seconds in per_run.items():
             slowest[name] = max(slowest.get(name, 0.0), seconds)

@@ -2,9 +2,9 @@
 failing only there is.
 
 With `random_order = true` run 1 goes in the order the stack declares
-(`Profile.reorder`: pytest and node's runner reverse the tests, go test
+(`Suite.reorder`: pytest and node's runner reverse the tests, go test
 runs each test alone; stacks/order.py) and run 3 is shuffled the way the
-profile's runner shuffles (`Profile.shuffle`: pytest loads a small plugin
+profile's runner shuffles (`Suite.shuffle`: pytest loads a small plugin
 the gate writes into the copy, go test takes `-shuffle`). The seed is drawn
 when the plan is made, so the digest state names it before any test runs,
 and the same order can be replayed by passing the seed again

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from gatetui.backends.base import CommandResult
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.diff.scan import DiffScan
-from gatetui.gate.judging import fresh, random_order
-from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging import fresh, random_order, reruns
 from gatetui.gate.reports import junit
 from gatetui.stacks.base import Finding
 
@@ -180,15 +179,15 @@ def with_reruns(result: CheckResult, runs: Sequence[SuiteRun], tolerated: frozen
     tests passed too: a test failing in any of them is flaky (but for the
     failures base already had, with the baseline), unless fresh processes
     cleared it (gate/judging/fresh.py): then a note says why."""
-    reruns = next((r.reruns for r in runs if r.reruns is not None), None)
-    if result.status is not Status.PASS or reruns is None:
+    again = next((r.reruns for r in runs if r.reruns is not None), None)
+    if result.status is not Status.PASS or again is None:
         return result
-    if reruns.report is None or reruns.result.timed_out:
-        return CheckResult(CheckId.RUNS, Status.FAIL, f"{result.detail}, but {reruns.failure()}")
-    failed = {i: n for i, n in rerun.failures(reruns.report).items() if i not in tolerated}
+    if again.report is None or again.result.timed_out:
+        return CheckResult(CheckId.RUNS, Status.FAIL, f"{result.detail}, but {again.failure()}")
+    failed = {i: n for i, n in reruns.failures(again.report).items() if i not in tolerated}
     if not failed:
         return CheckResult(
-            CheckId.RUNS, Status.PASS, f"{result.detail}; head's new and changed tests passed {rerun.RERUNS} reruns"
+            CheckId.RUNS, Status.PASS, f"{result.detail}; head's new and changed tests passed {reruns.RERUNS} reruns"
         )
     confirmed = {c.test: c for r in runs for c in r.confirmed}
     flaky = {i: n for i, n in failed.items() if i not in confirmed or confirmed[i].flaky}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gatetui.gate.checks import CheckId, CheckResult, Phase, Status, announced_at
-from gatetui.gate.judging import results as judge
+from gatetui.gate.judging import results
 from gatetui.gate.phases import coverage
 from gatetui.gate.phases.context import Context
 
@@ -30,16 +30,16 @@ def announce(ctx: Context) -> None:
 
 def tests_kept(ctx: Context) -> Answer:
     scan = ctx.plan.scan
-    found = judge.diff_tests_kept(scan)
+    found = results.diff_tests_kept(scan)
     return found or f"diff: {len(scan.removed)} removed, {len(scan.added)} added; {WAITING}"
 
 
 def no_new_skips(ctx: Context) -> Answer:
     """A marker in the diff, else a skip head's library code raises (the
     stack's hook scan): base's tests would skip too, so only the diff sees it."""
-    found = judge.diff_no_new_skips(ctx.plan.scan)
+    found = results.diff_no_new_skips(ctx.plan.scan)
     if found is None and ctx.hooks.skips:
-        found = judge.skips_in_code(ctx.hooks.skips)
+        found = results.skips_in_code(ctx.hooks.skips)
     return found or f"diff: no marker added; {WAITING}"
 
 

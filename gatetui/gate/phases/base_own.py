@@ -17,9 +17,7 @@ from gatetui.errors import BackendError, GateError
 from gatetui.gate.checks import CheckId, CheckResult
 from gatetui.gate.events import BaselineInfo
 from gatetui.gate.install.steps import loads
-from gatetui.gate.judging import baseline
-from gatetui.gate.judging import refused_start as start
-from gatetui.gate.judging import results as judge
+from gatetui.gate.judging import baseline, refused_start, results
 from gatetui.gate.phases.context import Context
 from gatetui.gate.phases.one_run import SuiteRunner
 from gatetui.stacks.base import RunTree
@@ -63,8 +61,8 @@ class BaseOwn:
                 await task
 
     async def judge_runs(
-        self, runs: list[judge.SuiteRun], old: judge.SuiteRun
-    ) -> tuple[list[judge.SuiteRun], judge.SuiteRun]:
+        self, runs: list[results.SuiteRun], old: results.SuiteRun
+    ) -> tuple[list[results.SuiteRun], results.SuiteRun]:
         """`runs` judged strictly, or against base's own failures when the
         baseline is there; returns the runs as judged (told what base
         already failed)."""
@@ -74,7 +72,7 @@ class BaseOwn:
             if base_run is not None:
                 self.info = replace(self.info, base=base_run.base, problem=base_run.problem)
                 ledger.progress(CheckId.RUNS, f"baseline not used, judged strictly: {base_run.problem}")
-            ledger.finish(judge.with_reruns(judge.judge_runs(runs), runs))
+            ledger.finish(results.with_reruns(results.judge_runs(runs), runs))
             return runs, old
         self.info = replace(
             self.info,
@@ -83,10 +81,10 @@ class BaseOwn:
             cached=base_run.cached,
             known_failures=tuple(sorted(base_run.failing)),
         )
-        ledger.finish(judge.with_reruns(baseline.judge_runs_against(runs, base_run), runs, base_run.failing))
+        ledger.finish(results.with_reruns(baseline.judge_runs_against(runs, base_run), runs, base_run.failing))
         return baseline.tolerate(runs, base_run), replace(old, tolerated=base_run.failing)
 
-    async def skips_against_base(self, skips: CheckResult, runs: list[judge.SuiteRun]) -> CheckResult:
+    async def skips_against_base(self, skips: CheckResult, runs: list[results.SuiteRun]) -> CheckResult:
         """Base's tests on head's code run head's library: a skip it raises at
         run time skips them too, so no run at head can contradict it. Base's
         own suite on base's own code can: asked for only when base's tests
@@ -99,7 +97,7 @@ class BaseOwn:
         if not found.usable:
             ledger.progress(CheckId.NO_NEW_SKIPS, f"base's own suite not known: {found.problem}")
             return skips
-        return judge.skips_against_base(runs, found.outcomes) or skips
+        return results.skips_against_base(runs, found.outcomes) or skips
 
     async def refused_at_base(self) -> str:
         """Every run at head ended before the runner started: does base's own
@@ -112,7 +110,7 @@ class BaseOwn:
         if not found.refused:
             return ""
         profile = self.ctx.plan.profile
-        return start.explain(found.refused, profile.plugin_options, profile.start_fix)
+        return refused_start.explain(found.refused, profile.suite.plugin_options, profile.suite.start_fix)
 
     async def _run(self) -> baseline.BaseRun:
         """From the cache, or measured; a usable result is cached."""
@@ -138,7 +136,7 @@ class BaseOwn:
             run = await self.runner.run(
                 workspace, CheckId.RUNS, "baseline", {}, ran=RunTree(ctx.plan.base), loads=loads(installer)
             )
-            return baseline.BaseRun.of(base, run, ctx.plan.profile.cannot_start)
+            return baseline.BaseRun.of(base, run, ctx.plan.profile.suite.cannot_start)
 
 
 def _cache_get(cache: baseline.BaselineCache | None, key: str) -> Mapping[str, Any] | None:

@@ -22,7 +22,7 @@ import os
 
 from gatetui.backends.base import Workspace, close_all
 from gatetui.gate.checks import CheckId, CheckResult, Status, Verdict, decide, spec_of
-from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging import reruns
 from gatetui.gate.judging.mutants import Chosen, Outcome, Trial, choose, judge_bites, outcome
 from gatetui.gate.judging.results import SuiteRun
 from gatetui.gate.phases.context import Context
@@ -71,7 +71,7 @@ class BitesPhase:
                 tried,
                 self.ctx.changed.texts,
                 lambda name, trial: self._try(workspace, slots, name, trial),
-                self.ctx.plan.profile.twin,
+                self.ctx.plan.profile.lines.twin,
             )
             judged = judge_bites(chosen.trials, outcomes, chosen.untried, chosen.bounded, found)
         ledger.finish(judged)
@@ -80,7 +80,7 @@ class BitesPhase:
         self, workspace: Workspace, trials: tuple[Trial, ...], outcomes: list[Outcome]
     ) -> dict[int, Found]:
         """For the survivors, inputs that tell them apart (phases/survivors.py), where the stack can search."""
-        search = self.ctx.plan.profile.mutant_search
+        search = self.ctx.plan.profile.lines.mutant_search
         survivors = [i for i, o in enumerate(outcomes) if o is Outcome.SURVIVED]
         if search is None or not survivors:
             return {}
@@ -101,7 +101,7 @@ class BitesPhase:
     def _choose(self, runs: list[SuiteRun]) -> Chosen | str:
         """The trials, or why there are none."""
         profile = self.ctx.plan.profile
-        if profile.mutate is None or self.ctx.changed is None:
+        if profile.lines.mutate is None or self.ctx.changed is None:
             return NOT_HERE
         if self.coverage.reached is None:
             return f"not run: coverage not measured ({self.coverage.problem or 'see covered'})"
@@ -109,7 +109,7 @@ class BitesPhase:
             self.ctx.changed,
             self.coverage.reached,
             runs,
-            profile.mutate,
+            profile.lines.mutate,
             self.ctx.plan.policy.mutant_cap,
             self.ctx.plan.timeout,
         )
@@ -122,7 +122,7 @@ class BitesPhase:
         start from memory (the mutated module was imported before the gate's
         plugin, as pytest imports pluggy) is run once more with the mutant
         written over the tree, as every mutant was before."""
-        memory = self.ctx.plan.profile.mutant_import is not None
+        memory = self.ctx.plan.profile.lines.mutant_import is not None
         found = await self._once(workspace, slots, name, trial, memory)
         if memory and found[0] is Outcome.UNJUDGED:
             return await self._once(workspace, slots, name, trial, False)
@@ -136,7 +136,7 @@ class BitesPhase:
         async with slots:
             async with self._forking:
                 [copy] = await workspace.fork(
-                    1, ctx.export_head, profile.environment, network=ctx.plan.policy.test_network
+                    1, ctx.export_head, profile.install.environment, network=ctx.plan.policy.test_network
                 )
             try:
                 mutated = {trial.mutant.path: trial.mutant.source}
@@ -146,13 +146,13 @@ class BitesPhase:
                     CheckId.BITES,
                     name,
                     env,
-                    rerun.command(profile.test, list(trial.tests)),
+                    reruns.command(profile.suite.command, list(trial.tests)),
                     RunTree(ctx.plan.head, mutated),
                     timeout=trial.timeout,
                 )
             finally:
                 await close_all([copy])
-        return outcome(run, profile.cannot_start), run
+        return outcome(run, profile.suite.cannot_start), run
 
     async def _apply(self, copy: Workspace, mutant: Mutant, memory: bool) -> dict[str, str]:
         """The mutant put where its run loads it; the run's own variables.
@@ -160,11 +160,11 @@ class BitesPhase:
         that reads the code instead of running it reads head's text), else
         written over the tree."""
         profile = self.ctx.plan.profile
-        fail_fast = dict(profile.coverage.fail_fast) if profile.coverage is not None else {}
-        if profile.mutant_import is None or not memory:
+        fail_fast = dict(profile.lines.coverage.fail_fast) if profile.lines.coverage is not None else {}
+        if profile.lines.mutant_import is None or not memory:
             await copy.write_files({mutant.path: mutant.source})
             return fail_fast
-        return joined_env(await self.runner.plugin(copy, profile.mutant_import(mutant)), fail_fast)
+        return joined_env(await self.runner.plugin(copy, profile.lines.mutant_import(mutant)), fail_fast)
 
 
 def parallel() -> int:

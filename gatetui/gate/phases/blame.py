@@ -42,7 +42,7 @@ def shown_step(ctx: Context, step: str) -> str:
     """A step as a person reads it: the project's own command as written,
     the gate's own steps by what they do (their commands run to a page of
     shell, and say nothing in a one-line detail)."""
-    deps = ctx.plan.profile.dependencies
+    deps = ctx.plan.profile.install.dependencies
     named = (
         {}
         if deps is None

@@ -38,7 +38,7 @@ class BuildPhase:
         (its workspace stays `opened`, for the caller to close)."""
         ctx = self.ctx
         ctx.ledger.start(CheckId.INSTALL)
-        refused = refusal(ctx.plan.base, ctx.plan.head, ctx.plan.profile.unreadable_code)
+        refused = refusal(ctx.plan.base, ctx.plan.head, ctx.plan.profile.install.unreadable_code)
         if refused:
             ctx.ledger.finish(CheckResult(CheckId.INSTALL, Status.FAIL, refused))
             return None
@@ -64,7 +64,7 @@ class BuildPhase:
     async def _install_and_build(self, workspace: Workspace) -> tuple[Failed | None, Sequence[object]]:
         """The install, and beside it the wheel (judged only when the
         install went through)."""
-        build, installer = self.ctx.plan.profile.build_check, self.installer
+        build, installer = self.ctx.plan.profile.install.build_check, self.installer
         wheel = None
         await installer.prepare(workspace)  # the workspace's first command is still to come
         if build is not None:
@@ -89,12 +89,12 @@ class BuildPhase:
     def _early(self, workspace: Workspace) -> EarlyResolve | None:
         """The resolve and the layer from what head's tree declares, started
         now, beside head's build (gate/install/early_layer.py)."""
-        deps, ctx = self.ctx.plan.profile.dependencies, self.ctx
+        deps, ctx = self.ctx.plan.profile.install.dependencies, self.ctx
         if deps is None or deps.declared is None:
             return None
         files = {f: data for f in deps.declared.files if (data := ctx.plan.head.read(f)) is not None}
         early = EarlyResolve(
-            deps, self.installer.run, ctx.layers, files, ctx.plan.profile.install_env, ctx.plan.version
+            deps, self.installer.run, ctx.layers, files, ctx.plan.profile.install.env, ctx.plan.version
         )
         early.start(workspace)
         return early
@@ -102,14 +102,14 @@ class BuildPhase:
     async def _build_tools(self, workspace: Workspace) -> None:
         """Head's builds against the layer of the tools they declare, where
         there is one (gate/install/build_tools.py), before the first of them."""
-        tools, layers, files = self.ctx.plan.profile.build_tools, self.ctx.layers, self.installer.tool_files
+        tools, layers, files = self.ctx.plan.profile.layers.build_tools, self.ctx.layers, self.installer.tool_files
         if tools is not None and layers is not None and files is not None:
-            env = dict(self.ctx.plan.profile.install_env)
+            env = dict(self.ctx.plan.profile.install.env)
             self.installer.swaps = await tools_swaps(layers, workspace, tools, files, env)
 
     def _passed(self, findings: Sequence[object], linted: str) -> CheckResult:
         """`linted`: what the lint found that base has too, told ("" for none)."""
-        build, also = self.ctx.plan.profile.build_check, f"; {linted}" if linted else ""
+        build, also = self.ctx.plan.profile.install.build_check, f"; {linted}" if linted else ""
         if findings and build is not None:
             return CheckResult(CheckId.INSTALL, Status.REVIEW, build.describe(findings) + also)
         return CheckResult(CheckId.INSTALL, Status.PASS, "fresh copy, fresh environment" + also)
@@ -140,13 +140,13 @@ async def build_wheel(
     command = command.replace("{report}", shlex.quote(workspace.report_path(build.report))).replace(
         "{source}", shlex.quote(workspace.report_path(SOURCE))
     )
-    result = await ctx.ledger.run(workspace, CheckId.INSTALL, "wheel", command, dict(profile.install_env))
+    result = await ctx.ledger.run(workspace, CheckId.INSTALL, "wheel", command, dict(profile.install.env))
     if not result.ok:
         return [f"{build.label} could not be built ({result.describe_end()}): {telling_line(result.output_tail)}"]
     built = await workspace.read_report(build.report)
     if built is None:
         return [f"{build.label} was built but left no file to read"]
-    return await asyncio.to_thread(build.findings, built, ctx.plan.head, profile.build_generated)
+    return await asyncio.to_thread(build.findings, built, ctx.plan.head, profile.install.build_generated)
 
 
 async def hand_on(ctx: Context, workspace: Workspace, installer: Installer) -> Failed | None:
@@ -156,10 +156,10 @@ async def hand_on(ctx: Context, workspace: Workspace, installer: Installer) -> F
     ran, is trusted for nothing). Then head's packages are imported in
     that copy: importing runs head's code, which must not get to write
     the environment either."""
-    check, modules = ctx.plan.profile.environment_check, ctx.plan.import_modules
+    check, modules = ctx.plan.profile.install.environment_check, ctx.plan.import_modules
     if check is None and not modules and installer.expected is None:
         return None
-    (copy,) = await workspace.fork(1, ctx.export_head, ctx.plan.profile.environment)
+    (copy,) = await workspace.fork(1, ctx.export_head, ctx.plan.profile.install.environment)
     try:
         if check is not None:
             refused = await installer.check(copy, "all", verify=True)
@@ -173,7 +173,7 @@ async def hand_on(ctx: Context, workspace: Workspace, installer: Installer) -> F
 
 async def _import(ctx: Context, copy: Workspace, modules: tuple[str, ...]) -> Failed | None:
     """Head's packages imported in the checked copy: a failure is head's own."""
-    importer = ctx.plan.profile.import_command
+    importer = ctx.plan.profile.install.import_command
     if not modules or importer is None:
         return None
     command = importer.command.replace("{modules}", shlex.join(modules)).replace(

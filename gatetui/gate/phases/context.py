@@ -23,7 +23,7 @@ from gatetui.stacks.base import HookScan, RunPlugin
 
 
 def _changed(plan: Plan) -> ChangedCode | None:
-    probe = plan.profile.coverage
+    probe = plan.profile.lines.coverage
     if probe is None:
         return None
     sealed = plan.policy.sealed
@@ -80,7 +80,7 @@ class Context:
         """The profile's install of `tree` (head's unless told), its
         commands charged to `check` on `stream`."""
         profile, tree = self.plan.profile, tree or self.plan.head
-        recipe, tools = profile.lock_layer, profile.build_tools
+        recipe, tools = profile.layers.lock, profile.layers.build_tools
         files = None if recipe is None else {f: data for f in recipe.files if (data := tree.read(f)) is not None}
         declared = None if tools is None else {f: data for f in tools.files if (data := tree.read(f)) is not None}
         return Installer(profile, self._run_for(check, stream), self.layers, files, declared)
@@ -88,7 +88,7 @@ class Context:
     def lock_env(self, workspace: Workspace) -> dict[str, str]:
         """The variables that show a run the lock layer its install used
         (none where there is none)."""
-        recipe = self.plan.profile.lock_layer
+        recipe = self.plan.profile.layers.lock
         shown = self.layers.shown_to(workspace) if self.layers is not None and recipe is not None else ""
         return {k: v.replace("{layer}", shown) for k, v in recipe.env.items()} if recipe and shown else {}
 

@@ -50,7 +50,7 @@ class CoverageRun:
 
     @property
     def probe(self) -> LineCoverage | None:
-        return self.ctx.plan.profile.coverage
+        return self.ctx.plan.profile.lines.coverage
 
     @property
     def changed(self) -> ChangedCode:

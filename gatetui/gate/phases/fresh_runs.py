@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from gatetui.backends.base import Workspace
 from gatetui.gate.checks import CheckId
-from gatetui.gate.judging import fresh
-from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging import fresh, reruns
 from gatetui.gate.judging.results import SuiteRun
 from gatetui.gate.phases.context import Context
 from gatetui.gate.phases.one_run import SuiteRunner
@@ -30,9 +29,9 @@ class FreshRuns:
         chosen = fresh.representatives(failed)
         found = {test: await self._one(workspace, test) for test in chosen.values()}
         return tuple(
-            fresh.Confirmation(test, found[chosen[rerun.function_of(test)]].cause)
+            fresh.Confirmation(test, found[chosen[reruns.function_of(test)]].cause)
             for test in failed
-            if rerun.function_of(test) in chosen
+            if reruns.function_of(test) in chosen
         )
 
     async def _one(self, workspace: Workspace, test: str) -> fresh.Confirmation:
@@ -41,7 +40,7 @@ class FreshRuns:
             alone.append(await self._run(workspace, test, {}))
         if not all(fresh.alone_passed(r, test) for r in alone):
             return fresh.confirm(test, alone, None)
-        plugin = self.ctx.plan.profile.rerun
+        plugin = self.ctx.plan.profile.suite.rerun
         assert plugin is not None  # reruns, and so their failures, come only from a profile's plugin
         # the function's id on the command line, the one case wanted picked by the plugin
         env = await self.runner.plugin(
@@ -51,12 +50,12 @@ class FreshRuns:
             afresh=",".join(map(str, fresh.AFRESH)),
             only=test.rsplit("::", 1)[-1],
         )
-        return fresh.confirm(test, alone, await self._run(workspace, rerun.function_of(test), env))
+        return fresh.confirm(test, alone, await self._run(workspace, reruns.function_of(test), env))
 
     async def _run(self, workspace: Workspace, test: str, env: dict[str, str]) -> junit.Report | None:
         """One fresh process running `test`; its report, None when it has
         none or hit its time limit."""
         self.started += 1
-        command = rerun.command(self.ctx.plan.profile.test, [test])
+        command = reruns.command(self.ctx.plan.profile.suite.command, [test])
         run: SuiteRun = await self.runner.run(workspace, CheckId.RUNS, f"fresh {self.started}", env, command)
         return None if run.result.timed_out else run.report

@@ -39,7 +39,7 @@ class Linted:
 
 async def judge(ctx: Context, found: Counter[str]) -> Linted:
     """Head's findings (`found`, by key) against base's."""
-    lint = ctx.plan.profile.lint
+    lint = ctx.plan.profile.install.lint
     if lint is None or not found:
         return Linted(False, "")
     at_base = await base_findings(ctx, lint)
@@ -81,7 +81,7 @@ def _cache_key(ctx: Context, lint: Lint) -> str:
     """Base's commit and what decides its findings besides its tree."""
     profile = ctx.plan.profile
     shown = json.dumps(
-        {"format": FORMAT, "install": list(profile.install), "env": profile.install_env, "lint": lint.command},
+        {"format": FORMAT, "install": list(profile.install.commands), "env": profile.install.env, "lint": lint.command},
         sort_keys=True,
     )
     return f"lint-{ctx.plan.base.sha}-{hashlib.sha256(shown.encode()).hexdigest()[:16]}"

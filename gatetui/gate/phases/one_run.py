@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from gatetui.backends.base import CommandResult, Workspace
 from gatetui.gate.checks import CheckId
-from gatetui.gate.judging import refused_start as start
+from gatetui.gate.judging import refused_start
 from gatetui.gate.judging.results import SuiteRun
 from gatetui.gate.phases.context import Context
 from gatetui.gate.reports.junit import Report, ReportError, parse_junit
@@ -38,11 +38,11 @@ class SuiteRunner:
         report_name = f"{name.replace(' ', '-')}.xml"
         path = shlex.quote(workspace.report_path(report_name))
         profile = self.ctx.plan.profile
-        if profile.test_files:
-            await workspace.write_files(self._in_gate_folder(profile.test_files))
+        if profile.suite.files:
+            await workspace.write_files(self._in_gate_folder(profile.suite.files))
         loads = loads or self.ctx.loads
         loaded = await self.plugin(workspace, loads) if loads is not None else {}
-        command = (test or profile.test).replace("{report}", path)
+        command = (test or profile.suite.command).replace("{report}", path)
         env = self._env(workspace, path, joined_env(loaded, extra_env))
         result = await self.ctx.ledger.run(
             workspace, check, name, command, env, network=self.ctx.plan.policy.test_network, timeout=timeout
@@ -63,8 +63,8 @@ class SuiteRunner:
         environment the tests run in: the same interpreter, paths and
         variables as run 2's."""
         profile = self.ctx.plan.profile
-        if profile.test_files:
-            await workspace.write_files(self._in_gate_folder(profile.test_files))
+        if profile.suite.files:
+            await workspace.write_files(self._in_gate_folder(profile.suite.files))
         env = self._env(workspace, shlex.quote(workspace.report_path(f"{name.replace(' ', '-')}.xml")), {})
         return await self.ctx.ledger.run(
             workspace, check, name, command, env, network=self.ctx.plan.policy.test_network, timeout=timeout
@@ -80,23 +80,23 @@ class SuiteRunner:
             "{bytecode}": workspace.scratch_path("bytecode"),
             "{tree}": workspace.path.rstrip("/"),
         }
-        env = {k: _fill(v, places) for k, v in self.ctx.plan.profile.test_env.items()}
+        env = {k: _fill(v, places) for k, v in self.ctx.plan.profile.suite.env.items()}
         env.update(self.ctx.lock_env(workspace))
         return joined_env(env, extra_env)
 
     def _no_report(self, name: str, result: CommandResult) -> str:
         """Why a run left no report: a runner that would not start says so in its own words."""
-        if start.refused([SuiteRun(name, result, None)], self.ctx.plan.profile.cannot_start):
-            return f"the runner would not start: {start.runners_words(result.output_tail)}"
+        if refused_start.refused([SuiteRun(name, result, None)], self.ctx.plan.profile.suite.cannot_start):
+            return f"the runner would not start: {refused_start.runners_words(result.output_tail)}"
         return "no report written"
 
     def _read_report(self, raw: bytes, root: str, ran: RunTree) -> Report:
         """The run's report, read the way the profile's runner writes it."""
         profile = self.ctx.plan.profile
-        if profile.read_report is not None:
-            return profile.read_report(raw, root, ran)
-        report = parse_junit(raw, root=root, ids=profile.report_ids)
-        return report if profile.check_report is None else profile.check_report(report, ran)
+        if profile.reports.read is not None:
+            return profile.reports.read(raw, root, ran)
+        report = parse_junit(raw, root=root, ids=profile.reports.ids)
+        return report if profile.reports.check is None else profile.reports.check(report, ran)
 
     async def plugin(self, workspace: Workspace, plugin: RunPlugin, **values: object) -> dict[str, str]:
         """Write a runner plugin's files into the run's gate folder; the

@@ -19,12 +19,11 @@ from gatetui.backends.base import CommandResult, Workspace, close_all
 from gatetui.gate.checks import CheckId, Need, Phase, announced_at
 from gatetui.gate.diff.changed_tests import ChangedTests
 from gatetui.gate.events import OutputChunk
-from gatetui.gate.judging import hidden_time, random_order
-from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging import hidden_time, random_order, reruns
 from gatetui.gate.judging.hidden import STREAM as HIDDEN_STREAM
 from gatetui.gate.judging.hidden import hidden_command, judge_hidden
 from gatetui.gate.judging.results import SuiteRun
-from gatetui.gate.phases import suite_checks as judging
+from gatetui.gate.phases import suite_checks
 from gatetui.gate.phases.base_own import BaseOwn
 from gatetui.gate.phases.bites import BitesPhase
 from gatetui.gate.phases.context import Context
@@ -50,7 +49,10 @@ class SuitePhase:
         hidden = Need.HIDDEN_TESTS in {need for spec in ctx.ledger.open() for need in spec.needs}
         # each run a fresh export of head: of the install, only the environment
         copies = await workspace.fork(
-            RUNS + 1 + hidden, ctx.export_head, ctx.plan.profile.environment, network=ctx.plan.policy.test_network
+            RUNS + 1 + hidden,
+            ctx.export_head,
+            ctx.plan.profile.install.environment,
+            network=ctx.plan.policy.test_network,
         )
         try:
             done = await self._side_by_side(copies, hidden)
@@ -59,7 +61,7 @@ class SuitePhase:
         if hidden:
             assert ctx.plan.hidden is not None  # needed only when configured and found (plan_phase.hidden)
             ctx.ledger.finish(judge_hidden(done[RUNS + 1], ctx.plan.hidden, self._hidden_limit))
-        await judging.judge_suite(ctx, self.base, done[:RUNS], done[RUNS])
+        await suite_checks.judge_suite(ctx, self.base, done[:RUNS], done[RUNS])
         await self.bites.run(workspace, done[:RUNS])
 
     async def _side_by_side(self, copies: list[Workspace], hidden: bool) -> list[SuiteRun]:
@@ -109,8 +111,12 @@ class SuitePhase:
         if ctx.plan.policy.random_order and ctx.plan.digests.random_seed is None:
             ctx.ledger.progress(
                 CheckId.RUNS,
-                f"random_order: {profile.runner} runs cannot be shuffled"
-                + (f"; run 1 goes {profile.reorder.label}" if profile.reorder is not None else " and keep their order"),
+                f"random_order: {profile.suite.runner} runs cannot be shuffled"
+                + (
+                    f"; run 1 goes {profile.suite.reorder.label}"
+                    if profile.suite.reorder is not None
+                    else " and keep their order"
+                ),
             )
 
     async def _head_run(self, workspace: Workspace, index: int) -> SuiteRun:
@@ -126,7 +132,7 @@ class SuitePhase:
             return run
         if seed is None or index != random_order.RUN_INDEX:
             return await self.runner.run(workspace, CheckId.RUNS, name, {})
-        shuffle = self.ctx.plan.profile.shuffle
+        shuffle = self.ctx.plan.profile.suite.shuffle
         assert shuffle is not None  # the plan draws a seed only for a runner that shuffles
         env = await self.runner.plugin(workspace, shuffle, seed=seed)
         return replace(await self.runner.run(workspace, CheckId.RUNS, name, env), seed=seed)
@@ -139,19 +145,21 @@ class SuitePhase:
         plan = self.ctx.plan
         run = (
             await self._reordered(workspace)
-            if plan.policy.random_order and plan.profile.reorder is not None
+            if plan.policy.random_order and plan.profile.suite.reorder is not None
             else await self.runner.run(workspace, CheckId.RUNS, "run 1", {})
         )
         ids = (
-            rerun.targets(run.report, ChangedTests(plan.base, plan.head))
-            if run.report is not None and plan.profile.rerun is not None
+            reruns.targets(run.report, ChangedTests(plan.base, plan.head))
+            if run.report is not None and plan.profile.suite.rerun is not None
             else []
         )
-        if not ids or plan.profile.rerun is None:
+        if not ids or plan.profile.suite.rerun is None:
             return run
-        env = await self.runner.plugin(workspace, plan.profile.rerun, reruns=rerun.RERUNS, afresh="", only="")
-        again = await self.runner.run(workspace, CheckId.RUNS, "reruns", env, rerun.command(plan.profile.test, ids))
-        failed = rerun.failures(again.report) if again.report is not None and not again.result.timed_out else {}
+        env = await self.runner.plugin(workspace, plan.profile.suite.rerun, reruns=reruns.RERUNS, afresh="", only="")
+        again = await self.runner.run(
+            workspace, CheckId.RUNS, "reruns", env, reruns.command(plan.profile.suite.command, ids)
+        )
+        failed = reruns.failures(again.report) if again.report is not None and not again.result.timed_out else {}
         if not run.passed and not plan.policy.baseline:
             return replace(run, reruns=again)  # runs fails already: what the reruns say changes nothing
         return replace(run, reruns=again, confirmed=await self.fresh.confirm(workspace, failed))
@@ -162,7 +170,7 @@ class SuitePhase:
         run 2: coverage (run 2) and the mutants that replay it keep the
         source order, where each test reaches the lines it reaches for a
         user."""
-        reorder = self.ctx.plan.profile.reorder
+        reorder = self.ctx.plan.profile.suite.reorder
         assert reorder is not None
         env = await self.runner.plugin(workspace, reorder.plugin)
         return replace(await self.runner.run(workspace, CheckId.RUNS, "run 1", env), order=reorder.label)
@@ -186,7 +194,7 @@ class SuitePhase:
         self.ctx.ledger.time_from_now(CheckId.HIDDEN)  # announced with the plan, timed from here
         over = {**plan.old_tests_files, **plan.hidden.files}
         await workspace.write_files(over)
-        command = hidden_command(plan.profile.test, plan.hidden)
+        command = hidden_command(plan.profile.suite.command, plan.hidden)
         return await self.runner.run(
             workspace, CheckId.HIDDEN, HIDDEN_STREAM, self.runner.old_tests_env(), command, RunTree(plan.head, over)
         )

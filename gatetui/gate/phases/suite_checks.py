@@ -6,8 +6,7 @@ against a verdict bent from outside the tests), and the second halves of
 from __future__ import annotations
 
 from gatetui.gate.checks import CheckId, CheckResult, Status
-from gatetui.gate.judging import refused_start as start
-from gatetui.gate.judging import results as judge
+from gatetui.gate.judging import refused_start, results
 from gatetui.gate.judging.results import SuiteRun
 from gatetui.gate.phases.base_own import BaseOwn
 from gatetui.gate.phases.context import Context
@@ -27,7 +26,7 @@ async def judge_suite(ctx: Context, base: BaseOwn, runs: list[SuiteRun], old: Su
 async def _cannot_start(ctx: Context, base: BaseOwn, runs: list[SuiteRun]) -> bool:
     """Every run refused to start, and base's own suite refuses too: the
     project's setup, not the change; nothing else is judged."""
-    if not start.refused(runs, ctx.plan.profile.cannot_start):
+    if not refused_start.refused(runs, ctx.plan.profile.suite.cannot_start):
         return False
     at_base = await base.refused_at_base()
     if not at_base:
@@ -40,25 +39,25 @@ async def _cannot_start(ctx: Context, base: BaseOwn, runs: list[SuiteRun]) -> bo
 def _old_tests(ctx: Context, runs: list[SuiteRun], old: SuiteRun) -> None:
     """Base's tests on head's code, made a hard failure where the evidence
     says head bent the verdict (remembered in ctx.outside for the policy)."""
-    ctx.outside = judge.passed_outside_tests(old, runs, ctx.test_file_unchanged)
+    ctx.outside = results.passed_outside_tests(old, runs, ctx.test_file_unchanged)
     digests = ctx.plan.digests
-    verdict = judge.judge_old_tests(old, digests.sealed_changed, digests.judge_changed, ctx.plan.forbidden)
+    verdict = results.judge_old_tests(old, digests.sealed_changed, digests.judge_changed, ctx.plan.forbidden)
     bent = ctx.plan.links_out + ctx.hooks.findings + ctx.hooks.reaches
-    ctx.ledger.finish(judge.defend_old_tests(verdict, bent, ctx.outside))
+    ctx.ledger.finish(results.defend_old_tests(verdict, bent, ctx.outside))
 
 
 async def _second_halves(ctx: Context, base: BaseOwn, runs: list[SuiteRun], old: SuiteRun) -> None:
     """The answers the diff could not give (a failure from the diff stands,
     said once); a skip seen only under base's tests asks base's own suite."""
     said = ctx.ledger.results
-    kept, skips = judge.second_halves(
+    kept, skips = results.second_halves(
         said.get(CheckId.TESTS_KEPT),
         said.get(CheckId.NO_NEW_SKIPS),
         old,
         runs,
         ctx.plan.still_defined,
-        case_family(ctx.plan.profile.report_ids),
+        case_family(ctx.plan.profile.reports.ids),
     )
-    if skips.status is Status.PASS and judge.skipped_anywhere([old]):  # head-only skips are caught above
+    if skips.status is Status.PASS and results.skipped_anywhere([old]):  # head-only skips are caught above
         skips = await base.skips_against_base(skips, [*runs, old])
     ctx.ledger.finish_open((kept, skips))

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from gatetui.backends.base import Workspace, close_all
 from gatetui.gate.checks import CheckId
-from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging import reruns
 from gatetui.gate.judging.mutants import Trial, functions
 from gatetui.gate.phases.context import Context
 from gatetui.gate.phases.one_run import SuiteRunner
@@ -65,7 +65,7 @@ class SurvivorSearch:
         tests = functions(test for trial in trials for test in trial.tests)
         name = f"calls {number + 1}"
         [copy] = await workspace.fork(
-            1, self.ctx.export_head, profile.environment, network=self.ctx.plan.policy.test_network
+            1, self.ctx.export_head, profile.install.environment, network=self.ctx.plan.policy.test_network
         )
         try:
             out = f"calls-{number + 1}.json"
@@ -75,7 +75,7 @@ class SurvivorSearch:
                 CheckId.BITES,
                 name,
                 env,
-                rerun.command(profile.test, list(tests)),
+                reruns.command(profile.suite.command, list(tests)),
                 timeout=max(trial.timeout for trial in trials),
             )
             raw = await copy.read_report(out)
@@ -89,7 +89,7 @@ class SurvivorSearch:
         plugin, command = self.search.searcher(job)
         out = f"search-{number + 1}.json"
         [copy] = await workspace.fork(
-            1, self.ctx.export_head, profile.environment, network=self.ctx.plan.policy.test_network
+            1, self.ctx.export_head, profile.install.environment, network=self.ctx.plan.policy.test_network
         )
         try:
             await self.runner.plugin(copy, plugin)

@@ -28,7 +28,7 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from xml.parsers.expat import errors as expat_errors
+from xml.parsers import expat
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
@@ -77,7 +77,7 @@ _CHUNK = 1 << 16
 
 def parse_junit(data: bytes | str, max_bytes: int = DEFAULT_MAX_BYTES, *, ids: str, root: str | None = None) -> Report:
     """Read one JUnit XML report whose test ids follow the rule `ids` (a
-    `Profile.report_ids`: its runner's).
+    `ReportFormat.ids`: its runner's).
 
     The id rule comes from the profile alone, never from the document (see
     junit_ids.py).  `root` is
@@ -107,8 +107,8 @@ def parse_junit(data: bytes | str, max_bytes: int = DEFAULT_MAX_BYTES, *, ids: s
 REFUSED = "report declares entities (DOCTYPE/ENTITY), refused"
 _DECLARATION = re.compile(r"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 _MALFORMED = {
-    expat_errors.codes[expat_errors.XML_ERROR_SYNTAX],
-    expat_errors.codes[expat_errors.XML_ERROR_INVALID_TOKEN],
+    expat.errors.codes[expat.errors.XML_ERROR_SYNTAX],
+    expat.errors.codes[expat.errors.XML_ERROR_INVALID_TOKEN],
 }
 
 

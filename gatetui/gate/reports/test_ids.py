@@ -22,12 +22,12 @@ __all__ = ["RULES", "IdRule", "case_family", "id_rule"]
 # first, the root excluded), the project's absolute path -> (id, file)
 IdRule = Callable[[Mapping[str, str], Sequence[str], str | None], tuple[str, str | None]]
 
-RULES = ("pytest", "vitest", "node", "node-or-vitest", "junit")  # Profile.report_ids's values
+RULES = ("pytest", "vitest", "node", "node-or-vitest", "junit")  # ReportFormat.ids's values
 _SCRIPT = re.compile(r"\.[cm]?[jt]sx?$")
 
 
 def id_rule(name: str) -> IdRule:
-    """The rule a profile names (`Profile.report_ids`) for its runner's JUnit.
+    """The rule a profile names (`ReportFormat.ids`) for its runner's JUnit.
 
     A stack names one per runner. A custom command (`test` in the
     project's config) names no writer, so its stack picks:
@@ -151,7 +151,7 @@ def junit_rule(attrib: Mapping[str, str], suites: Sequence[str], root: str | Non
 
 
 def case_family(name: str) -> Callable[[str], str]:
-    """How the ids of a profile's runner (`Profile.report_ids`) name one
+    """How the ids of a profile's runner (`ReportFormat.ids`) name one
     test's cases: an id's family is the test it is a case of, or the id
     itself. Only pytest's ids name cases (`path::func[params]`, of
     `path::func`); its parameter ids follow the values and their index, so

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from gatetui.config import Settings
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.base import Profile, Stack
+from gatetui.stacks.base import Stack
 from gatetui.stacks.go import hooks, profile, tests
+from gatetui.stacks.profile import Profile
 from gatetui.stacks.testdefs import TestLanguage
 
 GO = TestLanguage("go", (".go",), tests.looks_like_go_test, tests.go_test_defs, tests.go_scan)

@@ -19,11 +19,12 @@ from types import MappingProxyType
 from gatetui.config import Settings
 from gatetui.git.snapshot import Snapshot
 from gatetui.globs import under_any
-from gatetui.stacks.base import Profile, RunPlugin, Stack
+from gatetui.stacks.base import RunPlugin, Stack
 from gatetui.stacks.go.modules import MODULES
 from gatetui.stacks.go.report import read_go_report
 from gatetui.stacks.go.vet import vet_lint
 from gatetui.stacks.order import Reorder
+from gatetui.stacks.profile import Install, Layers, Profile, ReportFormat, Suite
 
 ENVIRONMENT = ".gatetui-go"
 # GOMODCACHE set: the modules' layer (modules.py), read-only, which holds everything go.sum pins.
@@ -85,27 +86,31 @@ SHUFFLE = RunPlugin(MappingProxyType({}), MappingProxyType({"GOFLAGS": "-shuffle
 
 
 def is_test_file(profile: Profile, path: str) -> bool:
-    return path.endswith("_test.go") and (not profile.test_paths or under_any(path, profile.test_paths))
+    return path.endswith("_test.go") and (not profile.suite.paths or under_any(path, profile.suite.paths))
 
 
 def go_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
     custom = settings.test is not None
     return Profile(
         stack=stack,
-        runner="custom" if custom else "go",
-        install=settings.install or (INSTALL,),
-        lock_layer=None if settings.install else MODULES,
-        lint=None if settings.install else VET,
-        tools=() if settings.install else (("go", "version"),),
-        environment=settings.environment if settings.environment is not None else (ENVIRONMENT,),
-        test=settings.test or 'sh -c "$GATE_GO_TEST" go-test {report}',
-        test_env=dict(TEST_ENV) if settings.install else {**TEST_ENV, **VET_OFF},
-        test_paths=settings.test_paths or (),
-        sealed_by_default=("**/*_test.go", "**/testdata/**"),
-        # object files the linker takes in as they are: code with no source to read
-        unreadable_code=r"\.syso$",
-        import_check=False,
-        read_report=None if custom else read_go_report,
-        shuffle=None if custom else SHUFFLE,
-        reorder=None if custom else ALONE,
+        install=Install(
+            commands=settings.install or (INSTALL,),
+            lint=None if settings.install else VET,
+            tools=() if settings.install else (("go", "version"),),
+            environment=settings.environment if settings.environment is not None else (ENVIRONMENT,),
+            # object files the linker takes in as they are: code with no source to read
+            unreadable_code=r"\.syso$",
+            import_check=False,
+        ),
+        suite=Suite(
+            runner="custom" if custom else "go",
+            command=settings.test or 'sh -c "$GATE_GO_TEST" go-test {report}',
+            env=dict(TEST_ENV) if settings.install else {**TEST_ENV, **VET_OFF},
+            paths=settings.test_paths or (),
+            sealed_by_default=("**/*_test.go", "**/testdata/**"),
+            shuffle=None if custom else SHUFFLE,
+            reorder=None if custom else ALONE,
+        ),
+        reports=ReportFormat(read=None if custom else read_go_report),
+        layers=Layers(lock=None if settings.install else MODULES),
     )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from gatetui.config import Settings
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.base import Profile, Stack
+from gatetui.stacks.base import Stack
 from gatetui.stacks.node import hooks, profile, tests
+from gatetui.stacks.profile import Profile
 from gatetui.stacks.testdefs import TestLanguage
 
 JS = TestLanguage(

@@ -13,10 +13,11 @@ from types import MappingProxyType
 from gatetui.config import ConfigError, Settings
 from gatetui.git.snapshot import Snapshot
 from gatetui.globs import under_any
-from gatetui.stacks.base import Profile, RunPlugin, Stack
+from gatetui.stacks.base import RunPlugin, Stack
 from gatetui.stacks.node import install, modules
 from gatetui.stacks.node.report import check_node_report
 from gatetui.stacks.order import Reorder
+from gatetui.stacks.profile import Install, Layers, Profile, ReportFormat, Suite
 
 NODE_TEST_DIRS = ("test", "tests", "__tests__")
 JS_EXT = r"\.(?:[cm]?js|jsx|[cm]?ts|tsx)$"
@@ -42,7 +43,7 @@ def is_test_file(profile: Profile, path: str) -> bool:
     name = path.rsplit("/", 1)[-1]
     if not re.search(JS_EXT, name):
         return False
-    return bool(re.search(r"\.(test|spec)\.", name)) or under_any(path, profile.test_paths)
+    return bool(re.search(r"\.(test|spec)\.", name)) or under_any(path, profile.suite.paths)
 
 
 def node_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
@@ -53,23 +54,28 @@ def node_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
     environment = settings.environment if settings.environment is not None else ("node_modules",)
     return Profile(
         stack=stack,
-        runner=runner,
-        report_ids="node-or-vitest" if runner == "custom" else runner,
-        check_report=check_node_report,
         # a custom install is the project's own: run as given, its environment unchecked (README)
-        install=settings.install or install.steps(any(base.text(lock) is not None for lock in install.LOCKS)),
-        install_env={} if settings.install else {**install.STEPS_ENV, **install.LIFECYCLE_ENV},
-        own_install=None if settings.install else install.own_install(environment),
-        lock_layer=None if settings.install else modules.MODULES,
-        tools=() if settings.install else (("npm", "--version"), ("node", "--version")),
-        environment=environment,
-        test=test,
-        test_paths=test_paths,
-        sealed_by_default=tuple(
-            dict.fromkeys([*(f"{p}/**" for p in test_paths), "**/*.test.*", "**/*.spec.*", *configs, *RUNNER_CONFIGS])
+        install=Install(
+            commands=settings.install or install.steps(any(base.text(lock) is not None for lock in install.LOCKS)),
+            env={} if settings.install else {**install.STEPS_ENV, **install.LIFECYCLE_ENV},
+            own=None if settings.install else install.own_install(environment),
+            tools=() if settings.install else (("npm", "--version"), ("node", "--version")),
+            environment=environment,
+            import_check=False,
         ),
-        import_check=False,
-        reorder=REVERSE if runner == "node" else None,
+        suite=Suite(
+            runner=runner,
+            command=test,
+            paths=test_paths,
+            sealed_by_default=tuple(
+                dict.fromkeys(
+                    [*(f"{p}/**" for p in test_paths), "**/*.test.*", "**/*.spec.*", *configs, *RUNNER_CONFIGS]
+                )
+            ),
+            reorder=REVERSE if runner == "node" else None,
+        ),
+        reports=ReportFormat(ids="node-or-vitest" if runner == "custom" else runner, check=check_node_report),
+        layers=Layers(lock=None if settings.install else modules.MODULES),
     )
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from gatetui.config import Settings
 from gatetui.git.snapshot import Snapshot
 from gatetui.globs import matches
-from gatetui.stacks.base import Profile, Stack
+from gatetui.stacks.base import Stack
+from gatetui.stacks.profile import Profile
 from gatetui.stacks.python import hooks, profile, tests
 from gatetui.stacks.python.marker_keys import python_marker_keys
 from gatetui.stacks.testdefs import TestLanguage
@@ -23,7 +24,7 @@ def is_test_file(profile: Profile, path: str) -> bool:
         name.startswith("test_")
         or name.endswith("_test.py")
         or name == "conftest.py"
-        or matches(path, profile.test_globs)
+        or matches(path, profile.suite.globs)
     )
 
 

@@ -13,10 +13,11 @@ from types import MappingProxyType
 
 from gatetui.config import Settings, parse_toml
 from gatetui.git.snapshot import Snapshot
-from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, Profile, RunPlugin, Stack
+from gatetui.stacks.base import BuildCheck, Dependencies, EnvironmentCheck, GateScript, RunPlugin, Stack
 from gatetui.stacks.build_tools import DeclaredResolve
 from gatetui.stacks.offered import Offered
 from gatetui.stacks.order import Reorder
+from gatetui.stacks.profile import ChangedLines, Install, Layers, Profile, ReportFormat, Suite
 from gatetui.stacks.python import lock_report, pip_report, scripts, wheel_tree
 from gatetui.stacks.python.coverage_lines import PYTHON_COVERAGE
 from gatetui.stacks.python.declared import declared_metadata
@@ -86,40 +87,62 @@ SAFE_PYTHON_FILES = MappingProxyType(
 
 
 def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
-    test_paths = settings.test_paths or python_test_paths(base)
-    test_globs = python_test_globs(test_paths, pytest_settings(base).get("python_files"))
-    environment = settings.environment if settings.environment is not None else (".venv",)
     custom = settings.test is not None
     installer = None if settings.install else default_installer()
     return Profile(
         stack=stack,
-        runner="custom" if custom else "pytest",
-        report_ids="pytest",  # a custom command's pytest still writes the report (PYTEST_ADDOPTS)
-        install=settings.install or python_install(base, installer),
+        install=install_of(base, settings, installer),
+        suite=suite_of(base, settings),
+        reports=ReportFormat(ids="pytest"),  # a custom command's pytest still writes the report (PYTEST_ADDOPTS)
+        lines=ChangedLines(
+            coverage=None if custom else PYTHON_COVERAGE,
+            mutate=mutate,  # head's source is read with ast, whatever command runs its tests
+            mutant_import=None if custom else in_memory,  # loaded by a pytest plugin: its file stays head's
+            mutant_search=None if custom else PYTHON_SEARCH,  # calls recorded by a pytest plugin
+            twin=twin,  # read with ast, like the mutants
+        ),
+        layers=Layers(
+            build_tools=None
+            if installer is None
+            else python_build_tools(installer, python_install(base, installer)[1], EDITABLE)
+        ),
+    )
+
+
+def install_of(base: Snapshot, settings: Settings, installer: Installer | None) -> Install:
+    environment = settings.environment if settings.environment is not None else (".venv",)
+    return Install(
+        commands=settings.install or python_install(base, installer),
+        env=scm_version_env(base),
+        tag_version=scm_version if scm_version_env(base) else None,
+        generated=rendered(version_files(base)),
         dependencies=None if settings.install else python_dependencies(base, installer),
         tools=() if settings.install else (PIP_THERE,),
         environment=environment,
         environment_check=python_environment_check(environment, python_loads(pytest_plugins(base), environment)),
         import_command=PYTHON_IMPORT_CHECK,
         build_check=python_wheel(installer) if installer is not None and settings.wheel_check else None,
-        build_tools=None
-        if installer is None
-        else python_build_tools(installer, python_install(base, installer)[1], EDITABLE),
         build_generated=build_generated(base),
-        generated=rendered(version_files(base)),
         unreadable_code=r"^(?:.*/)?(?!__pycache__/)[^/]+/[^/]+\.py[co]$|^[^/]+\.py[co]$",
-        test=settings.test or ".venv/bin/python -m pytest",
-        install_env=scm_version_env(base),
-        tag_version=scm_version if scm_version_env(base) else None,
+    )
+
+
+def suite_of(base: Snapshot, settings: Settings) -> Suite:
+    paths = settings.test_paths or python_test_paths(base)
+    globs = python_test_globs(paths, pytest_settings(base).get("python_files"))
+    custom = settings.test is not None
+    return Suite(
+        runner="custom" if custom else "pytest",
+        command=settings.test or ".venv/bin/python -m pytest",
         # a file that fails to collect is reported as such, and the other files' tests still run
-        test_env={
+        env={
             "PYTEST_ADDOPTS": "-p no:cacheprovider -o junit_family=xunit1 --junitxml={report} "
             "--continue-on-collection-errors",
             **SAFE_PYTHON_ENV,
         },
-        test_files=SAFE_PYTHON_FILES,
-        test_paths=test_paths,
-        test_globs=test_globs,
+        files=SAFE_PYTHON_FILES,
+        paths=paths,
+        globs=globs,
         cannot_start=() if custom else (3, 4),  # pytest: internal error, usage error
         plugin_options=PYTEST_PLUGIN_OPTIONS,
         start_fix=(
@@ -132,10 +155,10 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         sealed_by_default=tuple(
             dict.fromkeys(
                 [
-                    *test_globs,
+                    *globs,
                     "**/conftest.py",
                     *(f"**/{n}" for n in PYTEST_FILES),
-                    *test_support(base, test_globs),
+                    *test_support(base, globs),
                     "pytest.ini",
                     ".pytest.ini",
                 ]
@@ -146,11 +169,6 @@ def python_profile(stack: Stack, base: Snapshot, settings: Settings) -> Profile:
         shuffle=None if custom else SHUFFLE,
         reorder=None if custom else REVERSE,
         rerun=None if custom else RERUN,
-        coverage=None if custom else PYTHON_COVERAGE,
-        mutate=mutate,  # head's source is read with ast, whatever command runs its tests
-        mutant_import=None if custom else in_memory,  # loaded by a pytest plugin: its file stays head's
-        mutant_search=None if custom else PYTHON_SEARCH,  # calls recorded by a pytest plugin
-        twin=twin,  # read with ast, like the mutants
     )
 
 

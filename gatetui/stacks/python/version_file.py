@@ -98,7 +98,7 @@ def render(file: VersionFile, version: str) -> bytes:
 
 
 def rendered(files: tuple[VersionFile, ...]) -> Callable[[str], Mapping[str, bytes]] | None:
-    """Profile.generated for these files: version -> path -> bytes."""
+    """Install.generated for these files: version -> path -> bytes."""
 
     def generated(version: str) -> Mapping[str, bytes]:
         return {file.path: render(file, version) for file in files}

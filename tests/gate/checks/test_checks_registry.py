@@ -24,7 +24,7 @@ from gatetui.gate.checks import (
     decide,
     spec_of,
 )
-from gatetui.gate.phases import announced as plan_phase
+from gatetui.gate.phases import announced
 
 
 def decide_by_name(results: list[CheckResult], old_tests_fail_is_fatal: bool = False) -> Verdict:
@@ -93,7 +93,7 @@ def test_what_each_check_declares() -> None:
 
 
 def test_every_check_announced_with_the_plan_can_answer_there() -> None:
-    assert list(plan_phase.ANSWERS) == [s.id for s in announced_at(Phase.PLAN)]
+    assert list(announced.ANSWERS) == [s.id for s in announced_at(Phase.PLAN)]
 
 
 def test_how_one_result_weighs() -> None:

@@ -147,8 +147,14 @@ def test_the_cache_key_follows_how_base_is_installed_and_run(make_repo: MakeRepo
     key = cache_key("a" * 40, profile, policy)
     assert key == cache_key("a" * 40, profile, dataclasses.replace(policy, timeout=5.0))
     assert key != cache_key("a" * 40, profile, dataclasses.replace(policy, test_network=True))
-    assert key != cache_key("a" * 40, dataclasses.replace(profile, test=".venv/bin/python -m pytest -x"), policy)
-    assert key != cache_key("a" * 40, dataclasses.replace(profile, install=("true",)), policy)
+    assert key != cache_key(
+        "a" * 40,
+        dataclasses.replace(profile, suite=dataclasses.replace(profile.suite, command=".venv/bin/python -m pytest -x")),
+        policy,
+    )
+    assert key != cache_key(
+        "a" * 40, dataclasses.replace(profile, install=dataclasses.replace(profile.install, commands=("true",))), policy
+    )
     assert key != cache_key("c" * 40, profile, policy)
 
 

@@ -12,8 +12,7 @@ import pytest
 
 from gatetui.backends.base import CommandResult
 from gatetui.gate.checks import CheckId, CheckResult, Status
-from gatetui.gate.judging import fresh
-from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging import fresh, reruns
 from gatetui.gate.judging.fresh import Cause, Confirmation
 from gatetui.gate.judging.results import SuiteRun, with_reruns
 from gatetui.gate.reports.junit import Outcome, Report, TestResult, parse_junit
@@ -81,8 +80,8 @@ def test_a_parametrized_case_is_read_by_its_own_id() -> None:
     assert fresh.confirm(case, [alone(P, case)] * 3, steps).cause is Cause.PROCESS_STATE
 
 
-def run_1(reruns: dict[str, Outcome], *confirmed: Confirmation) -> list[SuiteRun]:
-    again = SuiteRun("reruns", FAILED, report(reruns))
+def run_1(cases: dict[str, Outcome], *confirmed: Confirmation) -> list[SuiteRun]:
+    again = SuiteRun("reruns", FAILED, report(cases))
     return [SuiteRun("run 1", OK, report({T: P}), reruns=again, confirmed=confirmed)]
 
 
@@ -148,8 +147,8 @@ def test_a_test_leaning_on_its_own_module_state_is_still_flaky() -> None:
 
 def test_flaky_tests_are_named_and_cleared_ones_noted() -> None:
     lazy = "t.py::test_lazy"
-    reruns = {**FIVE_OF_SIX, f"{lazy}[gatetui-rerun-2]": F, "t.py::test_c[gatetui-rerun-2]": F}
-    result = with_reruns(PASSED, run_1(reruns, Confirmation(T, Cause.FLAKY), Confirmation(lazy, Cause.PROCESS_STATE)))
+    cases = {**FIVE_OF_SIX, f"{lazy}[gatetui-rerun-2]": F, "t.py::test_c[gatetui-rerun-2]": F}
+    result = with_reruns(PASSED, run_1(cases, Confirmation(T, Cause.FLAKY), Confirmation(lazy, Cause.PROCESS_STATE)))
     assert result == CheckResult(
         CheckId.RUNS,
         Status.FAIL,
@@ -221,7 +220,7 @@ def pytest_run(project: Path, test: str, plugin: dict[str, str]) -> Report | Non
     if "PYTHONPATH" in plugin:
         env["PYTHONPATH"] = f"{project}{os.pathsep}{plugin['PYTHONPATH']}"
     subprocess.run(
-        ["bash", "-c", rerun.command(f"{sys.executable} -m pytest", [test])],
+        ["bash", "-c", reruns.command(f"{sys.executable} -m pytest", [test])],
         cwd=project,
         env=env,
         timeout=120,
@@ -243,7 +242,7 @@ def confirmed(project: Path, test: str) -> Confirmation:
         afresh=",".join(map(str, fresh.AFRESH)),
         only=test.rsplit("::", 1)[-1],
     )
-    return fresh.confirm(test, runs, pytest_run(project, rerun.function_of(test), plugin))
+    return fresh.confirm(test, runs, pytest_run(project, reruns.function_of(test), plugin))
 
 
 def test_fresh_processes_clear_a_lazy_import_test_and_confirm_the_others(project: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from gatetui.backends.base import CommandResult
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.diff.changed_tests import ChangedTests
-from gatetui.gate.judging import reruns as rerun
+from gatetui.gate.judging import reruns
 from gatetui.gate.judging.results import SuiteRun, with_reruns
 from gatetui.gate.reports.junit import Outcome, Report, TestResult, parse_junit
 from gatetui.git.snapshot import Snapshot
@@ -35,7 +35,7 @@ def test_only_tests_in_changed_files_run_again_by_function() -> None:
             "tests/test_broken.py",
         )
     )
-    assert rerun.targets(run1, lambda test: not test.startswith("tests/test_old.py::")) == [
+    assert reruns.targets(run1, lambda test: not test.startswith("tests/test_old.py::")) == [
         "tests/test_new.py::K::test_b",
         "tests/test_new.py::test_a",
     ]
@@ -49,7 +49,7 @@ def test_only_the_tests_head_added_or_changed_run_again() -> None:
     head = base.replace("import sys\n", "import sys  # a comment\n") + "\n\ndef test_new():\n    pass\n"
     changed = ChangedTests(Snapshot.of_files({"t/test_x.py": base}), Snapshot.of_files({"t/test_x.py": head}))
     run1 = report(**{f"t/test_x.py__{name}": Outcome.PASSED for name in ("test_lazy", "test_b", "test_new")})
-    assert rerun.targets(run1, changed) == ["t/test_x.py::test_new"]
+    assert reruns.targets(run1, changed) == ["t/test_x.py::test_new"]
 
 
 def test_failures_are_counted_by_the_tests_own_id() -> None:
@@ -60,12 +60,12 @@ def test_failures_are_counted_by_the_tests_own_id() -> None:
         "t.py::test_p[1-gatetui-rerun-4]": Outcome.FAILED,
         "t.py::test_p[2-gatetui-rerun-1]": Outcome.PASSED,
     }
-    found = rerun.failures(Report.from_results(TestResult(i, o) for i, o in ids.items()))
+    found = reruns.failures(Report.from_results(TestResult(i, o) for i, o in ids.items()))
     assert found == {"t.py::test_a": 1, "t.py::test_p[1]": 2}
 
 
-def runs_with(reruns: SuiteRun) -> list[SuiteRun]:
-    return [SuiteRun("run 1", OK, report(t__a=Outcome.PASSED), reruns=reruns)]
+def runs_with(again: SuiteRun) -> list[SuiteRun]:
+    return [SuiteRun("run 1", OK, report(t__a=Outcome.PASSED), reruns=again)]
 
 
 def test_a_rerun_failure_makes_a_passing_suite_flaky() -> None:
@@ -102,7 +102,7 @@ def test_the_plugin_repeats_functions_parametrized_cases_and_methods(tmp_path: P
     for name, data in RERUN.files.items():
         (tmp_path / "gate" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "gate" / name).write_bytes(data)
-    env = {**os.environ, **RERUN.env_for(str(tmp_path / "gate"), reruns=rerun.RERUNS, afresh="", only="")}
+    env = {**os.environ, **RERUN.env_for(str(tmp_path / "gate"), reruns=reruns.RERUNS, afresh="", only="")}
     env["PYTEST_ADDOPTS"] += " -p no:randomly"
     done = subprocess.run(
         [
@@ -149,7 +149,7 @@ def test_the_reruns_output_is_not_carried(tmp_path: Path) -> None:
         "PYTEST_ADDOPTS": f"-p no:randomly -p no:cacheprovider -o junit_family=xunit1 --junitxml={report}",
     }
     done = subprocess.run(
-        ["bash", "-c", rerun.command(f"{sys.executable} -m pytest -s", ["test_loud.py::test_loud"])],
+        ["bash", "-c", reruns.command(f"{sys.executable} -m pytest -s", ["test_loud.py::test_loud"])],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -157,4 +157,4 @@ def test_the_reruns_output_is_not_carried(tmp_path: Path) -> None:
         timeout=120,
     )
     assert (done.returncode, done.stdout, done.stderr) == (1, "", "")
-    assert rerun.failures(parse_junit(report.read_bytes(), ids="pytest")) == {"test_loud.py::test_loud": 1}
+    assert reruns.failures(parse_junit(report.read_bytes(), ids="pytest")) == {"test_loud.py::test_loud": 1}

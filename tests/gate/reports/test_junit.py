@@ -32,7 +32,7 @@ from tests.support.paths import FIXTURES as TESTS_FIXTURES
 
 FIXTURES = TESTS_FIXTURES / "junit"
 ROOT = "/home/user/proj"
-# Every id rule a profile can name (Profile.report_ids).
+# Every id rule a profile can name (ReportFormat.ids).
 PROFILES = ["pytest", "vitest", "node", "node-or-vitest", "junit"]
 P, F, E, S, XF, XP = (Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED, Outcome.XFAILED, Outcome.XPASSED)
 

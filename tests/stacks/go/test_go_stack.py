@@ -257,12 +257,12 @@ def test_go_mod_means_go_and_python_still_wins_beside_it() -> None:
 
 def test_the_profile_seals_test_files_and_testdata_and_shuffles_by_seed() -> None:
     profile = registry.load_profile(snap({"stats_test.go": TESTS, "testdata/in.txt": "1\n"}))
-    assert (profile.stack, profile.runner, profile.sealed_by_default) == (
+    assert (profile.stack, profile.suite.runner, profile.suite.sealed_by_default) == (
         STACK,
         "go",
         ("**/*_test.go", "**/testdata/**"),
     )
-    assert profile.shuffle == SHUFFLE and SHUFFLE.env_for("/g", seed=7) == {"GOFLAGS": "-shuffle=7"}
+    assert profile.suite.shuffle == SHUFFLE and SHUFFLE.env_for("/g", seed=7) == {"GOFLAGS": "-shuffle=7"}
     assert profile.is_test_file("sub/a_test.go") and not profile.is_test_file("sub/a.go")
 
 

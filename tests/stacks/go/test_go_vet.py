@@ -147,14 +147,14 @@ def test_vet_is_the_lint_and_go_test_leaves_vet_to_it() -> None:
     runs' own go test vets nothing (its few analyzers would fail a package
     base already has findings in, in every run)."""
     profile = registry.load_profile(SNAP)
-    assert (profile.install, profile.lint) == ((INSTALL,), VET)
+    assert (profile.install.commands, profile.install.lint) == ((INSTALL,), VET)
     assert INSTALL.endswith("&& go build ./...") and "go vet" not in INSTALL
-    assert (VET.label, VET.report, profile.test_env["GOFLAGS"]) == ("go vet", "vet.json", "-mod=readonly -vet=off")
+    assert (VET.label, VET.report, profile.suite.env["GOFLAGS"]) == ("go vet", "vet.json", "-mod=readonly -vet=off")
 
 
 def test_a_custom_install_gets_no_lint_and_go_test_vets_as_usual() -> None:
     profile = go_profile(STACK, SNAP, Settings(install=("go build ./... && go vet ./...",)))
-    assert (profile.lint, profile.test_env["GOFLAGS"]) == (None, "-mod=readonly")
+    assert (profile.install.lint, profile.suite.env["GOFLAGS"]) == (None, "-mod=readonly")
 
 
 # --- the real go vet -------------------------------------------------------------------------------

@@ -119,7 +119,7 @@ def test_changed_code_is_the_library_statements_head_adds_or_changes() -> None:
         FileChange("modify", "tests/test_leap.py", "tests/test_leap.py", b"", b"def test_y():\n    pass\n"),
         FileChange("delete", "pkg/gone.py", None, b"X = 1\n", None),
     ]
-    assert PYTHON_COVERAGE is profile.coverage
+    assert PYTHON_COVERAGE is profile.lines.coverage
     head = Snapshot.of_files({**base_files, "pkg/core.py": SOURCE, "pkg/new.py": "X = 1\n"})
     found = changed_code(changes, profile, load_judge(head).policy.sealed, PYTHON_COVERAGE, head)
     assert dict(found.lines) == {"pkg/core.py": frozenset({8}), "pkg/new.py": frozenset({2})}
@@ -225,8 +225,8 @@ def test_the_policy_carries_the_cap_and_the_profile_the_capability_only_where_th
         )
     )
     custom = load_profile(Snapshot.of_files({**tests, "pyproject.toml": '[tool.gatetui]\ntest = "make check"\n'}))
-    assert (judged.policy.mutant_cap, python.coverage is PYTHON_COVERAGE) == (7, True)
-    assert (node.coverage, node.mutate, custom.coverage) == (None, None, None)
+    assert (judged.policy.mutant_cap, python.lines.coverage is PYTHON_COVERAGE) == (7, True)
+    assert (node.lines.coverage, node.lines.mutate, custom.lines.coverage) == (None, None, None)
 
 
 PROJECT = {

@@ -157,7 +157,11 @@ def test_only_the_python_stacks_pytest_declares_it() -> None:
             }
         )
     )
-    assert (python.mutant_import is in_memory, custom.mutant_import, node.mutant_import) == (True, None, None)
+    assert (python.lines.mutant_import is in_memory, custom.lines.mutant_import, node.lines.mutant_import) == (
+        True,
+        None,
+        None,
+    )
 
 
 def test_a_module_pytest_rewrites_runs_the_mutant_too(tmp_path: Path) -> None:

@@ -371,7 +371,7 @@ def test_python_declares_mutation_and_node_and_go_do_not() -> None:
         Snapshot.of_files({"package.json": '{"scripts": {"test": "vitest run"}}', "a.test.js": "test('a', () => {})\n"})
     )
     go = load_profile(Snapshot.of_files({"go.mod": "module x\n", "a_test.go": "package x\n"}))
-    assert (python.mutate, node.mutate, go.mutate) == (mutate, None, None)
+    assert (python.lines.mutate, node.lines.mutate, go.lines.mutate) == (mutate, None, None)
     assert mutation.OPERATORS == ("compare", "boolean", "negate", "return-none", "arith", "constant", "remove")
 
 

@@ -362,7 +362,7 @@ def test_the_version_file_the_build_writes_is_no_changed_code() -> None:
     }
     head = Snapshot.of_files(files)
     profile = load_profile(head)
-    assert profile.build_generated == ("src/p/_version.py",)
+    assert profile.install.build_generated == ("src/p/_version.py",)
     changes = [FileChange("add", None, path, None, text.encode()) for path, text in files.items()]
     found = changed_code(changes, profile, load_judge(head).policy.sealed, PYTHON_COVERAGE, head)
     assert (dict(found.lines), dict(found.outside)) == ({"src/p/__init__.py": frozenset({1})}, {})

@@ -126,7 +126,7 @@ def test_the_plan_writes_the_file_where_the_commit_holds_none(tmp_path: Path) ->
     plan.export(plan.head, tmp_path / "out")
     namespace: dict[str, object] = {}
     exec((tmp_path / "out" / "p" / "_version.py").read_text(), namespace)  # noqa: S102 - the gate's own text
-    assert (namespace["__version__"], dict(plan.profile.install_env)["SETUPTOOLS_SCM_PRETEND_VERSION"]) == (
+    assert (namespace["__version__"], dict(plan.profile.install.env)["SETUPTOOLS_SCM_PRETEND_VERSION"]) == (
         "1.4.post0",
         "1.4.post0",
     )
