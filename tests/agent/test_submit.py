@@ -197,7 +197,7 @@ def test_a_branch_outside_the_pattern_is_refused(served: Served, capsys: pytest.
 def test_a_same_size_edit_refused_on_a_branch_not_watched_stays_visible_to_git(
     served: Served, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 35: clone, an edit of the same size within the clone's second,
+    """A race seen on real work: clone, an edit of the same size within the clone's second,
     submit on a branch the supervisor does not watch: git still sees it."""
     clone = edited_in_the_clones_second(lambda name: served.clone(name, "feature/racy"), "racy")
     head = git(clone, "rev-parse", "HEAD")

@@ -153,7 +153,7 @@ NOT_FLAKY = f"{LAZY} failed 6 of 6 reruns but passes in fresh processes, fails w
 
 
 def test_a_test_that_checks_process_fresh_state_is_not_named_flaky(gated: dict[str, list[GateEvent]]) -> None:
-    """Issue 35: base's lazy-load test fails when repeated in one process;
+    """A process-state test is no flake: base's lazy-load test fails when repeated in one process;
     head reworded its comment, so it reruns, then passes alone in three
     fresh processes and fails in the fourth's repeats, afresh or not. The
     unchanged test beside it is not rerun at all."""

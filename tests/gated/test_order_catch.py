@@ -1,4 +1,4 @@
-"""Issue 36: order-dependent tests are caught every time, not by the luck
+"""Order-dependent tests are caught every time, not by the luck
 of one shuffle. Each order sample is gated GATES times as a user gates it
 (no seed given: a fresh one drawn per gate), and `runs` must fail at least
 as often as its stack guarantees (docs/reference/checks.md, the runs check): python and node

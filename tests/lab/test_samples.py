@@ -355,7 +355,7 @@ def test_python_samples_share_one_base_tree(scenarios: dict[str, Scenario]) -> N
 
 
 def test_lazy_samples_share_a_base_whose_test_checks_process_fresh_state(scenarios: dict[str, Scenario]) -> None:
-    """Issue 35's two samples start from one base, whose lazy-load test
+    """The two process-state samples start from one base, whose lazy-load test
     passes once per process; only their heads differ."""
     first, second = (scenarios[n] for n in sorted(LAZY_SAMPLES))
     assert dir_entries(first.base_dir) == dir_entries(second.base_dir)

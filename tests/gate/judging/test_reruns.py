@@ -42,7 +42,7 @@ def test_only_tests_in_changed_files_run_again_by_function() -> None:
 
 
 def test_only_the_tests_head_added_or_changed_run_again() -> None:
-    """Issue 35: a test added beside one that checks process-fresh state
+    """Honest work on a real project: a test added beside one that checks process-fresh state
     reran the whole file, and the old test, repeated in one process, was
     named flaky. Only the new test and the one whose lines changed run again."""
     base = "import sys\n\n\ndef test_lazy():\n    assert 'pkg.t' not in sys.modules\n\n\ndef test_b():\n    pass\n"

@@ -282,7 +282,7 @@ def test_xdist_workers_each_write_their_share_and_the_gate_merges_them(tmp_path:
     assert dict(parts[0]) == {}  # the controller runs no test
 
 
-# Issue 35's false reviews: lines under `if TYPE_CHECKING:` never run
+# False reviews seen on real releases: lines under `if TYPE_CHECKING:` never run
 # (humanize 4.11, itsdangerous 2.2), and python reports no line of its own
 # for the `if (` that opens a condition over several lines (idna 3.10).
 GUARDED = """from __future__ import annotations
