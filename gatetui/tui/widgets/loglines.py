@@ -17,6 +17,7 @@ width, once per buffer (`Widths`), and a redraw of what is visible.
 from __future__ import annotations
 
 import itertools
+import re
 import weakref
 from collections.abc import Sequence
 
@@ -32,10 +33,24 @@ from textual.strip import Strip
 from gatetui.inert import inert
 from gatetui.supervise.runs import LogBuffer
 
+_PLAIN = re.compile(r"[\n\x20-\x5b\x5d-\x7e]*")  # what `shown` leaves as it is: no tab, no backslash
+
 
 def shown(line: str) -> str:
     """A line as drawn: head's text inert, tabs as the spaces they take."""
     return inert(line).expandtabs()
+
+
+def widest(lines: list[str]) -> int:
+    """The most cells any of `lines` takes, drawn. Lines of printable ASCII
+    with no backslash are drawn as they are, a cell a character: measured
+    by their length, a thousand at once (drawing each inert to measure it
+    took milliseconds a redraw while a check streamed)."""
+    if not lines:
+        return 0
+    if _PLAIN.fullmatch("\n".join(lines)):
+        return max(map(len, lines))
+    return max(cell_len(shown(line)) for line in lines)
 
 
 class Widths:
@@ -51,8 +66,7 @@ class Widths:
         measured, width = self._seen.get(buffer, (0, 0))
         new = min(buffer.total - measured, len(buffer.lines))
         if new > 0:
-            newest = itertools.islice(reversed(buffer.lines), new)
-            width = max(width, max(cell_len(shown(line)) for line in newest))
+            width = max(width, widest(list(itertools.islice(reversed(buffer.lines), new))))
         self._seen[buffer] = (buffer.total, width)
         return width
 
@@ -85,10 +99,31 @@ class LogLines(ScrollView, can_focus=True):
             self.buffer, follow = buffer, True
             self._strips.clear()
         width = self.widths.of(buffer) if buffer is not None else 0
-        self.virtual_size = Size(width, self.line_count)
+        self._extend(Size(width, self.line_count))
         if follow:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
         self.refresh()
+
+    def _extend(self, size: Size) -> None:
+        """The lines' extent changed. With both scrollbars always shown
+        (`overflow: scroll`) nothing on screen moves but their thumbs: they
+        are set here, and the screen is not laid out again (a layout of the
+        whole screen on each switch between checks cost more than the log's
+        drawing). Any other overflow: the extent, and the layout it takes."""
+        styles = self.styles
+        if size == self.virtual_size:
+            return
+        if styles.overflow_x != "scroll" or styles.overflow_y != "scroll" or not self.container_size:
+            self.virtual_size = size
+            return
+        self.set_reactive(LogLines.virtual_size, size)
+        width, height = self.container_size
+        for bar, extent, window in (
+            (self.vertical_scrollbar, size.height, height - self.scrollbar_size_horizontal),
+            (self.horizontal_scrollbar, size.width, width - self.scrollbar_size_vertical),
+        ):
+            bar.window_virtual_size, bar.window_size = extent, window
+        self.scroll_x, self.scroll_y = self.validate_scroll_x(self.scroll_x), self.validate_scroll_y(self.scroll_y)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
