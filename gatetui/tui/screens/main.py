@@ -173,7 +173,7 @@ class MainScreen(Screen[None]):
         run = self.run
         checks = self.query_one(ChecksTable)
         if run is not None and message.run_id == run.run_id and message.check is checks.selected_check:
-            self.query_one(LogView).streamed()
+            self.query_one(LogView).streamed(run, message.check)
 
     @property
     def branch(self) -> Branch | None:

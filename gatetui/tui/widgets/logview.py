@@ -42,11 +42,12 @@ class LogView(Vertical):
         dropped = f", {buffer.dropped:,} earlier lines dropped (the last {LOG_LINES:,} kept)" if buffer.dropped else ""
         self.set_title(f"output of {check.value}: {buffer.total:,} lines{dropped}")
 
-    def streamed(self) -> None:
-        """The check shown has new lines: drawn with the next redraw, at most
+    def streamed(self, run: Run, check: CheckId) -> None:
+        """`check` of `run` has new lines: shown with the next redraw, at most
         STREAM_FPS a second. At the frame rate (60 a second) a check that
         streams thousands of lines a second kept the loop drawing the log
         half the time, and a key pressed meanwhile waited."""
+        self.shown = (run, check)
         if self.redraw is None:
             self.redraw = self.set_timer(1 / STREAM_FPS, self._redraw)
 
