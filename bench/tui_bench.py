@@ -1,4 +1,4 @@
-"""TUI speed figures (prints them, each against the target a presenter needs: a row within 150 ms of its commit, a key answered within a 60 Hz frame).
+"""TUI speed figures (prints them, each against its target).
 
     .venv/bin/python bench/tui_bench.py
 
@@ -11,12 +11,14 @@
   terminal would (cursor moves that switch the log between checks), each
   timed until the table dispatches the cursor's move to the row the key
   asked for. Target: p95 under 16 ms (a frame at 60 Hz).
-- peak RSS of the whole process (app + supervisor, both parts).
+- peak RSS of the process that draws the screen.
 
-Then the same three for a viewer (`gatetui view`) beside the supervisor's
-own screen, measured on the viewer: the supervisor, its screen and its
-socket, and the viewer fed over that socket, in one process of their own
-(`--viewer`; its RSS counts all of them).
+First on the supervisor's own screen (the supervisor and its screen in
+this process). Then on a viewer as `gatetui view` runs it: a process of
+its own (bench/tui_viewer.py) attached to the socket of the supervisor
+this process runs, whose own screen is open too (the workshop: the
+presenter's screen and the room's viewers); the viewer measures itself
+and its RSS is its own.
 
 A target missed is printed as MISSED, never left out.
 """
@@ -25,33 +27,38 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import resource
-import statistics
+import json
 import subprocess
 import sys
 import tempfile
-import time
+from asyncio.subprocess import PIPE
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from textual import events  # noqa: E402
 from textual.message import Message  # noqa: E402
-from textual.widgets import DataTable  # noqa: E402
+from tui_probes import (  # noqa: E402
+    SIZE,
+    Figures,
+    KeyProbe,
+    first_row_moved,
+    now,
+    peak_rss_mb,
+    press_while_streaming,
+    report,
+)
 
 from gatetui.backends.base import CommandResult  # noqa: E402
 from gatetui.backends.local import LocalBackend  # noqa: E402
-from gatetui.gate.checks import CheckId, Status  # noqa: E402
 from gatetui.supervise.ref_watcher import RefWatcher  # noqa: E402
-from gatetui.supervise.remote import RemoteSupervisor  # noqa: E402
 from gatetui.supervise.serve import SubmitServer  # noqa: E402
 from gatetui.supervise.store import Store  # noqa: E402
 from gatetui.supervise.supervisor import Supervisor  # noqa: E402
 from gatetui.tui.app import GatetuiApp  # noqa: E402
-from gatetui.tui.viewer import ViewerApp  # noqa: E402
 
-Shown = GatetuiApp | ViewerApp
+VIEWER = Path(__file__).with_name("tui_viewer.py")
 
 LINES = 100_000
 ENV = {
@@ -106,53 +113,82 @@ def new_commit(repo: Path, n: int) -> str:
 
 
 @contextlib.asynccontextmanager
-async def screens(
-    sup: Supervisor, root: Path, viewer: bool, hook: Callable[[Message], None] | None = None
-) -> AsyncIterator[Shown]:
-    """The supervisor's own screen, and with `viewer` a viewer beside it
-    fed over the supervisor's socket: yields the screen measured (`hook` on it)."""
-    own = GatetuiApp(sup, submit_server=SubmitServer(sup, root / "s.sock") if viewer else None)
-    async with own.run_test(size=(150, 46), message_hook=None if viewer else hook) as pilot:
-        if not viewer:
-            yield own
-            await pilot.press("q")
-            return
-        while not (root / "s.sock").exists():
+async def own_screen(
+    sup: Supervisor, root: Path, hook: Callable[[Message], None] | None = None, serve: bool = False
+) -> AsyncIterator[GatetuiApp]:
+    """The supervisor's own screen (`hook` on it); with `serve` its socket
+    open for viewers (yielded once it listens)."""
+    app = GatetuiApp(sup, submit_server=SubmitServer(sup, root / "s.sock") if serve else None)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        while serve and not (root / "s.sock").exists():
             await pilot.pause(0.01)
-        seen = ViewerApp(RemoteSupervisor(root / "s.sock"))
-        async with seen.run_test(size=(150, 46), message_hook=hook) as watching:
-            yield seen
-            await watching.press("q")
+        yield app
         await pilot.press("q")
 
 
-def first_row_moved(app: Shown, sha: str) -> bool:
-    run = app.main.run
-    if run is None or run.head != sha:
-        return False
-    table = app.main.query_one("#checks", DataTable)
-    return any(str(table.get_cell(k, "status")) not in ("waiting", "") for k in table.rows)
+class Viewer:
+    """bench/tui_viewer.py in a process of its own, watching `socket`."""
+
+    def __init__(self, process: asyncio.subprocess.Process):
+        self.process = process
+
+    @classmethod
+    async def start(cls, socket: Path, mode: str) -> Viewer:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, str(VIEWER), str(socket), mode, stdin=PIPE, stdout=PIPE
+        )
+        viewer = cls(process)
+        assert await viewer.read() == {"ready": True}
+        return viewer
+
+    async def read(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = await self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the viewer ended early (exit {await self.process.wait()})")
+        data: dict[str, Any] = json.loads(line)
+        return data
+
+    def ask(self, data: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(data).encode() + b"\n")
+
+    async def figures(self) -> Figures:
+        """Its last line, once its stdin is closed and it quit."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        figures = Figures.from_json(json.dumps(await self.read()))
+        await self.process.wait()
+        return figures
 
 
-async def commit_latency(root: Path, viewer: bool, rounds: int = 9) -> list[float]:
+async def commit_latency(root: Path, viewer: bool, rounds: int = 9) -> Figures:
     repo = make_repo(root)
     (root / "work").mkdir()
     sup = Supervisor(
         repo, LocalBackend(work_root=root / "work"), Store.open(root / "state"), watcher=RefWatcher(repo, step_ms=30)
     )
-    times = []
-    async with screens(sup, root, viewer) as app:
+    figures = Figures()
+    async with own_screen(sup, root, serve=viewer) as app:
+        watching = await Viewer.start(root / "s.sock", "commits") if viewer else None
         await asyncio.sleep(0.5)
         for n in range(rounds):
             sha = await asyncio.to_thread(new_commit, repo, n)
-            start = time.perf_counter()
+            start = now()
+            if watching is not None:
+                watching.ask({"sha": sha, "at": start})
             await asyncio.to_thread(git, repo, "update-ref", "refs/heads/agent/x", sha)
-            while not first_row_moved(app, sha):
-                await asyncio.sleep(0.002)
-            times.append((time.perf_counter() - start) * 1000)
+            if watching is not None:
+                await watching.read()
+            else:
+                while not first_row_moved(app, sha):
+                    await asyncio.sleep(0.002)
+                figures.commits.append((now() - start) * 1000)
             await asyncio.sleep(0.4)
         sup.cancel("agent/x")
-    return times
+        if watching is not None:
+            figures = await watching.figures()
+    return figures
 
 
 class StreamingWorkspace:
@@ -174,6 +210,7 @@ class StreamingWorkspace:
         env: Mapping[str, str] | None = None,
         network: bool = True,
     ) -> CommandResult:
+        await self.backend.go.wait()
         blocks, self.backend.blocks = self.backend.blocks, 0
         for block in range(blocks):
             on_output("".join(f"install line {block * 100 + i}: Collecting something-or-other\n" for i in range(100)))
@@ -203,6 +240,7 @@ class StreamingBackend:
 
     def __init__(self) -> None:
         self.blocks = LINES // 100  # what the next command streams, in blocks of 100 lines
+        self.go = asyncio.Event()  # set once the screen measured watches
 
     async def account(self) -> None:
         return None
@@ -214,100 +252,35 @@ class StreamingBackend:
         return StreamingWorkspace(self)
 
 
-class KeyProbe:
-    """Key presses posted as a terminal would, each timed until its effect:
-    the checks table's cursor on the row the key moves it to (a rebuild of
-    the table that highlights some other row is not the key's effect)."""
-
-    def __init__(self) -> None:
-        self.times: list[float] = []
-        self.missed = 0  # presses whose effect did not come within a second
-        self.answered = asyncio.Event()
-        self._pending: tuple[int, float] | None = None  # (row expected, when posted)
-
-    def hook(self, message: Message) -> None:
-        if (
-            isinstance(message, DataTable.RowHighlighted)
-            and self._pending is not None
-            and message.cursor_row == self._pending[0]
-        ):
-            self.times.append((time.perf_counter() - self._pending[1]) * 1000)
-            self._pending = None
-            self.answered.set()
-
-    async def press(self, app: Shown, table: DataTable[object]) -> None:
-        row = table.cursor_row
-        key, expected = ("down", row + 1) if row == 0 else ("up", row - 1)
-        self.answered.clear()
-        self._pending = (expected, time.perf_counter())
-        app.post_message(events.Key(key, None))
-        try:
-            await asyncio.wait_for(self.answered.wait(), 1.0)
-        except TimeoutError:
-            self._pending, self.missed = None, self.missed + 1
-
-
-async def key_latency(root: Path, viewer: bool) -> tuple[KeyProbe, int, float]:
-    """Keys pressed from the moment the install check starts streaming
-    until it ends (it used to start pressing as soon as the run started: the
-    install was still waiting, so no key was pressed at all)."""
+async def key_latency(root: Path, viewer: bool) -> Figures:
+    """The install streams once the screen measured watches (a viewer
+    started while it streamed would press keys on its last lines only)."""
     repo = make_repo(root)
     git(repo, "update-ref", "refs/heads/agent/x", new_commit(repo, 0))
-    sup = Supervisor(repo, StreamingBackend(), Store.open(root / "state"))  # type: ignore[arg-type]
-    probe = KeyProbe()
-    async with screens(sup, root, viewer, probe.hook) as app:
-
-        def install() -> Status:
-            run = app.main.run
-            return run.checks[CheckId.INSTALL].status if run is not None else Status.WAITING
-
-        table = app.main.query_one("#checks", DataTable)
-        table.focus()
-        while install() is Status.WAITING:
-            await asyncio.sleep(0.005)
-        started = time.perf_counter()
-        while install() is Status.RUNNING:
-            await probe.press(app, table)
-            await asyncio.sleep(0.05)
-        seconds = time.perf_counter() - started
-        run = app.main.run
-        streamed = run.logs[CheckId.INSTALL].total if run is not None and CheckId.INSTALL in run.logs else 0
-    return probe, streamed, seconds
+    backend = StreamingBackend()
+    sup = Supervisor(repo, backend, Store.open(root / "state"))  # type: ignore[arg-type]
+    probe, figures = KeyProbe(), Figures()
+    async with own_screen(sup, root, None if viewer else probe.hook, serve=viewer) as app:
+        if not viewer:
+            backend.go.set()
+            await press_while_streaming(app, probe, figures)
+            return figures
+        watching = await Viewer.start(root / "s.sock", "keys")
+        backend.go.set()
+        return await watching.figures()
 
 
-def p95(values: list[float]) -> float:
-    return statistics.quantiles(values, n=20)[-1] if len(values) >= 2 else values[0]
-
-
-def verdict(value: float, target: float) -> str:
-    return f"target < {target:g}: {'met' if value < target else 'MISSED'}"
-
-
-async def main(viewer: bool) -> None:
+async def main() -> None:
     with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as two:
-        commits = await commit_latency(Path(one), viewer)
-        probe, streamed, seconds = await key_latency(Path(two), viewer)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    median = statistics.median(commits)
-    on = "viewer beside the supervisor's screen: " if viewer else ""
-    print(
-        f"{on}commit -> first check row updated: median {median:.0f} ms "
-        f"(min {min(commits):.0f}, max {max(commits):.0f}, {len(commits)} commits; {verdict(median, 150)})"
-    )
-    missed = f", {probe.missed} without effect within 1 s" if probe.missed else ""
-    if probe.times:
-        print(
-            f"{on}key press while streaming {streamed:,} lines in {seconds:.1f} s: p95 {p95(probe.times):.1f} ms, "
-            f"median {statistics.median(probe.times):.1f} ms ({len(probe.times)} presses{missed}; "
-            f"{verdict(p95(probe.times), 16)})"
-        )
-    else:
-        print(f"{on}key press while streaming {streamed:,} lines in {seconds:.1f} s: no press measured{missed}")
-    parts = "the supervisor, its screen and socket, the viewer" if viewer else "app, supervisor, both parts"
-    print(f"{on}peak RSS: {rss:.0f} MB (the whole process: {parts})", flush=True)
+        own = await key_latency(Path(two), viewer=False)
+        own.commits = (await commit_latency(Path(one), viewer=False)).commits
+    own.rss_mb = peak_rss_mb()
+    report("", own, "the whole process: app and supervisor")
+    with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as two:
+        seen = await key_latency(Path(two), viewer=True)
+        seen.commits = (await commit_latency(Path(one), viewer=True)).commits
+    report("viewer, its own process: ", seen, "the viewer's process alone")
 
 
 if __name__ == "__main__":
-    asyncio.run(main("--viewer" in sys.argv))
-    if "--viewer" not in sys.argv:  # the viewer's figures from a process of their own: its RSS apart
-        subprocess.run([sys.executable, __file__, "--viewer"], check=True)
+    asyncio.run(main())

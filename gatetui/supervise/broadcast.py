@@ -35,7 +35,8 @@ supervisor's user, behind a token.
 
 What a viewer costs the supervisor: one `put_nowait` per event into the
 viewer's own bounded queue. Encoding and writing happen in the viewer's
-own task; a viewer that falls `QUEUE` events behind is dropped with a
+own task, a burst at a time (output in a row for one check is one
+`output` line); a viewer that falls `QUEUE` events behind is dropped with a
 one-line notice (to it, and to the supervisor's log), and a viewer that
 went away is forgotten. The supervisor's loop never waits on a viewer.
 No Textual here.
@@ -45,6 +46,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import itertools
 import json
 import os
 from collections.abc import Callable
@@ -153,12 +156,17 @@ class Viewers:
         ]
 
     async def _pump(self, viewer: Viewer, writer: asyncio.StreamWriter) -> None:
+        """Whatever waited in the queue leaves in one write, `coalesce`d:
+        a check streaming thousands of chunks a second costs the supervisor
+        (and the viewer, which reads and draws each line) a line per burst,
+        not one per chunk."""
         await writer.drain()
         while True:
-            line = self.encode(await viewer.queue.get(), viewer)
-            if line:
-                writer.write(line)
-                await writer.drain()
+            waiting = [await viewer.queue.get()]
+            while not viewer.queue.empty():
+                waiting.append(viewer.queue.get_nowait())
+            writer.write(b"".join(self.encode(event, viewer) for event in coalesce(waiting)))
+            await writer.drain()
 
     def encode(self, event: SupervisorEvent | Refused, viewer: Viewer) -> bytes:
         """One event as the viewer is told it; the state it names read now (the newest)."""
@@ -210,6 +218,36 @@ class Viewers:
             writer.write(_line({"event": "dropped", "message": message}))
             await asyncio.wait_for(writer.drain(), NOTICE_WAIT)
         writer.transport.abort()
+
+
+def coalesce(events: list[SupervisorEvent | Refused]) -> list[SupervisorEvent | Refused]:
+    """Events in a row that the viewer would be told as one: output of the
+    same check and stream as one chunk (its text joined), and the same run's
+    or the branches' news once (each is sent as the state read when it is
+    encoded, the newest, so the repeats said the same)."""
+    merged: list[SupervisorEvent | Refused] = []
+    for _, group in itertools.groupby(events, key=_same_news):
+        run = list(group)
+        first = run[0]
+        if isinstance(first, RunUpdated) and isinstance(first.event, OutputChunk):
+            texts = "".join(e.event.text for e in run if isinstance(e, RunUpdated) and isinstance(e.event, OutputChunk))
+            merged.append(RunUpdated(first.branch, first.run_id, dataclasses.replace(first.event, text=texts)))
+        else:
+            merged.append(run[-1])
+    return merged
+
+
+def _same_news(event: SupervisorEvent | Refused) -> object:
+    """What makes events in a row one: output of one check and stream, one
+    run's state, the branches; anything else stands alone."""
+    match event:
+        case RunUpdated(event=OutputChunk() as chunk):
+            return ("output", event.branch, event.run_id, chunk.check, chunk.stream)
+        case RunUpdated():
+            return ("run", event.branch, event.run_id)
+        case BranchesChanged():
+            return "branches"
+    return id(event)
 
 
 async def _refuse(reader: asyncio.StreamReader, viewer: Viewer) -> None:

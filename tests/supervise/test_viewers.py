@@ -23,9 +23,10 @@ from gatetui.cli.main import main
 from gatetui.errors import BackendError
 from gatetui.gate.checks import CheckId, Status
 from gatetui.gate.cost import Cost, Usage
-from gatetui.gate.events import OutputChunk
+from gatetui.gate.events import CheckStarted, OutputChunk
 from gatetui.gate.sealing.digests import Digests, RuleDigest
 from gatetui.supervise import broadcast
+from gatetui.supervise.events import BranchesChanged, RunUpdated
 from gatetui.supervise.ref_watcher import RefWatcher
 from gatetui.supervise.remote import Ended, RemoteSupervisor
 from gatetui.supervise.runs import CheckRow, Run
@@ -186,6 +187,35 @@ async def test_a_viewer_that_falls_behind_is_dropped_while_another_keeps_every_l
     assert seen is not None and list(seen.log(CheckId.INSTALL).lines) == list(kept.lines)
     assert len(served.server.viewers.writers) == 1  # the dropped one is forgotten
     watching.cancel()
+
+
+def test_a_burst_leaves_as_one_line_per_check_and_stream_and_one_per_runs_state() -> None:
+    def out(check: CheckId, stream: str, text: str, run_id: str = "r1") -> RunUpdated:
+        return RunUpdated("agent/x", run_id, OutputChunk(check, stream, text))
+
+    started = CheckStarted(CheckId.RUNS)
+    burst = [
+        out(CheckId.INSTALL, "install", "a\n"),
+        out(CheckId.INSTALL, "install", "b\n"),
+        out(CheckId.RUNS, "run 1", "c\n"),
+        out(CheckId.RUNS, "run 2", "d\n"),
+        out(CheckId.RUNS, "run 2", "e"),
+        out(CheckId.RUNS, "run 2", "f\n", run_id="r2"),
+        RunUpdated("agent/x", "r1", started),
+        RunUpdated("agent/x", "r1"),
+        BranchesChanged(),
+        BranchesChanged(),
+        out(CheckId.INSTALL, "install", "g\n"),
+    ]
+    assert broadcast.coalesce(burst) == [
+        out(CheckId.INSTALL, "install", "a\nb\n"),
+        out(CheckId.RUNS, "run 1", "c\n"),
+        out(CheckId.RUNS, "run 2", "d\ne"),
+        out(CheckId.RUNS, "run 2", "f\n", run_id="r2"),
+        RunUpdated("agent/x", "r1"),  # the run's state, read when it is sent: once
+        BranchesChanged(),
+        out(CheckId.INSTALL, "install", "g\n"),  # after other news: its own line, in order
+    ]
 
 
 @pytest.mark.asyncio

@@ -173,7 +173,7 @@ class MainScreen(Screen[None]):
         run = self.run
         checks = self.query_one(ChecksTable)
         if run is not None and message.run_id == run.run_id and message.check is checks.selected_check:
-            self.query_one(LogView).show(run, message.check)
+            self.query_one(LogView).streamed(run, message.check)
 
     @property
     def branch(self) -> Branch | None:
@@ -217,7 +217,9 @@ class MainScreen(Screen[None]):
 
     @on(DataTable.RowHighlighted, "#checks")
     def check_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value is not None:
+        """The log follows the cursor; a row highlighted on the way back to
+        it (a rebuilt table) is not where the cursor is, and is ignored."""
+        if event.row_key.value is not None and event.row_key.value == self.query_one(ChecksTable).selected_key:
             self.query_one(LogView).show(self.run, CheckId(str(event.row_key.value)))
 
     def action_rerun(self) -> None:

@@ -37,6 +37,12 @@ def as_text(cell: Cell) -> Text:
     return cell if isinstance(cell, Text) else Text(inert_line(cell), end="")
 
 
+def same(shown: Cell, cell: Text) -> bool:
+    """Whether a cell shows `cell` already: its words and its style (a
+    Text equals another of the same words in any base style)."""
+    return isinstance(shown, Text) and (shown.plain, shown.style, shown.spans) == (cell.plain, cell.style, cell.spans)
+
+
 class KeyedTable(DataTable[Cell]):
     """A DataTable whose rows are synced from a mapping of key -> cells.
 
@@ -61,32 +67,37 @@ class KeyedTable(DataTable[Cell]):
             self.sync(self.synced)
 
     def _add_columns(self, rows: Mapping[str, Sequence[Text]]) -> None:
-        for i, (key, label) in enumerate(self.shown_columns):
-            width = max([len(label), *(cells[i].cell_len for cells in rows.values() if i < len(cells))])
+        for (key, label), width in zip(self.shown_columns, self._widths(rows)):
             self.add_column(label, key=key, width=width)
 
     def sync(self, rows: Mapping[str, Sequence[Cell]]) -> None:
         """Make the table hold exactly `rows`, in their order.
 
-        Any change rebuilds the table, columns included: DataTable widths
-        only ever grow, so updating in place would size a column by
-        whatever it once held and make the screen depend on timing. The
-        tables hold a handful of rows, so a rebuild costs nothing."""
+        The same rows in columns of the same widths (a running check's
+        time ticking on) are updated cell by cell; any other change
+        rebuilds the table, columns included: DataTable widths only ever
+        grow, so updating in place would size a column by whatever it once
+        held and make the screen depend on timing. A rebuild clears and
+        refills the table and moves the cursor back, once a second while a
+        run is timed: a key pressed meanwhile waited for it."""
         self.synced = rows
         texts = self.fit({key: [as_text(cell) for cell in cells] for key, cells in rows.items()})
-        current = [str(k.value) for k in self.rows]
-        columns = [str(k.value) for k in self.columns] == [key for key, _ in self.shown_columns]
-        if (
-            columns
-            and current == list(texts)
-            and all(
-                self.get_cell(key, column) == cell
-                for key, cells in texts.items()
-                for (column, _), cell in zip(self.shown_columns, cells)
-            )
-        ):
+        shape = [str(k.value) for k in self.columns], [str(k.value) for k in self.rows]
+        widths = [column.width for column in self.columns.values()]
+        if shape != ([key for key, _ in self.shown_columns], list(texts)) or widths != self._widths(texts):
+            self._rebuild(texts)
             return
-        self._rebuild(texts)
+        for key, cells in texts.items():
+            for (column, _), cell in zip(self.shown_columns, cells):
+                if not same(self.get_cell(key, column), cell):
+                    self.update_cell(key, column, cell)
+
+    def _widths(self, rows: Mapping[str, Sequence[Text]]) -> list[int]:
+        """Each shown column's width: its label's or its widest cell's."""
+        return [
+            max([len(label), *(cells[i].cell_len for cells in rows.values() if i < len(cells))])
+            for i, (_, label) in enumerate(self.shown_columns)
+        ]
 
     def fit(self, rows: Mapping[str, Sequence[Text]]) -> dict[str, list[Text]]:
         """The rows as shown: OPTIONAL columns left out while the table
