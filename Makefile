@@ -9,11 +9,15 @@ DEMO   ?= demo
 
 venv: $(STAMP)
 
+# pip brings uv into the fresh venv, and uv installs the project: it resolves,
+# downloads and compiles in parallel, in a fraction of pip's time (bench/RESULTS.md).
+# Where uv cannot be installed or cannot install, pip installs everything.
 $(STAMP): pyproject.toml
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	{ $(BIN)/python -m pip install --quiet uv && \
+		$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[test]'; } || \
+	{ $(BIN)/python -m pip install --quiet --upgrade pip && $(BIN)/python -m pip install --quiet -e '.[test]'; }
 	touch $(STAMP)
 
 # The go stack's tests need `go` (Debian's golang-go): installed here when
