@@ -421,6 +421,7 @@ def test_go_allows_exactly_the_hosts_of_goproxys_urls(entries: list[str], separa
 @pytest.mark.skipif(
     shutil.which("go") is None, reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)"
 )
+@pytest.mark.drives
 def test_go_is_asked_with_go_env_from_the_users_environment(tmp_path: Path) -> None:
     """`go env` reads the environment (and go's own env file): what it says is what the sandbox gets."""
     env = {

@@ -267,6 +267,7 @@ def test_the_profile_seals_test_files_and_testdata_and_shuffles_by_seed() -> Non
 
 
 @pytest.mark.skipif(not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)")
+@pytest.mark.drives
 def test_the_reader_reads_what_a_real_go_test_writes(tmp_path: Path) -> None:
     files = {
         "go.mod": GO_MOD,

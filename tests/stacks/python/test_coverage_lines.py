@@ -213,6 +213,7 @@ def run_measured(root: Path, files: list[str], extra: str = "", limit: float = 1
     return {p.name: p.read_bytes() for p in root.glob("coverage.json*")}
 
 
+@pytest.mark.drives
 def test_the_plugin_measures_each_line_by_the_test_node_ids(tmp_path: Path) -> None:
     raw = run_measured(leap_project(tmp_path), ["pkg/core.py"])["coverage.json"]
     four, century = "tests/test_core.py::test_four", "tests/test_core.py::TestCentury::test_2000"
@@ -281,6 +282,7 @@ def test_with_the_plan_node_says_it_cannot(make_repo: MakeRepo) -> None:
     ]
 
 
+@pytest.mark.drives
 def test_xdist_workers_each_write_their_share_and_the_gate_merges_them(tmp_path: Path) -> None:
     """The workers' shares merge into what one process measures. That run is
     also the yardstick for the workers' hang guard: three processes starting
@@ -332,6 +334,7 @@ def unused() -> int:
 GUARDED_TESTS = "from pkg.core import valid\n\n\ndef test_valid():\n    assert valid('a')\n"
 
 
+@pytest.mark.drives
 def test_under_real_coverage_only_the_lines_no_test_runs_are_named(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
