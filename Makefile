@@ -60,10 +60,11 @@ XDIST := -n auto --maxprocesses 4 --dist loadgroup
 test: $(STAMP) tools check
 	$(BIN)/python -m pytest $(XDIST) -m "not slow"
 
-# What needs no sandbox and no install (tests/support/tiers.py checks the marks):
-# under a minute on 2 cores.
+# What needs no sandbox, no install and drives no real program (a test runner,
+# a stack's toolchain or the Textual app): tests/support/tiers.py checks the marks.
+# About a minute on 2 cores.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest $(XDIST) -m "not sandbox and not install and not slow"
+	$(BIN)/python -m pytest $(XDIST) -m "not sandbox and not install and not drives and not slow"
 
 # What `make test` leaves to CI: every test marked `slow`, and every sample
 # through the runtime backend (`make test` gates one, through the CLI).
@@ -75,7 +76,7 @@ test-slow: $(STAMP) tools
 test-runtime-all: $(STAMP) tools
 	GATETUI_RUNTIME_ALL_SAMPLES=1 $(BIN)/python -m pytest -q tests/backends/test_runtime_backend.py -k samples_get
 
-# Each order sample gated 20 times with fresh seeds (`test` gates each 5 times).
+# Each order sample gated 20 times with fresh seeds (`test` gates each twice).
 # CI runs it after `test`.
 test-order-loop: $(STAMP) tools
 	GATETUI_ORDER_GATES=20 $(BIN)/python -m pytest -q -s tests/gated/test_order_catch.py
