@@ -272,6 +272,8 @@ import (
 	"testing"
 )
 
+pytestmark = pytest.mark.drives  # each runs go or node for real
+
 func TestTable(t *testing.T) {
 	for _, c := range []struct{ in []float64; want float64 }{{[]float64{1}, 1}, {[]float64{3, 1, 2}, 2}} {
 		c := c
