@@ -26,6 +26,8 @@ from gatetui.stacks.go.profile import ALONE, TEST_SCRIPT
 from gatetui.stacks.go.report import read_go_report
 from gatetui.stacks.results import Outcome, Report
 
+pytestmark = pytest.mark.drives  # each runs go or node for real
+
 HAS_GO = shutil.which("go") is not None
 needs_go = pytest.mark.skipif(not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go)")
 
@@ -271,8 +273,6 @@ import (
 	"fmt"
 	"testing"
 )
-
-pytestmark = pytest.mark.drives  # each runs go or node for real
 
 func TestTable(t *testing.T) {
 	for _, c := range []struct{ in []float64; want float64 }{{[]float64{1}, 1}, {[]float64{3, 1, 2}, 2}} {
