@@ -9,11 +9,16 @@ DEMO   ?= demo
 
 venv: $(STAMP)
 
+# pip brings uv into the fresh venv, and uv installs the project: it resolves,
+# downloads and compiles in parallel, in a fraction of pip's time (bench/RESULTS.md).
+# Where uv cannot be installed or cannot install, pip installs everything.
 $(STAMP): pyproject.toml
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	{ $(BIN)/python -m pip install --quiet uv && \
+		$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[test]'; } || \
+	{ echo 'uv could not install the project: pip installs it'; \
+		$(BIN)/python -m pip install --quiet --upgrade pip && $(BIN)/python -m pip install --quiet -e '.[test]'; }
 	touch $(STAMP)
 
 # The go stack's tests need `go` (Debian's golang-go): installed here when
@@ -26,6 +31,9 @@ tools:
 
 # Lint and format (ruff), the import contract (pyproject.toml's
 # [tool.importlinter]) and the types: the whole package, and the domain strictly.
+# The strict pass keeps a cache of its own: mypy's cache holds each module's
+# result under the options it was checked with, so one shared by the two passes
+# was thrown away by each in turn, and every `make check` checked from nothing.
 # Then the docs site (mkdocs.yml), built strictly into site/: a broken link or
 # anchor, or a page left out of the nav, fails; and every file README.md links to exists.
 LINTED := gatetui tests bench
@@ -36,7 +44,7 @@ check: $(STAMP)
 	$(BIN)/ruff format --check --quiet $(LINTED)
 	$(BIN)/lint-imports --no-cache >/dev/null || $(BIN)/lint-imports --no-cache
 	$(BIN)/mypy gatetui
-	$(BIN)/mypy --strict $(STRICT)
+	$(BIN)/mypy --strict --cache-dir .mypy_cache/strict $(STRICT)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site >/dev/null 2>&1 || \
 		NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 	$(BIN)/python -c 'import pathlib, re, sys; links = re.findall(r"\]\(([^)#]+)", pathlib.Path("README.md").read_text()); \
@@ -52,10 +60,11 @@ XDIST := -n auto --maxprocesses 4 --dist loadgroup
 test: $(STAMP) tools check
 	$(BIN)/python -m pytest $(XDIST) -m "not slow"
 
-# What needs no sandbox and no install (tests/support/tiers.py checks the marks):
-# under a minute on 2 cores.
+# What needs no sandbox, no install and drives no real program (a test runner,
+# a stack's toolchain or the Textual app): tests/support/tiers.py checks the marks.
+# About a minute on 2 cores.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest $(XDIST) -m "not sandbox and not install and not slow"
+	$(BIN)/python -m pytest $(XDIST) -m "not sandbox and not install and not drives and not slow"
 
 # What `make test` leaves to CI: every test marked `slow`, and every sample
 # through the runtime backend (`make test` gates one, through the CLI).
@@ -67,7 +76,7 @@ test-slow: $(STAMP) tools
 test-runtime-all: $(STAMP) tools
 	GATETUI_RUNTIME_ALL_SAMPLES=1 $(BIN)/python -m pytest -q tests/backends/test_runtime_backend.py -k samples_get
 
-# Each order sample gated 20 times with fresh seeds (`test` gates each 5 times).
+# Each order sample gated 20 times with fresh seeds (`test` gates each twice).
 # CI runs it after `test`.
 test-order-loop: $(STAMP) tools
 	GATETUI_ORDER_GATES=20 $(BIN)/python -m pytest -q -s tests/gated/test_order_catch.py

@@ -1,4 +1,5 @@
-"""The suite's own rules hold: a leak fails the test that leaked it.
+"""The suite's own rules hold: a leak fails the test that leaked it, and a
+child process is read for the tier mark its test must carry.
 
 A socket left in a reference cycle is only found by the garbage collector,
 whenever it next runs: without a collection at each test's teardown, its
@@ -12,6 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.support import tiers
 from tests.support.paths import ROOT
 
 LEAKS = """
@@ -89,6 +93,7 @@ def outcomes(folder: Path) -> tuple[int, list[str]]:
     return done.returncode, sorted(f"{line.split(' ')[0]} {line.split('::')[-1]}" for line in lines)
 
 
+@pytest.mark.drives
 def test_a_leaked_socket_fails_the_test_that_leaked_it(tmp_path: Path) -> None:
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "test_leak.py").write_text(LEAKS)
@@ -102,6 +107,7 @@ def test_a_leaked_socket_fails_the_test_that_leaked_it(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.drives
 def test_a_module_fixtures_leak_fails_its_last_user_not_the_next_module(tmp_path: Path) -> None:
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "test_a.py").write_text(MODULE_LEAKS)
@@ -110,3 +116,22 @@ def test_a_module_fixtures_leak_fails_its_last_user_not_the_next_module(tmp_path
         1,
         ["ERROR test_last_user", "PASSED test_first_user", "PASSED test_in_the_next_module", "PASSED test_last_user"],
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "needs"),
+    [
+        ([sys.executable, "-m", "pytest", "-q"], {"drives"}),
+        (["/usr/bin/go", "test", "./..."], {"drives"}),
+        (["sh", "-c", "cd proj && go vet -json ./... > out.json"], {"drives"}),
+        (["sh", "-c", "npm ci"], {"drives", "install"}),
+        ("node --test test/", {"drives"}),
+        ([sys.executable, "-m", "gatetui", "check", "."], {"sandbox"}),
+        ([sys.executable, "-c", "print('go')"], set()),  # a word in a script is not a command
+        (["git", "commit", "-m", "pytest"], set()),
+    ],
+)
+def test_a_child_process_is_read_for_what_it_needs(argv: list[str] | str, needs: set[str]) -> None:
+    """tests/support/tiers.py's reading of a child's argv, which decides the
+    mark a test must carry to stay out of `make test-fast`."""
+    assert tiers._argv_needs(argv) == needs

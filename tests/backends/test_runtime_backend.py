@@ -213,39 +213,42 @@ def test_no_capacity_for_too_long_gives_up_in_one_line(emulator: Emulator) -> No
     assert len(progress) >= 3
 
 
-@pytest.mark.sandbox
-def test_rate_limits_and_a_passing_503_are_retried(emulator: Emulator) -> None:
+def run_faulted(emulator: Emulator, command: str, timeout: int, **faults: int | str) -> str:
+    """What `command` printed in a sandbox opened before `faults` (fields of
+    the emulator's Faults) were set; the sandbox is closed however the run
+    ends, and a run that does not end well raises (a BackendError, or the
+    assertion naming how it ended)."""
+
     async def scenario() -> str:
         workspace = await opened(RuntimeBackend(settings=FAST))
-        emulator.faults.rate_limited, emulator.faults.rate_retry_ms = 2, 100
-        emulator.faults.unavailable, emulator.faults.unavailable_on = 1, ":exec"
+        for name, value in faults.items():
+            setattr(emulator.faults, name, value)
         seen: list[str] = []
         try:
-            result = await workspace.run("echo fine", timeout=30, on_output=seen.append)
+            result = await workspace.run(command, timeout=timeout, on_output=seen.append)
         finally:
             await workspace.close()
-        assert result.ok
+        assert result.ok, result.describe_end()
         return "".join(seen)
 
-    assert asyncio.run(scenario()) == "fine\n"
+    return asyncio.run(scenario())
+
+
+@pytest.mark.sandbox
+def test_rate_limits_and_a_passing_503_are_retried(emulator: Emulator) -> None:
+    faults = {"rate_limited": 2, "rate_retry_ms": 100, "unavailable": 1, "unavailable_on": ":exec"}
+    assert run_faulted(emulator, "echo fine", 30, **faults) == "fine\n"
 
 
 @pytest.mark.sandbox
 def test_a_503_that_does_not_pass_is_an_error_line(emulator: Emulator) -> None:
-    async def scenario() -> None:
-        workspace = await opened(RuntimeBackend(settings=FAST))
-        emulator.faults.unavailable, emulator.faults.unavailable_on = 10, ":exec"
-        try:
-            await workspace.run("echo never", timeout=30, on_output=lambda _: None)
-        finally:
-            await workspace.close()
-
     with pytest.raises(BackendError) as failed:
-        asyncio.run(scenario())
+        run_faulted(emulator, "echo never", 30, unavailable=10, unavailable_on=":exec")
     assert str(failed.value).startswith(
         "runtime backend: Runtime unavailable while running `echo never` in sandbox sbx_"
     )
     assert "(host_unavailable 503), still after retries: The host is restarting.; hint: Try again" in str(failed.value)
+    assert emulator.live() == []
 
 
 @pytest.mark.sandbox
@@ -259,34 +262,16 @@ def test_a_sandbox_that_never_runs_is_deleted_and_said(emulator: Emulator) -> No
 
 @pytest.mark.sandbox
 def test_a_cut_stream_is_followed_and_nothing_is_lost(emulator: Emulator) -> None:
-    async def scenario() -> str:
-        workspace = await opened(RuntimeBackend(settings=FAST))
-        emulator.faults.cut_streams = 1
-        seen: list[str] = []
-        try:
-            result = await workspace.run("echo one; sleep 0.3; echo two", timeout=30, on_output=seen.append)
-        finally:
-            await workspace.close()
-        assert result.ok
-        return "".join(seen)
-
-    assert asyncio.run(scenario()) == "one\ntwo\n"
+    assert run_faulted(emulator, "echo one; sleep 0.3; echo two", 30, cut_streams=1) == "one\ntwo\n"
 
 
 @pytest.mark.sandbox
 def test_a_lost_stream_is_an_error_and_the_sandbox_still_goes(emulator: Emulator) -> None:
-    async def scenario() -> None:
-        workspace = await opened(RuntimeBackend(settings=FAST))
-        emulator.faults.lose_streams = 1
-        try:
-            await workspace.run("sleep 30", timeout=60, on_output=lambda _: None)
-        finally:
-            await workspace.close()
-
     with pytest.raises(BackendError) as failed:
-        asyncio.run(scenario())
+        run_faulted(emulator, "sleep 30", 60, lose_streams=1)
     assert "lost the connection to Runtime while running `sleep 30`" in str(failed.value)
     assert "keeps closing before it ends" in str(failed.value)
+    assert emulator.live() == []
 
 
 # --- cleanup: cancel, a consumer that stops, crash leftovers --------------------
@@ -436,6 +421,7 @@ def test_go_allows_exactly_the_hosts_of_goproxys_urls(entries: list[str], separa
 @pytest.mark.skipif(
     shutil.which("go") is None, reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)"
 )
+@pytest.mark.drives
 def test_go_is_asked_with_go_env_from_the_users_environment(tmp_path: Path) -> None:
     """`go env` reads the environment (and go's own env file): what it says is what the sandbox gets."""
     env = {

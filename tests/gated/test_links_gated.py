@@ -23,6 +23,7 @@ from gatetui.gate.checks import CheckId, Verdict
 from gatetui.gate.events import RunFinished
 from tests.support.gating import gate_locally
 from tests.support.local import fork_mode_or_skip
+from tests.support.phases import ATTACK_MODES
 from tests.support.repos import git
 from tests.support.trees import listing
 
@@ -157,7 +158,7 @@ def test_a_head_linking_its_tests_out_of_the_tree_fails_and_nothing_lands_outsid
     assert detail[CheckId.OLD_TESTS.value].count(f"{sealed}::test_leap_day fails under base's tests") == 1
 
 
-@pytest.mark.parametrize("mode", ["bind", "overlay"])
+@pytest.mark.parametrize("mode", ATTACK_MODES)  # the other fork mode in CI (`make test-slow`)
 def test_an_honest_move_behind_a_link_inside_the_tree_still_passes(tmp_path: Path, mode: str) -> None:
     """`tests -> spec`, pytest still pointed at tests/: base's tests are put
     back in a real tests/ and pass on head's code; the link stays head's own
@@ -176,7 +177,7 @@ def test_an_honest_move_behind_a_link_inside_the_tree_still_passes(tmp_path: Pat
     )
 
 
-@pytest.mark.parametrize("mode", ["bind", "overlay"])
+@pytest.mark.parametrize("mode", ATTACK_MODES)
 def test_a_link_run_1_plants_at_the_gates_folder_carries_no_file_out(tmp_path: Path, mode: str) -> None:
     """The reruns of head's new test write the gate's runner files into the
     copy run 1 ran in: into the gate's own folder, made again."""

@@ -26,6 +26,8 @@ from gatetui.stacks.go.profile import ALONE, TEST_SCRIPT
 from gatetui.stacks.go.report import read_go_report
 from gatetui.stacks.results import Outcome, Report
 
+pytestmark = pytest.mark.drives  # each runs go or node for real
+
 HAS_GO = shutil.which("go") is not None
 needs_go = pytest.mark.skipif(not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go)")
 

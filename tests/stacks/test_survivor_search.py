@@ -18,6 +18,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -104,6 +105,7 @@ def search(
     return read_found(out.read_bytes(), frozenset(mutants))
 
 
+@pytest.mark.drives
 def test_the_recorder_keeps_the_plain_calls_the_tests_make(tmp_path: Path) -> None:
     root = tree(
         tmp_path / "t",

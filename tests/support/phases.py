@@ -50,6 +50,11 @@ BASE = {
         """),
 }
 
+# The same project as its builds by the gate's tools see it: [build-system]
+# names a setuptools new enough to install it editable from pyproject.toml
+# alone (PEP 660). The build tools layer and the wheel check gate it.
+BUILT = {**BASE, "pyproject.toml": BASE["pyproject.toml"].replace('"setuptools>=61"', '"setuptools>=64"')}
+
 BROKEN = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b + 1\n"
 
 

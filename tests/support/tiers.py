@@ -1,12 +1,14 @@
 """Test tiers by what a test needs, checked while it runs.
 
-`make test-fast` runs the tests marked neither `sandbox` nor `install`; the
-marks say what a test needs, not a guess at its speed. A mark that is missing
-would quietly put a slow, machine-dependent test in the fast tier, so each
-test is watched: a test that opens a sandbox (a local or runtime workspace, an
-emulator sandbox, or a `gatetui` process that gates) or runs an install
-(pip, uv or npm installing into a fresh environment) without its mark fails
-at teardown, naming the mark to add.
+`make test-fast` runs the tests marked neither `sandbox` nor `install` nor
+`drives`; the marks say what a test needs, not a guess at its speed. A mark
+that is missing would quietly put a slow, machine-dependent test in the fast
+tier, so each test is watched: a test that opens a sandbox (a local or
+runtime workspace, an emulator sandbox, or a `gatetui` process that gates),
+runs an install (pip, uv or npm installing into a fresh environment) or
+drives a real program (a test runner or a stack's toolchain in a child
+process: pytest, go, node, npm; or the Textual app) without its mark fails at
+teardown, naming the mark to add.
 
 What is watched is this process: a gate inside a `gatetui` child process is
 seen only as that process's start (`GATING_COMMANDS`).
@@ -26,9 +28,13 @@ NEEDS = {
     "sandbox": "runs commands in the gate's sandbox: the local backend's processes (uids, namespaces) "
     "or the runtime emulator's sandboxes",
     "install": "installs a project for real: pip, uv or npm into a fresh environment, from the package registry",
+    "drives": "drives a real program, half a second or more each: a test runner or a stack's toolchain in a "
+    "child process (pytest, go, node, npm), or the Textual app",
 }
 INSTALL = re.compile(r"\b(pip|uv|npm)\b[^\n;&|]*\b(install|ci|sync)\b")
 GATING_COMMANDS = frozenset({"check", "serve", "mcp", "demo", "lab", "submit"})
+SHELL_WORDS = re.compile(r"[\s;&|()]+")
+TOOLCHAINS = frozenset({"pytest", "go", "node", "npm", "npx", "vitest"})  # started by name, or python's -m pytest
 
 seen: set[str] = set()  # what the running test needed so far
 
@@ -59,10 +65,26 @@ def _argv_needs(argv: Any) -> set[str]:
     for i, word in enumerate(words[:-2]):
         if word == "-m" and words[i + 1] == "gatetui" and words[i + 2] in GATING_COMMANDS:
             needs.add("sandbox")
+    if _drives(words):
+        needs.add("drives")
     return needs
 
 
+def _drives(words: list[str]) -> bool:
+    """Whether a child's argv starts a toolchain: by name, as python's
+    `-m pytest`, or as a command of the shell script it runs."""
+    if not words:
+        return False
+    name = words[0].rsplit("/", 1)[-1]
+    if name in ("sh", "bash") and len(words) > 2 and words[1] == "-c":
+        script = " ".join(words[2:])
+        return "-m pytest" in script or any(w.rsplit("/", 1)[-1] in TOOLCHAINS for w in SHELL_WORDS.split(script))
+    return name in TOOLCHAINS or words[1:3] == ["-m", "pytest"]
+
+
 def install_watches() -> None:
+    from textual.app import App
+
     from gatetui.backends.local import LocalBackend
     from gatetui.backends.local_workspace import LocalWorkspace
     from gatetui.backends.runtime import RuntimeBackend
@@ -76,6 +98,8 @@ def install_watches() -> None:
     _watch(Box, "__init__", lambda *_, **__: {"sandbox"})
     _watch(Proc, "__init__", lambda _self, _box, argv, *_, **__: _argv_needs(argv))
     _watch(subprocess.Popen, "__init__", lambda _self, args, *_, **__: _argv_needs(args))
+    for method in ("run_test", "run_async"):  # Pilot's way in, and the one App.run and the snapshots take
+        _watch(App, method, lambda *_, **__: {"drives"})
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -96,6 +120,8 @@ def needs_are_marked(request: pytest.FixtureRequest) -> Iterator[None]:
     """Fail a test that needed what it is not marked for."""
     yield
     marked = {mark.name for mark in request.node.iter_markers() if mark.name in NEEDS}
+    if marked & {"sandbox", "install"}:
+        marked.add("drives")  # what a sandbox or an install runs is a real program already: no third mark
     missing = sorted(seen - marked)
     if missing:
         marks = " and ".join(f"@pytest.mark.{m}" for m in missing)

@@ -48,7 +48,7 @@ from tests.support.hostile_text import (
 from tests.support.supervising import FakeBackend, until
 from tests.support.tui import SCENARIOS, SIZE, commit_on_top, sample_at_base
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.drives]  # each drives the app
 
 NOW = 1_767_300_000.0
 BRANCH = "agent/\u202exif\u0085\u200b\u009b2J-fix"  # no ASCII control nor `[` passes git's ref rules

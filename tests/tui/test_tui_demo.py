@@ -25,6 +25,8 @@ from gatetui.tui.widgets.notice import ScenarioNotice
 from tests.support.supervising import FakeBackend, until
 from tests.support.tui import NOW, column, record, wait_for
 
+pytestmark = pytest.mark.drives  # each drives the Textual app
+
 KEPT = ("honest_fix", "loosened_assertion", "skip_marker")  # judged before the screen opens, newest last
 
 

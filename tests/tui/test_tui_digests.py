@@ -67,6 +67,7 @@ async def panel_lines(app: GatetuiApp) -> list[str]:
 
 
 @pytest.mark.asyncio
+@pytest.mark.drives
 async def test_the_panel_says_the_baseline_rule_seed_hidden_tests_and_network(tmp_path: Path) -> None:
     baseline = {
         "rule": "baseline",
@@ -84,6 +85,7 @@ async def test_the_panel_says_the_baseline_rule_seed_hidden_tests_and_network(tm
 
 
 @pytest.mark.asyncio
+@pytest.mark.drives
 async def test_the_panel_says_strict_and_why_the_baseline_was_not_used(tmp_path: Path) -> None:
     baseline = {
         "rule": "strict",
@@ -125,6 +127,7 @@ def test_the_projection_is_the_daily_average_times_30() -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.drives
 async def test_the_credit_table_says_what_a_kept_layer_saved_apart_from_what_was_spent(tmp_path: Path) -> None:
     """A gate that found its dependency layer did not pay for building it:
     the table shows that work as saved, on a row of its own, and the

@@ -18,7 +18,7 @@ from tests.support.repos import git
 from tests.support.supervising import FakeBackend
 from tests.support.tui import NOW, SIZE, record, sample_at_base, wait_for
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.drives]  # each drives the app
 
 
 def two_branches(tmp: Path) -> tuple[Path, Store]:

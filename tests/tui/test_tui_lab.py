@@ -111,6 +111,7 @@ async def test_escape_during_a_lab_cancels_its_gates(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.drives
 async def test_recorded_results_fill_the_matrix_in_order_with_styles(tmp_path: Path) -> None:
     repo, _, _ = sample_at_base("honest_fix", tmp_path / "repo")
     app = make_app(repo, tmp_path)
@@ -162,6 +163,7 @@ def test_cells_say_expected_actual_and_mark_what_differs() -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.drives
 async def test_a_bad_rules_file_is_said_on_the_lab_screen(tmp_path: Path) -> None:
     rules = tmp_path / "rules.toml"
     rules.write_text('on_change = "sometimes"\n')

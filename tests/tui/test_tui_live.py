@@ -201,6 +201,7 @@ async def test_the_demo_replays_each_agent_commit_live(tmp_path: Path) -> None:
     assert isinstance(app, GatetuiApp) and workspaces(tmp_path) == []
 
 
+@pytest.mark.drives
 async def test_the_log_keeps_the_last_lines_and_says_how_many_went(tmp_path: Path) -> None:
     from gatetui.gate.checks import CheckId
     from gatetui.gate.events import OutputChunk
@@ -228,6 +229,7 @@ async def test_the_log_keeps_the_last_lines_and_says_how_many_went(tmp_path: Pat
         await pilot.press("q")
 
 
+@pytest.mark.drives
 async def test_the_submit_after_the_cap_raises_the_escalation_on_screen(tmp_path: Path) -> None:
     import asyncio
 
@@ -273,6 +275,7 @@ async def test_the_submit_after_the_cap_raises_the_escalation_on_screen(tmp_path
     assert not app.submit_server.path.exists()
 
 
+@pytest.mark.drives
 async def test_the_runtime_backends_own_news_becomes_a_notification(tmp_path: Path) -> None:
     """A capacity countdown from a worker thread shows on screen, not over it."""
     import asyncio

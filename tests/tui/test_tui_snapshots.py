@@ -33,6 +33,8 @@ from gatetui.tui.widgets.labmatrix import LabState
 from tests.support.supervising import FakeBackend, until
 from tests.support.tui import NOW, SIZE, commit_on_top, record, replay_lab, sample_at_base
 
+pytestmark = pytest.mark.drives  # each drives the Textual app
+
 
 @pytest.fixture(autouse=True)
 def pip_commands(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -28,6 +28,8 @@ from tests.support.repos import MakeRepo, git
 from tests.support.supervising import BASE, SKIPPED, FakeBackend
 from tests.support.tui import SIZE, cell, column, wait_for
 
+pytestmark = pytest.mark.drives  # each drives the Textual app
+
 CHANGES = ("r", "c", "v", "g", "l", "b")  # rerun, cancel, review, give back, lab, backend: the supervisor's own keys
 
 

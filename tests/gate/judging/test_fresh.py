@@ -245,6 +245,7 @@ def confirmed(project: Path, test: str) -> Confirmation:
     return fresh.confirm(test, runs, pytest_run(project, reruns.function_of(test), plugin))
 
 
+@pytest.mark.drives
 def test_fresh_processes_clear_a_lazy_import_test_and_confirm_the_others(project: Path) -> None:
     assert confirmed(project, "tests/test_lazy.py::test_lazy") == Confirmation(
         "tests/test_lazy.py::test_lazy", Cause.PROCESS_STATE

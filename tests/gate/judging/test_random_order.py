@@ -52,6 +52,7 @@ def pytest_order(tmp_path: Path, seed: str | None, reverse: bool = False) -> lis
     return order_file.read_text().split()
 
 
+@pytest.mark.drives
 def test_the_seed_alone_decides_the_order(tmp_path: Path) -> None:
     file_order = [f"{m}{n}" for m in "ab" for n in NAMES]
     assert pytest_order(tmp_path, None) == file_order
@@ -116,6 +117,7 @@ def test_runs_detail_names_the_seed_when_the_shuffled_run_differs() -> None:
     assert judge_runs([*straight, SuiteRun("run 3", OK, report(a=P, b=P), seed=99)]).detail == "3 of 3 runs passed"
 
 
+@pytest.mark.drives
 def test_the_reverse_plugin_runs_every_test_last_to_first(tmp_path: Path) -> None:
     """Each test runs before every test declared before it: one run breaks
     every test that needs an earlier one to have run."""
@@ -158,6 +160,7 @@ test("t3", async (t) => { record("t3"); await t.test("t3a", () => record("t3a"))
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.drives
 def test_the_node_preload_registers_each_files_tests_last_to_first(tmp_path: Path) -> None:
     """node --test with the reverse run's preload: top-level
     tests and each suite's tests reversed, subtests and skips kept."""

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from gatetui.backends.base import CommandResult
 from gatetui.gate.checks import CheckId, CheckResult, Status
 from gatetui.gate.diff.changed_tests import ChangedTests
@@ -93,6 +95,7 @@ def test_reruns_that_pass_are_said_and_reruns_without_a_report_fail() -> None:
     )
 
 
+@pytest.mark.drives
 def test_the_plugin_repeats_functions_parametrized_cases_and_methods(tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_x.py").write_text(
@@ -139,6 +142,7 @@ def test_failures_base_already_had_are_not_flaky_with_the_baseline() -> None:
     assert with_reruns(PASSED, runs_with(again), frozenset({"t::known"})).status is Status.PASS
 
 
+@pytest.mark.drives
 def test_the_reruns_output_is_not_carried(tmp_path: Path) -> None:
     """Six reruns of a test that floods its output would be six floods:
     only the report is read, so the output goes nowhere."""

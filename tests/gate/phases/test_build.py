@@ -32,11 +32,14 @@ pytestmark = [
 ]
 
 
-MODES = ["overlay", "bind"]
+# `make test` gates one install that writes the tree (a conftest) and the two
+# other ways in; the further tree writes in CI (`make test-slow`). Planted
+# bytecode stays gated in `make test` below, and during a run in
+# tests/gated/test_bytecode_planting.py.
 TREE_ATTACKS = [
-    "rewrites_a_sealed_test",
+    pytest.param("rewrites_a_sealed_test", marks=pytest.mark.slow),
     "writes_a_conftest",
-    "plants_bytecode",
+    pytest.param("plants_bytecode", marks=pytest.mark.slow),
     "shadows_the_runner",
     "writes_the_environment_at_import",
 ]
@@ -78,7 +81,7 @@ def test_files_no_distribution_installed_fail_the_install(
     assert statuses(done)["runs"] == "skipped"
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", ATTACK_MODES)
 def test_an_honest_change_with_a_build_still_passes(make_repo: MakeRepo, tmp_path: Path, mode: str) -> None:
     """The same project, a real fix and a setup.py that only builds."""
     head = {

@@ -267,6 +267,7 @@ def test_the_profile_seals_test_files_and_testdata_and_shuffles_by_seed() -> Non
 
 
 @pytest.mark.skipif(not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)")
+@pytest.mark.drives
 def test_the_reader_reads_what_a_real_go_test_writes(tmp_path: Path) -> None:
     files = {
         "go.mod": GO_MOD,
@@ -300,6 +301,7 @@ def test_the_reader_reads_what_a_real_go_test_writes(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not HAS_GO, reason="go is not installed (Debian: apt-get install golang-go; .ci/run installs it)")
+@pytest.mark.drives
 def test_each_test_alone_breaks_a_test_that_needs_one_before_it(tmp_path: Path) -> None:
     """Run 1 with random_order: go test cannot reverse a
     package, so each test runs alone; the one that leans on the test

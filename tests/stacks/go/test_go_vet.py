@@ -176,6 +176,7 @@ def run_lint(tree: Path, home: Path) -> tuple[subprocess.CompletedProcess[str], 
 
 
 @NEEDS_GO
+@pytest.mark.drives
 def test_the_real_vet_finds_the_same_finding_at_base_and_head_where_lines_moved(tmp_path: Path) -> None:
     """go_vet_at_base: head adds a test above the example, six lines down."""
     found = {}
@@ -191,6 +192,7 @@ def test_the_real_vet_finds_the_same_finding_at_base_and_head_where_lines_moved(
 
 
 @NEEDS_GO
+@pytest.mark.drives
 def test_a_test_file_vet_cannot_type_check_fails_the_lint_and_shows_why(tmp_path: Path) -> None:
     shutil.copytree(SAMPLES_DIR / "go_vet_at_base" / "head", tmp_path / "tree")
     (tmp_path / "tree" / "bad_test.go").write_text('package stats\n\nfunc helper() int { return "x" }\n')

@@ -26,6 +26,7 @@ from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.stacks.python.installer import find_uv
 from gatetui.stacks.python.tools_layer import FALLBACK, REQUIREMENT, requires
 from tests.support.gating import gate_events
+from tests.support.phases import BUILT
 from tests.support.repos import MakeRepo
 
 
@@ -90,25 +91,9 @@ def test_whatever_the_lines_what_goes_on_is_only_named_requirements(lines: list[
     assert found == tuple(line.strip() for line in lines)
 
 
-BASE = {
-    "pyproject.toml": textwrap.dedent("""\
-        [build-system]
-        requires = ["setuptools>=64"]
-        build-backend = "setuptools.build_meta"
-        [project]
-        name = "toolpkg"
-        version = "0.1.0"
-        [project.optional-dependencies]
-        test = ["pytest"]
-        [tool.setuptools]
-        packages = ["toolpkg"]
-        """),
-    "toolpkg/__init__.py": "def add(a, b):\n    return a + b\n",
-    "tests/test_add.py": "from toolpkg import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
-}
 HONEST = {
-    "toolpkg/__init__.py": BASE["toolpkg/__init__.py"] + "\n\ndef sub(a, b):\n    return a - b\n",
-    "tests/test_sub.py": "from toolpkg import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n",
+    "mathlib/core.py": BUILT["mathlib/core.py"] + "\n\ndef sub(a, b):\n    return a - b\n",
+    "tests/test_sub.py": "from mathlib.core import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n",
 }
 # Head's setup.py tries the setuptools it imported, its folder and the layer's
 # site-packages; each attempt says what became of it in the build's output.
@@ -136,7 +121,7 @@ WRITES_THE_TOOLS = textwrap.dedent("""\
     """)
 # An in-tree backend that asks for a tool its declaration does not name.
 ASKS_FOR_MORE = {
-    "pyproject.toml": BASE["pyproject.toml"].replace(
+    "pyproject.toml": BUILT["pyproject.toml"].replace(
         'build-backend = "setuptools.build_meta"', 'build-backend = "backend"\nbackend-path = ["_build"]'
     ),
     "_build/backend.py": textwrap.dedent("""\
@@ -197,7 +182,7 @@ def tools_layers(layers: Path) -> list[LayerInfo]:
 @pytest.mark.sandbox
 @pytest.mark.install
 def test_head_builds_against_a_layer_of_its_build_tools_built_once(make_repo: MakeRepo, tmp_path: Path) -> None:
-    repo, layers = make_repo(BASE, HONEST), tmp_path / "layers"
+    repo, layers = make_repo(BUILT, HONEST), tmp_path / "layers"
     first, first_said = gated(repo, tmp_path, layers)
     second, second_said = gated(repo, tmp_path, layers)
     (tools,) = tools_layers(layers)
@@ -221,7 +206,7 @@ def test_head_builds_against_a_layer_of_its_build_tools_built_once(make_repo: Ma
 def test_a_build_that_writes_into_its_tools_is_refused_and_the_layer_stays_as_sealed(
     make_repo: MakeRepo, tmp_path: Path
 ) -> None:
-    repo, layers = make_repo(BASE, {**HONEST, "setup.py": WRITES_THE_TOOLS}), tmp_path / "layers"
+    repo, layers = make_repo(BUILT, {**HONEST, "setup.py": WRITES_THE_TOOLS}), tmp_path / "layers"
     finished, said = gated(repo, tmp_path, layers)
     (tools,) = tools_layers(layers)
     folder = layers / tools.key
@@ -239,7 +224,7 @@ def test_a_build_that_writes_into_its_tools_is_refused_and_the_layer_stays_as_se
 def test_a_build_asking_for_a_tool_it_did_not_declare_builds_again_in_its_own_environment(
     make_repo: MakeRepo, tmp_path: Path
 ) -> None:
-    repo = make_repo({**BASE, **ASKS_FOR_MORE}, HONEST)
+    repo = make_repo({**BUILT, **ASKS_FOR_MORE}, HONEST)
     finished, said = gated(repo, tmp_path, tmp_path / "layers")
     assert told(said).count(AGAIN) == 2  # the editable install's build and the wheel's
     assert "No module named 'flit_core'" in told(said)

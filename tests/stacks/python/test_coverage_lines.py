@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -178,7 +179,19 @@ TESTS = (
 )
 
 
-def run_measured(root: Path, files: list[str], extra: str = "") -> dict[str, bytes]:
+def leap_project(root: Path) -> Path:
+    """The leap-year library and its tests, written in `root`."""
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "core.py").write_text(LIBRARY)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_core.py").write_text(TESTS)
+    return root
+
+
+def run_measured(root: Path, files: list[str], extra: str = "", limit: float = 120) -> dict[str, bytes]:
+    """The coverage reports of pytest run on `root` with the gate's plugin
+    measuring `files`; `limit` (seconds) only stops a probe that hangs."""
     gate = root / "gate"
     for name, data in PYTHON_COVERAGE.plugin.files.items():
         (gate / name).parent.mkdir(parents=True, exist_ok=True)
@@ -189,19 +202,20 @@ def run_measured(root: Path, files: list[str], extra: str = "") -> dict[str, byt
     env["PYTHONPATH"] = f"{gate}{os.pathsep}{root}"
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # as in the gate's runs: only the plugins named load
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "tests"], cwd=root, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "pytest", "-q", "tests"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=limit,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return {p.name: p.read_bytes() for p in root.glob("coverage.json*")}
 
 
+@pytest.mark.drives
 def test_the_plugin_measures_each_line_by_the_test_node_ids(tmp_path: Path) -> None:
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "core.py").write_text(LIBRARY)
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_core.py").write_text(TESTS)
-    raw = run_measured(tmp_path, ["pkg/core.py"])["coverage.json"]
+    raw = run_measured(leap_project(tmp_path), ["pkg/core.py"])["coverage.json"]
     four, century = "tests/test_core.py::test_four", "tests/test_core.py::TestCentury::test_2000"
     assert dict(read_coverage(raw, {"pkg/core.py": LIBRARY})) == {
         ("pkg/core.py", 1): frozenset(),
@@ -268,17 +282,21 @@ def test_with_the_plan_node_says_it_cannot(make_repo: MakeRepo) -> None:
     ]
 
 
+@pytest.mark.drives
 def test_xdist_workers_each_write_their_share_and_the_gate_merges_them(tmp_path: Path) -> None:
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "core.py").write_text(LIBRARY)
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_core.py").write_text(TESTS)
-    reports = run_measured(tmp_path, ["pkg/core.py"], "-p xdist -n 2")
+    """The workers' shares merge into what one process measures. That run is
+    also the yardstick for the workers' hang guard: three processes starting
+    under whatever load the machine has now take a multiple of one's time,
+    never a fixed number of seconds."""
+    started = time.monotonic()
+    alone = run_measured(leap_project(tmp_path / "alone"), ["pkg/core.py"])["coverage.json"]
+    one_process = time.monotonic() - started
+    reports = run_measured(leap_project(tmp_path / "xdist"), ["pkg/core.py"], "-p xdist -n 2", 60 + 20 * one_process)
     assert sorted(reports) == ["coverage.json", "coverage.json.gw0", "coverage.json.gw1"]
     parts = [read_coverage(reports[name], {"pkg/core.py": LIBRARY}) for name in sorted(reports)]
     four, century = "tests/test_core.py::test_four", "tests/test_core.py::TestCentury::test_2000"
     assert dict(merged(parts))[("pkg/core.py", 2)] == frozenset({four, century})
+    assert dict(merged(parts)) == dict(read_coverage(alone, {"pkg/core.py": LIBRARY}))
     assert dict(parts[0]) == {}  # the controller runs no test
 
 
@@ -316,6 +334,7 @@ def unused() -> int:
 GUARDED_TESTS = "from pkg.core import valid\n\n\ndef test_valid():\n    assert valid('a')\n"
 
 
+@pytest.mark.drives
 def test_under_real_coverage_only_the_lines_no_test_runs_are_named(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")

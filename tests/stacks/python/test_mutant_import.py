@@ -16,6 +16,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gatetui.git.snapshot import Snapshot
 from gatetui.stacks.mutation import Mutant
 from gatetui.stacks.python.mutant_import import in_memory
@@ -106,6 +108,7 @@ def seen(root: Path, mutant: Mutant | None) -> dict[str, Any]:
     return dict(json.loads(out.read_text()))
 
 
+@pytest.mark.drives
 def test_the_tests_run_the_mutant_and_read_heads_file(tmp_path: Path) -> None:
     root = tmp_path / "tree"
     tree(root)
@@ -133,6 +136,7 @@ def test_the_plugin_holds_no_text_of_the_module_and_a_name_of_its_own() -> None:
     assert [word for word in (b"double", b"n * 3", b"pkg/core.py", b"core") if word in data] == []
 
 
+@pytest.mark.drives
 def test_a_package_init_is_run_from_memory_too(tmp_path: Path) -> None:
     root = tmp_path / "tree"
     tree(root)
@@ -164,6 +168,7 @@ def test_only_the_python_stacks_pytest_declares_it() -> None:
     )
 
 
+@pytest.mark.drives
 def test_a_module_pytest_rewrites_runs_the_mutant_too(tmp_path: Path) -> None:
     """A project whose python_files takes every module (or a library file
     named like a test) has pytest's assertion rewriter load it, reading the
@@ -179,6 +184,7 @@ def test_a_module_pytest_rewrites_runs_the_mutant_too(tmp_path: Path) -> None:
     assert mutant["loader"] is False  # the rewriter's, as in head's own run
 
 
+@pytest.mark.drives
 def test_a_module_imported_before_the_plugin_stops_the_run_as_a_usage_error(tmp_path: Path) -> None:
     """A module loaded from the file before the gate's plugin (pytest
     imports pluggy itself; here a plugin named first) would run head's code

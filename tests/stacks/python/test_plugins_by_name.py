@@ -370,6 +370,7 @@ def loader_tree(tmp_path: Path, ini: str = "") -> tuple[Path, dict[str, str]]:
     return tree, env
 
 
+@pytest.mark.drives
 def test_with_autoloading_on_the_tree_s_plugin_flips_the_failure(tmp_path: Path) -> None:
     """The attack itself: pytest's own autoloading registers the tree's metadata."""
     tree, _ = loader_tree(tmp_path)
@@ -378,6 +379,7 @@ def test_with_autoloading_on_the_tree_s_plugin_flips_the_failure(tmp_path: Path)
 
 
 @pytest.mark.parametrize("ini", ["", "addopts = -p no:randomly"])
+@pytest.mark.drives
 def test_the_loader_registers_exactly_the_verified_plugins(tmp_path: Path, ini: str) -> None:
     tree, env = loader_tree(tmp_path, ini)
     code, found = run_pytest(tree, env)
@@ -391,6 +393,7 @@ def test_the_loader_registers_exactly_the_verified_plugins(tmp_path: Path, ini: 
     assert found["asyncio"] == "pytest-asyncio"
 
 
+@pytest.mark.drives
 def test_the_loader_works_in_xdist_workers(tmp_path: Path) -> None:
     tree, env = loader_tree(tmp_path)
     code, found = run_pytest(tree, env, "-n", "2")

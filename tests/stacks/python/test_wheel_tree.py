@@ -25,6 +25,7 @@ from gatetui.stacks.python.profile import build_generated
 from gatetui.stacks.python.version_file import VersionFile, render
 from gatetui.stacks.python.wheel_tree import describe, wheel_findings
 from tests.support.gating import gate_events, gate_locally, shared_layers
+from tests.support.phases import BUILT
 from tests.support.repos import MakeRepo
 
 CORE = b"def add(a, b):\n    return a + b\n"
@@ -181,24 +182,6 @@ def test_any_wheel_names_a_finding_only_for_code_the_commit_lacks(members: dict[
 
 # --- real wheels, built by the gate -------------------------------------------
 
-BASE = {
-    "pyproject.toml": textwrap.dedent("""\
-        [build-system]
-        requires = ["setuptools>=64"]
-        build-backend = "setuptools.build_meta"
-        [project]
-        name = "mathlib"
-        version = "0.1.0"
-        [project.optional-dependencies]
-        test = ["pytest"]
-        [tool.setuptools]
-        packages = ["mathlib"]
-        """),
-    "setup.py": "from setuptools import setup\n\nsetup()\n",
-    "mathlib/__init__.py": "",
-    "mathlib/core.py": "def mul(a, b):\n    return a * b\n",
-    "tests/test_math.py": "from mathlib.core import mul\n\n\ndef test_mul():\n    assert mul(3, 4) == 12\n",
-}
 HOOK = textwrap.dedent("""\
     from pathlib import Path
     from setuptools import setup
@@ -248,7 +231,7 @@ def gate(repo: Path, work: Path) -> RunFinished:
 def test_a_build_step_that_changes_the_wheel_asks_for_review(
     make_repo: MakeRepo, tmp_path: Path, action: str, named: list[str]
 ) -> None:
-    repo = make_repo(BASE, {"setup.py": HOOK.format(action=action)})
+    repo = make_repo(BUILT, {"setup.py": HOOK.format(action=action)})
     finished = gate(repo, tmp_path / "work")
     install = {r.id: r for r in finished.results}[CheckId.INSTALL]
     assert (install.status, finished.verdict) == (Status.REVIEW, Verdict.REVIEW)
@@ -267,11 +250,11 @@ def test_an_honest_build_hook_and_a_src_layout_pass(make_repo: MakeRepo, tmp_pat
         "mathlib/__init__.py": None,
         "mathlib/core.py": None,
         "src/mathlib/__init__.py": "",
-        "src/mathlib/core.py": "def mul(a, b):\n    return b * a\n",
-        "pyproject.toml": BASE["pyproject.toml"].replace('packages = ["mathlib"]', 'package-dir = {"" = "src"}'),
+        "src/mathlib/core.py": BUILT["mathlib/core.py"].replace("a * b", "b * a"),
+        "pyproject.toml": BUILT["pyproject.toml"].replace('packages = ["mathlib"]', 'package-dir = {"" = "src"}'),
         "setup.py": HOOK.format(action='print("building", self.build_lib)'),
     }
-    repo = make_repo(BASE, moved)
+    repo = make_repo(BUILT, moved)
     finished = gate(repo, tmp_path / "work")
     install = {r.id: r for r in finished.results}[CheckId.INSTALL]
     assert (install.status, install.detail, finished.verdict) == (
@@ -327,7 +310,7 @@ def test_the_wheel_is_built_from_the_tree_as_the_commit_made_it_whatever_the_ins
     before the install's first command, so what the install wrote never
     reaches the wheel. Copied as the build began, the verdict turned on
     timing: skip_at_run_time went `review` once under load."""
-    repo = make_repo(BASE, {"setup.py": WRITES_THE_TREE})
+    repo = make_repo(BUILT, {"setup.py": WRITES_THE_TREE})
     finished, said = commands_said(repo, tmp_path / "work")
     install = {r.id: r for r in finished.results}[CheckId.INSTALL]
     assert (install.status, install.detail) == (Status.PASS, "fresh copy, fresh environment")
