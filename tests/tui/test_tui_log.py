@@ -59,6 +59,7 @@ def test_widths_measure_each_line_once_and_a_dropped_wide_line_still_counts() ->
 
 
 @pytest.mark.asyncio
+@pytest.mark.drives  # the Textual app
 async def test_the_log_shows_each_checks_last_lines_and_switches_back_to_its_end() -> None:
     app = Host()
     run = Run("r", "agent/x", "h", status="running")
@@ -79,6 +80,7 @@ async def test_the_log_shows_each_checks_last_lines_and_switches_back_to_its_end
 
 
 @pytest.mark.asyncio
+@pytest.mark.drives  # the Textual app
 async def test_streamed_lines_are_drawn_at_the_next_redraw_and_a_person_scrolled_up_stays() -> None:
     app = Host()
     run = Run("r", "agent/x", "h", status="running")
@@ -101,6 +103,7 @@ async def test_streamed_lines_are_drawn_at_the_next_redraw_and_a_person_scrolled
 
 
 @pytest.mark.asyncio
+@pytest.mark.drives  # the Textual app
 async def test_a_ticking_time_updates_its_cell_and_leaves_the_cursor_unannounced() -> None:
     highlighted: list[int] = []
 
@@ -125,6 +128,7 @@ async def test_a_ticking_time_updates_its_cell_and_leaves_the_cursor_unannounced
 
 
 @pytest.mark.asyncio
+@pytest.mark.drives  # the Textual app
 async def test_a_cell_that_changes_only_its_style_is_redrawn() -> None:
     class One(KeyedTable):
         COLUMNS = (("x", "x"),)
