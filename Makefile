@@ -54,8 +54,9 @@ check: $(STAMP)
 # One pytest-xdist worker per core (at most 4); tests sharing an expensive
 # fixture (every sample gated once per backend) stay on one worker. The order
 # is random: pytest-randomly prints its seed, and `--randomly-seed=N` replays it.
-# Under ten minutes on 2 cores: the further cases of a gated behaviour (marked
-# `slow`) wait for `make test-slow`, which CI runs after it.
+# Each gated behaviour in a case or two; the further cases (marked `slow`: other
+# variants, the other fork mode) wait for `make test-slow`, which CI runs after
+# it. bench/RESULTS.md has each tier's CPU and wall time with its load.
 XDIST := -n auto --maxprocesses 4 --dist loadgroup
 test: $(STAMP) tools check
 	$(BIN)/python -m pytest $(XDIST) -m "not slow"
