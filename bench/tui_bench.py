@@ -130,7 +130,9 @@ class Viewer:
     """bench/tui_viewer.py in a process of its own, watching `socket`."""
 
     def __init__(self, process: asyncio.subprocess.Process):
-        self.process = process
+        if process.stdin is None or process.stdout is None:
+            raise RuntimeError("the viewer was started without its pipes")
+        self.process, self.stdin, self.stdout = process, process.stdin, process.stdout
 
     @classmethod
     async def start(cls, socket: Path, mode: str) -> Viewer:
@@ -142,21 +144,18 @@ class Viewer:
         return viewer
 
     async def read(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        line = await self.process.stdout.readline()
+        line = await self.stdout.readline()
         if not line:
             raise RuntimeError(f"the viewer ended early (exit {await self.process.wait()})")
         data: dict[str, Any] = json.loads(line)
         return data
 
     def ask(self, data: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(data).encode() + b"\n")
+        self.stdin.write(json.dumps(data).encode() + b"\n")
 
     async def figures(self) -> Figures:
         """Its last line, once its stdin is closed and it quit."""
-        assert self.process.stdin is not None
-        self.process.stdin.close()
+        self.stdin.close()
         figures = Figures.from_json(json.dumps(await self.read()))
         await self.process.wait()
         return figures
