@@ -221,7 +221,7 @@ class SubmitServer:
             run = await sup.finished(run)
             if run.status not in VERDICTS:
                 raise BackendError(_no_verdict(run, self.scrub))
-            used = await asyncio.to_thread(sup.store.count_submit, sup.repo, branch)
+            used = await sup.count_submit(branch)
             await send(
                 {
                     "event": "verdict",

@@ -99,6 +99,14 @@ class Submits:
     def used(self, name: str) -> int:
         return self.scope.store.submits_used(self.scope.repo, name)
 
+    async def count(self, name: str) -> int:
+        """A judged submit counts: stored first, then every screen told (a
+        viewer's row would otherwise show the old figure until the branch
+        next moves)."""
+        used = await asyncio.to_thread(self.scope.store.count_submit, self.scope.repo, name)
+        self.scope.branches_changed()
+        return used
+
     def escalate(self, name: str, head: str, message: str) -> None:
         """The branch used up its submits: mark it and ask a person."""
         branch = self.scope.branches.setdefault(name, Branch(name, head))

@@ -157,6 +157,9 @@ class Supervisor(Scope):
     def submits_used(self, name: str) -> int:
         return self.submits.used(name)
 
+    async def count_submit(self, name: str) -> int:
+        return await self.submits.count(name)
+
     def escalate(self, name: str, head: str, message: str) -> None:
         self.submits.escalate(name, head, message)
 

@@ -21,11 +21,13 @@ from gatetui.backends.local import LocalBackend
 from gatetui.errors import BackendError, BadInput
 from gatetui.supervise.events import BranchesChanged, EscalationRaised, SupervisorEvent
 from gatetui.supervise.ref_watcher import RefWatcher
+from gatetui.supervise.remote import RemoteSupervisor
 from gatetui.supervise.serve import SubmitServer, default_socket
 from gatetui.supervise.store import Store
 from gatetui.supervise.supervisor import Supervisor
 from tests.support.repos import MakeRepo, git
 from tests.support.submitting import SAME_SIZE, edited_in_the_clones_second, git_out, next_second, untouched
+from tests.support.supervising import until
 
 pytestmark = pytest.mark.asyncio
 
@@ -365,3 +367,28 @@ async def test_a_supervisor_without_can_submit_refuses_after_the_commit_and_it_i
     )
     assert git(clone, "rev-parse", "HEAD") == head
     assert git_out(clone, "status", "--porcelain") == " M calc.py\n"
+
+
+@pytest.mark.install  # the submit is gated for real
+@pytest.mark.sandbox
+async def test_a_viewer_sees_the_submit_counted_as_soon_as_the_verdict_is_sent(
+    server: tuple[SubmitServer, list[SupervisorEvent]], tmp_path: Path
+) -> None:
+    """The count is stored after the verdict; a viewer's row must show it
+    then, not when the branch next moves (nothing else moves here)."""
+    served, _ = server
+    served.supervisor.submits.cap.given = 2
+    remote = RemoteSupervisor(served.path)
+    watching = asyncio.create_task(remote.follow())
+    try:
+        await until(lambda: remote.submit_cap == 2)
+        clone = clone_on(served, tmp_path, "clone", "agent/counted")
+        git(clone, "reset", "-q", "--hard", "origin/agent/x")  # head's change, never gated here
+        head = git(clone, "rev-parse", "HEAD")
+        replies = await ask(served.path, {"op": "submit", "branch": "agent/counted", "head": head, "repo": str(clone)})
+        assert [(r["event"], r.get("submits_used")) for r in replies] == [("accepted", None), ("verdict", 1)], replies
+        await until(lambda: remote.submits_used("agent/counted") == 1)
+        assert served.supervisor.submits_used("agent/counted") == 1
+    finally:
+        watching.cancel()
+        await asyncio.gather(watching, return_exceptions=True)
