@@ -18,6 +18,13 @@ socket, and then only listens:
       -> {"event": "refused", "message"}         the viewer sent a line: never acted on
       -> {"event": "dropped", "message"}         the viewer fell behind: the stream ends
 
+A run from the history reaches a viewer without its logs (the supervisor
+reads them from the store only when someone looks); the viewer asks for
+them on a connection of its own, once, when its screen shows that run:
+
+    {"op": "logs", "branch", "run_id"}
+      -> {"event": "run", "run": RUN}            with its logs, read from the store
+
 (RUN and BRANCH: `wire.run_to_wire`, `wire.branch_to_wire`.) A watch
 connection changes nothing: whatever its viewer sends after the first line
 is answered `refused` and dropped unread (rerun, cancel, review decisions,
@@ -110,11 +117,7 @@ class Viewers:
 
     async def watch(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, uid: int) -> None:
         """Serve one viewer until it goes or falls behind."""
-        if uid not in (0, os.geteuid()):
-            raise BadInput(
-                "only the supervisor's own user may watch: what a viewer sees includes the hidden tests' "
-                "output and the logs a person reviews"
-            )
+        _may_watch(uid)
         viewer = Viewer(self.size)
         unsubscribe = self.supervisor.subscribe(viewer.hear)
         handler = asyncio.current_task()
@@ -135,6 +138,16 @@ class Viewers:
         finally:
             unsubscribe()
             self.writers.pop(writer, None)
+
+    def logs(self, request: dict[str, Any], uid: int) -> bytes:
+        """One stored run with its logs, for a viewer showing it (read on
+        the loop, as the supervisor's own screen reads them)."""
+        _may_watch(uid)
+        run = self.supervisor.run(str(request.get("branch", "")), str(request.get("run_id", "")))
+        if run is None:
+            raise BadInput(f"no run {request.get('run_id', '')!s:.40} on {request.get('branch', '')!s:.80}")
+        self.supervisor.load_logs(run)
+        return _line({"event": "run", "run": run_to_wire(run, logs=True)})
 
     def snapshot(self, viewer: Viewer) -> list[bytes]:
         sup = self.supervisor
@@ -218,6 +231,14 @@ class Viewers:
             writer.write(_line({"event": "dropped", "message": message}))
             await asyncio.wait_for(writer.drain(), NOTICE_WAIT)
         writer.transport.abort()
+
+
+def _may_watch(uid: int) -> None:
+    if uid not in (0, os.geteuid()):
+        raise BadInput(
+            "only the supervisor's own user may watch: what a viewer sees includes the hidden tests' "
+            "output and the logs a person reviews"
+        )
 
 
 def coalesce(events: list[SupervisorEvent | Refused]) -> list[SupervisorEvent | Refused]:

@@ -65,6 +65,8 @@ class RemoteSupervisor:
         self.runs: dict[str, Run] = {}
         self.used: dict[str, int] = {}
         self.listeners = Listeners()
+        self.asked: set[str] = set()  # runs whose stored logs were asked for
+        self.fetching: set[asyncio.Task[None]] = set()
 
     # --- what a screen reads ----------------------------------------------------
 
@@ -78,7 +80,34 @@ class RemoteSupervisor:
         return branch.latest if run_id is None else branch.find(run_id)
 
     def load_logs(self, run: Run) -> None:
-        """Nothing to load: a viewer has what the stream carried."""
+        """A run from the history arrives without its logs: asked for once,
+        on a connection of its own, without waiting (the screen calls this
+        as it draws); the listeners hear the run when they come."""
+        if run.logs or run.in_progress or run.run_id in self.asked:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop to fetch on: nothing shown is waiting for them
+        self.asked.add(run.run_id)
+        task = loop.create_task(self._fetch_logs(run.branch, run.run_id))
+        self.fetching.add(task)
+        task.add_done_callback(self.fetching.discard)
+
+    async def _fetch_logs(self, branch: str, run_id: str) -> None:
+        """The stored run with its logs; a supervisor gone or refusing
+        leaves the run as it was (the stream says why it ended)."""
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            reader, writer = await asyncio.open_unix_connection(str(self.socket), limit=LINE_LIMIT)
+            try:
+                writer.write(json.dumps({"op": "logs", "branch": branch, "run_id": run_id}).encode() + b"\n")
+                await writer.drain()
+                message = json.loads(await reader.readline())
+            finally:
+                writer.close()
+            if message.get("event") == "run":
+                run = self._keep(message["run"])
+                self.listeners.emit(RunUpdated(run.branch, run.run_id))
 
     def submits_used(self, name: str) -> int:
         return self.used.get(name, 0)

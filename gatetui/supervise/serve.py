@@ -33,7 +33,7 @@ unchanged in them: the client makes them inert where it shows them; so does
 
 What the agent hears is what it needs to act: check titles and one-line details, the
 verdict, the submits left. Never the logs, hidden tests' names, or the state directory's
-paths (nor a watch: broadcast.py). The submit after the cap is not gated: it answers that
+paths (nor a watch, nor a stored run's logs: broadcast.py, the supervisor's own user only). The submit after the cap is not gated: it answers that
 a person has been asked, and the supervisor raises the escalation. No Textual here.
 """
 
@@ -159,6 +159,9 @@ class SubmitServer:
                 await self.can_submit(request, uid, send)
             elif request.get("op") == "watch":
                 await self.viewers.watch(reader, writer, uid)
+            elif request.get("op") == "logs":
+                writer.write(self.viewers.logs(request, uid))
+                await writer.drain()
             else:
                 raise BadInput("unknown request: send op can_submit, submit, status or watch")
         except GateError as err:

@@ -276,3 +276,62 @@ def test_web_without_a_supervisor_is_one_line(tmp_path: Path, capsys: pytest.Cap
 def test_view_without_a_terminal_points_to_the_web_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["view", str(tmp_path)]) == 2
     assert capsys.readouterr().err == "gatetui: the viewer needs a terminal: `gatetui web` serves it as a web page\n"
+
+
+@pytest.mark.asyncio
+async def test_a_viewer_showing_a_run_from_the_history_gets_its_stored_logs(
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
+    """A restarted supervisor holds its history without logs (read from the
+    store when someone looks): a viewer asks for them once, as its screen
+    shows the run, and holds what the supervisor's own screen would read."""
+    repo = make_repo(BASE, HEAD)
+    first = Supervisor(repo, FakeBackend(), Store.open(tmp_path / "state"), watcher=RefWatcher(repo, step_ms=20))
+    await first.start()
+    await until(lambda: first.branches["agent/x"].status not in ("queued", "running"))
+    await first.stop()
+    sup = Supervisor(repo, FakeBackend(), Store.open(tmp_path / "state"), watcher=RefWatcher(repo, step_ms=20))
+    folder = Path(tempfile.mkdtemp(prefix="gatetui-view-", dir="/tmp"))
+    server = SubmitServer(sup, folder / "s.sock")
+    await server.start()
+    await sup.start()
+    remote = RemoteSupervisor(server.path)
+    watching = asyncio.create_task(remote.follow())
+    try:
+        await until(lambda: remote.run("agent/x") is not None)
+        shown = remote.run("agent/x")
+        assert shown is not None and not shown.logs and not shown.in_progress
+        remote.load_logs(shown)
+        remote.load_logs(shown)  # the screen redraws before they come: asked once
+        await until(lambda: bool(getattr(remote.run("agent/x"), "logs", None)))
+        held = sup.run("agent/x")
+        assert held is not None
+        sup.load_logs(held)
+        fetched = remote.run("agent/x")
+        assert fetched is not None and remote.asked == {shown.run_id}
+        assert {c: list(b.lines) for c, b in fetched.logs.items()} == {c: list(b.lines) for c, b in held.logs.items()}
+        assert "ran " in "".join(line for b in fetched.logs.values() for line in b.lines)
+    finally:
+        watching.cancel()
+        await asyncio.gather(watching, return_exceptions=True)
+        await server.close()
+        await sup.stop()
+        folder.rmdir()
+
+
+@pytest.mark.asyncio
+@pytest.mark.skipif(os.geteuid() != 0, reason="asking as another user needs root (CI runs as root)")
+async def test_only_the_supervisors_own_user_may_read_a_runs_logs(served: Served) -> None:
+    """The logs op hands out what a watch would: the agent's user is refused."""
+    ask = (
+        "s = socket.socket(socket.AF_UNIX)\n"
+        f"s.connect({str(served.server.path)!r})\n"
+        f"s.sendall(json.dumps({{'op': 'logs', 'branch': 'agent/x', 'run_id': {served.run.run_id!r}}}).encode() + b'\\n')\n"
+        "print(s.makefile().read(), end='')\n"
+        "s.close()\n"
+    )
+    done = await asyncio.to_thread(run_as, AGENT_UID, ask, imports=["socket", "json"])
+    assert [json.loads(line)["message"] for line in done.stdout.splitlines()] == [
+        "only the supervisor's own user may watch: what a viewer sees includes the hidden tests' "
+        "output and the logs a person reviews"
+    ]
