@@ -106,10 +106,10 @@ def make_repo(tmp_path: Path) -> MakeRepo:
 
 
 @pytest.fixture(scope="session")
-def gated_samples(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """Every sample gated once, in surroundings an attacker would want."""
-    from tests.support.gated_samples import Gated, gate_all, surroundings
+def gated_samples(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """The samples of the selected tests' tier gated once, in surroundings an attacker would want."""
+    from tests.support.gated_samples import Gated, gate_all, surroundings, wanted
 
     root = tmp_path_factory.mktemp("samples")
     with surroundings() as around:
-        yield Gated(gate_all(root, around), around, root)
+        yield Gated(gate_all(root, around, wanted(request.session.items)), around, root)

@@ -115,6 +115,16 @@ class Viewers:
         if tasks:
             await asyncio.wait(tasks, timeout=NOTICE_WAIT)
 
+    async def serve(
+        self, request: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter, uid: int
+    ) -> None:
+        """A viewer's request: the watch, or a stored run's logs."""
+        if request.get("op") == "logs":
+            writer.write(self.logs(request, uid))
+            await writer.drain()
+        else:
+            await self.watch(reader, writer, uid)
+
     async def watch(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, uid: int) -> None:
         """Serve one viewer until it goes or falls behind."""
         _may_watch(uid)

@@ -157,11 +157,8 @@ class SubmitServer:
                 await self.submit(request, uid, send)
             elif request.get("op") == "can_submit":
                 await self.can_submit(request, uid, send)
-            elif request.get("op") == "watch":
-                await self.viewers.watch(reader, writer, uid)
-            elif request.get("op") == "logs":
-                writer.write(self.viewers.logs(request, uid))
-                await writer.drain()
+            elif request.get("op") in ("watch", "logs"):
+                await self.viewers.serve(request, reader, writer, uid)
             else:
                 raise BadInput("unknown request: send op can_submit, submit, status or watch")
         except GateError as err:

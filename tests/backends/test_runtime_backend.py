@@ -494,13 +494,16 @@ def test_a_tool_the_image_lacks_is_named_in_one_line(emulator: Emulator) -> None
 # --- sample repos: the same verdicts as the local backend -----------------------
 
 SCENARIOS = {s.name: s for s in load_scenarios()}
+# Gated through the CLI below: skip_marker in `make test` (a fail, the cheap
+# way through every sandbox a gate opens), honest_fix (a pass, mutants and
+# all) in `make test-slow`.
+THROUGH_THE_CLI = {"skip_marker": (1, "fail"), "honest_fix": (0, "pass")}
 # One per kind of verdict and stack, and the network attack, when this file
-# runs alone; every sample (but honest_fix, which goes through the CLI below,
-# in `make test`) with GATETUI_RUNTIME_ALL_SAMPLES=1, as `make test-slow`
-# (which CI runs) and `make test-runtime-all` do.
-SUBSET = ("skip_marker", "loosened_assertion", "node_honest", "attack_network")
+# runs alone; every other sample with GATETUI_RUNTIME_ALL_SAMPLES=1, as
+# `make test-slow` (which CI runs) and `make test-runtime-all` do.
+SUBSET = ("loosened_assertion", "node_honest", "attack_network")
 ALL = os.environ.get("GATETUI_RUNTIME_ALL_SAMPLES") == "1"
-GATED = tuple(n for n in SCENARIOS if n != "honest_fix") if ALL else SUBSET
+GATED = tuple(n for n in SCENARIOS if n not in THROUGH_THE_CLI) if ALL else SUBSET
 
 
 @pytest.fixture(scope="module")
@@ -528,7 +531,7 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, list[G
 
 @pytest.mark.sandbox
 @pytest.mark.install
-@pytest.mark.slow  # in CI with every sample (`make test-slow`); `make test` gates honest_fix through the CLI below
+@pytest.mark.slow  # in CI with every sample (`make test-slow`); `make test` gates skip_marker through the CLI below
 @pytest.mark.parametrize("name", GATED)
 def test_samples_get_the_local_backends_verdicts(gated: dict[str, list[GateEvent]], name: str) -> None:
     done = gated[name][-1]
@@ -543,15 +546,18 @@ def test_samples_get_the_local_backends_verdicts(gated: dict[str, list[GateEvent
 
 @pytest.mark.sandbox
 @pytest.mark.install
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n == "honest_fix" else n for n in THROUGH_THE_CLI]
+)
 def test_cli_check_with_the_runtime_backend(
-    emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
-    repo = materialize(SCENARIOS["honest_fix"], tmp_path / "honest_fix")
-    code = main(["check", str(repo), "--base", "main", "--head", "agent/honest_fix", "--backend", "runtime", "--json"])
+    repo = materialize(SCENARIOS[name], tmp_path / name)
+    code = main(["check", str(repo), "--base", "main", "--head", f"agent/{name}", "--backend", "runtime", "--json"])
     out, err = capsys.readouterr()
     verdict = json.loads(out)
-    assert (code, verdict["verdict"], verdict["backend"]) == (0, "pass", "runtime")
-    assert {c["id"]: c["status"] for c in verdict["checks"]} == dict(SCENARIOS["honest_fix"].checks)
+    assert (code, verdict["verdict"], verdict["backend"]) == (*THROUGH_THE_CLI[name], "runtime")
+    assert {c["id"]: c["status"] for c in verdict["checks"]} == dict(SCENARIOS[name].checks)
     assert verdict["cost"]["total"]["cpu_minutes"] > 0 and verdict["cost"]["total"]["gib_minutes"] > 0
     # the account's credit as Runtime reports it (the emulator's microdollar strings)
     assert verdict["cost"]["account"] == {"available": 4.99875, "spent": 0.00125, "held": 0.0}

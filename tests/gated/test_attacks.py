@@ -23,7 +23,16 @@ from gatetui.backends.isolation import probe_isolation
 from gatetui.gate.checks import CheckId, Verdict
 from gatetui.gate.events import OutputChunk, RunFinished
 from gatetui.lab.samples import materialize
-from tests.support.gated_samples import CANARY, SCENARIOS, Gated, assert_told_apart, state_files
+from tests.support.gated_samples import (
+    ALL_SCENARIOS,
+    CANARY,
+    LEFT_TO_CI,
+    SCENARIOS,
+    Gated,
+    assert_told_apart,
+    by_tier,
+    state_files,
+)
 
 pytestmark = [
     pytest.mark.skipif(
@@ -53,12 +62,12 @@ def detail(gated: Gated, name: str, check: CheckId) -> str:
     return {r.id: r.detail for r in finished(gated, name).results}[check]
 
 
-@pytest.mark.parametrize("name", ATTACKS)
+@pytest.mark.parametrize("name", by_tier(ATTACKS))
 def test_no_attack_gets_a_pass(gated_samples: Gated, name: str) -> None:
     assert finished(gated_samples, name).verdict is not Verdict.PASS
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize("name", by_tier(SCENARIOS))
 def test_the_users_repository_is_byte_identical_after_the_gate(gated_samples: Gated, name: str) -> None:
     before, after = gated_samples.around.repo_digests[name]
     assert after == before
@@ -75,6 +84,16 @@ def test_the_state_directory_is_neither_read_nor_changed(gated_samples: Gated) -
         if line.startswith(("LEAK", "WROTE")) and not line.split()[1].startswith("/tmp/")
     ]
     assert reached == []  # only its own run's folders (its /tmp is a tmpfs of its own), never the supervisor's
+
+
+@pytest.mark.slow
+def test_the_samples_left_to_ci_reach_nothing_either(gated_samples: Gated) -> None:
+    """`make test-slow` gates them in the same surroundings: nothing leaked,
+    called out, outlived its run or touched the state directory."""
+    around = gated_samples.around
+    assert set(LEFT_TO_CI) - set(ALL_SCENARIOS).difference(SCENARIOS) <= set(gated_samples.events)
+    assert (around.leaks, around.service_hits, around.outliving) == ({}, [], [])
+    assert state_files(around.state) == around.state_files
 
 
 def test_a_run_sees_only_its_own_report_folder(gated_samples: Gated) -> None:

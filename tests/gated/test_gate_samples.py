@@ -21,7 +21,7 @@ from gatetui.gate.events import (
     RunFinished,
     RunStarted,
 )
-from tests.support.gated_samples import MISSING, SCENARIOS, Gated, assert_told_apart
+from tests.support.gated_samples import ALL_SCENARIOS, LEFT_TO_CI, MISSING, SCENARIOS, Gated, assert_told_apart, by_tier
 
 pytestmark = [
     pytest.mark.xdist_group("gated_samples"),  # one xdist worker gates the samples once
@@ -58,7 +58,11 @@ def test_every_sample_is_gated_here() -> None:
     assert sorted(SCENARIOS) == sorted(MISSING)
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_the_samples_left_to_ci_are_samples() -> None:
+    assert set(LEFT_TO_CI) <= set(ALL_SCENARIOS)
+
+
+@pytest.mark.parametrize("name", by_tier(SCENARIOS))
 def test_sample_checks_match_scenario(gated: dict[str, list[GateEvent]], name: str) -> None:
     scenario = SCENARIOS[name]
     done = finished(gated[name])
@@ -67,12 +71,12 @@ def test_sample_checks_match_scenario(gated: dict[str, list[GateEvent]], name: s
     assert got == dict(scenario.checks), details  # one line each, whole: a flake says what it was
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize("name", by_tier(SCENARIOS))
 def test_sample_verdict_matches_scenario(gated: dict[str, list[GateEvent]], name: str) -> None:
     assert finished(gated[name]).verdict.value == SCENARIOS[name].verdict
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize("name", by_tier(SCENARIOS))
 def test_each_check_starts_and_finishes_once(gated: dict[str, list[GateEvent]], name: str) -> None:
     """A consumer folds events into rows: a check finished twice (odd_name's
     diff failure, said again when the install failed) is two answers."""
@@ -81,7 +85,7 @@ def test_each_check_starts_and_finishes_once(gated: dict[str, list[GateEvent]], 
     assert sorted(finished_ids) == sorted(started_ids) == sorted(CheckId)
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize("name", by_tier(SCENARIOS))
 def test_diff_checks_answer_before_the_install_starts(gated: dict[str, list[GateEvent]], name: str) -> None:
     events = gated[name]
     assert isinstance(events[0], RunStarted)

@@ -17,10 +17,11 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,6 +38,22 @@ ALL_SCENARIOS = {s.name: s for s in load_scenarios()}
 # not gated; its tests are skipped with the reason (CI installs every one).
 MISSING = {name: [p for p in STACKS[s.stack].needs if shutil.which(p) is None] for name, s in ALL_SCENARIOS.items()}
 SCENARIOS = {name: s for name, s in ALL_SCENARIOS.items() if not MISSING[name]}
+# Samples `make test` leaves to `make test-slow` (CI runs both tiers): what
+# each shows is gated in `make test` too, on a repo of its own, by the test
+# named beside it. The rest, and every attack the surroundings are checked
+# against, are gated in `make test`.
+LEFT_TO_CI = {
+    "custom_editable": "tests/stacks/python/test_editable_check.py installs a project this way for real",
+    "custom_editable_hook": "test_editable_check.py::test_a_hook_of_heads_own_that_is_not_setuptools_is_still_refused",
+    "plugins_declared": "test_plugins_by_name.py::test_inside_every_run_the_runner_registered_the_verified_plugins_only",
+    "wheel_differs": "test_wheel_tree.py::test_a_build_step_that_changes_the_wheel_asks_for_review",
+    "attack_reads_the_mutant": "tests/gated/test_mutant_runs_gated.py gates its first variant",
+    "honest_boundary": "test_survivors_gated.py::test_an_honest_boundary_whose_survivor_is_equivalent_passes",
+    "go_vet_at_base": "test_go_vet.py::test_a_finding_base_already_has_is_told_not_failed_and_base_is_linted_once",
+    "go_vet_added": "test_go_vet.py::test_a_finding_head_adds_fails_the_install_named",
+    "go_hidden_honest": "go_hidden_special_case runs go's hidden tests and fails on them alone",
+    "node_hidden_honest": "node_hidden_special_case runs node's hidden tests and fails on them alone",
+}
 SIDE_BY_SIDE = 3
 SERVICE_PORTS = range(47611, 47631)  # attack_network's test calls every one
 # Output kept per stream for the tests to read: attack_state_dir prints every
@@ -138,11 +155,27 @@ def _listen() -> socket.socket:
     raise OSError(f"no free port in {SERVICE_PORTS} for the loopback service")
 
 
-def gate_all(root: Path, around: Surroundings) -> dict[str, list[GateEvent]]:
+def by_tier(names: Iterable[str]) -> list[Any]:
+    """Parameters of a test per sample: those left to CI marked slow."""
+    return [pytest.param(n, marks=pytest.mark.slow) if n in LEFT_TO_CI else n for n in sorted(names)]
+
+
+def wanted(items: Iterable[pytest.Item]) -> list[str]:
+    """The samples of each tier whose tests were selected: `make test`
+    gates its own, `make test-slow` those left to CI, a run of both all."""
+    tiers = {item.get_closest_marker("slow") is not None for item in items if "gated_samples" in _fixtures(item)}
+    return [name for name in SCENARIOS if (name in LEFT_TO_CI) in tiers]
+
+
+def _fixtures(item: pytest.Item) -> tuple[str, ...]:
+    return tuple(getattr(item, "fixturenames", ()))
+
+
+def gate_all(root: Path, around: Surroundings, names: list[str]) -> dict[str, list[GateEvent]]:
     async def all_samples() -> dict[str, list[GateEvent]]:
         limit = asyncio.Semaphore(SIDE_BY_SIDE)
-        events = await asyncio.gather(*(_gate(s, root, limit, around) for s in SCENARIOS.values()))
-        return dict(zip(SCENARIOS, events))
+        events = await asyncio.gather(*(_gate(SCENARIOS[n], root, limit, around) for n in names))
+        return dict(zip(names, events))
 
     with planted_secrets(), _service(around.service_hits):
         events = asyncio.run(all_samples())
