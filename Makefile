@@ -67,15 +67,18 @@ test: $(STAMP) tools check
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST) -m "not sandbox and not install and not drives and not slow"
 
-# What `make test` leaves to CI: every test marked `slow`, and every sample
-# through the runtime backend (`make test` gates one, through the CLI).
+# What `make test` leaves to CI: every test marked `slow` (the samples whose
+# behaviour another gated test shows: tests/support/gated_samples.py's
+# LEFT_TO_CI), and every sample through the runtime backend (`make test`
+# gates one, through the CLI).
 test-slow: $(STAMP) tools
 	GATETUI_RUNTIME_ALL_SAMPLES=1 $(BIN)/python -m pytest $(XDIST) -m slow
 
 # Every sample through the runtime backend (about 3 minutes on 2 cores; `test`
 # gates one, through the CLI). `test-slow`, which CI runs, gates them too.
 test-runtime-all: $(STAMP) tools
-	GATETUI_RUNTIME_ALL_SAMPLES=1 $(BIN)/python -m pytest -q tests/backends/test_runtime_backend.py -k samples_get
+	GATETUI_RUNTIME_ALL_SAMPLES=1 $(BIN)/python -m pytest -q tests/backends/test_runtime_backend.py \
+		-k "samples_get or cli_check_with_the_runtime_backend" 
 
 # Each order sample gated 20 times with fresh seeds (`test` gates each twice).
 # CI runs it after `test`.
