@@ -7,6 +7,7 @@ and for the probe that tells whether this machine can do it)."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import sys
@@ -64,114 +65,30 @@ SHARED_SIZE = "1g"  # each of /var/tmp and /dev/shm: a cap, not a reservation
 ETC_FILES = ("passwd", "group", "hostname", "hosts")  # the run's own, bound over the host's (Where.etc_files)
 
 
-# The script pid 1 of the new namespaces runs as root, until it becomes the
-# command's own shell (exec: pid 1 is then `/bin/sh -c COMMAND`, as in a
-# container, and still reaps what the command leaves). $0 the run root,
-# $1 and $2 the tree and home to show (a folder, or overlay options), $3 this
-# copy's own reports folder, $4 uid, $5 network flag, $6 the command, $7 the
-# installed tree whose folders named in $8 (one per line: the environment)
-# are shown read-only at their place in the tree (a test run's); $9-$11
-# where the tree, home and reports are shown (the tree and reports under
-# /tmp, the home under /home, alone there, or /tmp), ${12} the host name,
-# also in /etc/hostname and /etc/hosts (the run root's copies, with its
-# /etc/passwd and /etc/group, bound over the host's),
-# ${13} a dependency layer (the supervisor's, read-only) shown at ${14},
-# ${16} is the command's bytecode folder (its pycache prefix): made here,
-# root's and read-only to the command, so that no code of the run can plant
-# bytecode there for a module imported later (its own modules compile in
-# memory); ${15}, the layer's cache, has its `layer` folder shown there
-# read-only at the layer's path, and its `root` folder's subtrees named in
-# ${17} (one absolute path per line) at those paths. ${19}, when set, names
-# the layer's folder that is also shown read-only at that place in the tree
-# (npm's node_modules), over whatever the tree holds there: a link or file of
-# head's at that name goes first, so nothing is shown through it.
+# Pid 1 of the new namespaces (pid1.py, run by this interpreter) runs as
+# root to show the run its tree (an overlay on a fresh export, or a folder),
+# home and reports where `Where` drew them (the tree and reports under /tmp,
+# the home under /home, alone there, or /tmp), with the run's own
+# /etc/passwd, group, hostname and hosts bound over the host's and its host
+# name set; the installed tree's folders the run keeps (a test run's
+# environment) read-only at their place in the tree; a dependency layer (the
+# supervisor's) read-only at its place, its folder `deps_at` also over the
+# tree's (npm's node_modules: a link or file of head's at that name goes
+# first, so nothing is shown through it); the command's bytecode folder (its
+# pycache prefix) made root's and read-only to the command, so that no code
+# of the run can plant bytecode there for a module imported later (its own
+# modules compile in memory), with the layer's cached bytecode shown in it.
 # Every folder anyone may write on a host gets an empty tmpfs of the
 # command's own (/var/tmp, /dev/shm, /run/lock; a test run's whole /run):
 # what the code under test leaves there (hidden tests copied out, a note for
 # the next run) is gone with the command, and the host's files are not shown.
 # An install keeps the host's /run, where the resolver's files may live.
 # The rest of the host's root file system is read-only to the command (a
-# folder anyone may write that this list misses is no way out either).
-SCRIPT = r"""
-set -e
-R="$0"; T="$9"; H="${{10}}"; P="${{11}}"
-show() {{
-  mkdir -p "$2"
-  if [ "${{1#lowerdir=}}" != "$1" ]; then mount -t overlay overlay -o "$1" "$2"
-  else mount --bind "$1" "$2"; fi
-}}
-mount -t tmpfs -o mode=1777,size={tmpfs} tmpfs "$R/mnt"
-for f in {etc}; do
-  if [ -f "$R/$f" ] && [ -f "/etc/$f" ]; then mount --bind "$R/$f" "/etc/$f"; fi
-done
-show "$1" "$R/mnt${{T#/tmp}}"
-case "$H" in /tmp/*) show "$2" "$R/mnt${{H#/tmp}}";; *) show "$2" "$R/mnt/.home";; esac
-show "$3" "$R/mnt${{P#/tmp}}"
-printf '%s\n' "$8" | while IFS= read -r name; do
-  [ -n "$name" ] || continue
-  mount --bind "$7/$name" "$R/mnt${{T#/tmp}}/$name"
-  mount -n -o remount,bind,ro,nosuid,nodev "$R/mnt${{T#/tmp}}/$name"
-done
-if [ -n "${{13}}" ]; then
-  mkdir -p "$R/mnt${{14#/tmp}}"
-  mount --bind "${{13}}" "$R/mnt${{14#/tmp}}"
-  mount -n -o remount,bind,ro,nosuid,nodev "$R/mnt${{14#/tmp}}"
-  A="$R/mnt${{T#/tmp}}/${{19}}"
-  if [ -n "${{19}}" ] && [ -d "${{13}}/${{19}}" ] && [ ! -L "${{13}}/${{19}}" ]; then
-    if [ -L "$A" ] || {{ [ -e "$A" ] && [ ! -d "$A" ]; }}; then rm -f "$A"; fi
-    mkdir -p "$A"
-    mount --bind "${{13}}/${{19}}" "$A"
-    mount -n -o remount,bind,ro,nosuid,nodev "$A"
-  fi
-  if [ -n "${{15}}" ]; then
-    C="$R/mnt${{16#/tmp}}"
-    mkdir -p "$C${{14}}"
-    if [ -d "${{15}}/layer" ]; then
-      mount --bind "${{15}}/layer" "$C${{14}}"
-      mount -n -o remount,bind,ro,nosuid,nodev "$C${{14}}"
-    fi
-    printf '%s\n' "${{17}}" | while IFS= read -r name; do
-      [ -n "$name" ] || continue
-      mkdir -p "$C$name"
-      mount --bind "${{15}}/root$name" "$C$name"
-      mount -n -o remount,bind,ro,nosuid,nodev "$C$name"
-    done
-  fi
-fi
-mkdir -p "$R/mnt${{16#/tmp}}"
-chmod 0755 "$R/mnt${{16#/tmp}}"
-if [ -n "${{18}}" ]; then
-  mkdir -p "$R/mnt${{18#/tmp}}"
-  mount --bind "${{18}}" "$R/mnt${{18#/tmp}}"
-  mount -n -o remount,bind,ro,nosuid,nodev "$R/mnt${{18#/tmp}}"
-fi
-printf '%s' "${{12}}" > /proc/sys/kernel/hostname
-mount --move "$R/mnt" /tmp
-case "$H" in /tmp/*) ;; *)
-  mount -t tmpfs -o mode=0755,nosuid,nodev,size=1m tmpfs "${{H%/*}}"
-  mkdir "$H"
-  mount --move /tmp/.home "$H"
-  rmdir /tmp/.home;;
-esac
-priv() {{
-  if [ -d "$1" ] && [ ! -L "$1" ]; then mount -t tmpfs -o "mode=$2,nosuid,nodev,size=$3" tmpfs "$1"; fi
-}}
-priv /var/tmp 1777 {shared}
-priv /dev/shm 1777 {shared}
-if [ "$5" != net ] && [ -d /run ] && [ ! -L /run ]; then
-  mount -t tmpfs -o mode=0755,nosuid,nodev,size=16m tmpfs /run
-  mkdir -m 1777 /run/lock
-  ln -s /dev/shm /run/shm
-else
-  priv /run/lock 1777 16m
-fi
-[ "$5" = net ] || ip link set lo up
-mount -n -o remount,bind,ro /
-cd "$T"
-unset OLDPWD
-exec prlimit --nproc={nproc} --fsize={fsize} --core=0 -- \
-  setpriv --reuid="$4" --regid="$4" --clear-groups --inh-caps=-all -- /bin/sh -c "$6"
-"""
+# folder anyone may write that this list misses is no way out either). Then
+# pid 1 becomes the command's unprivileged shell (exec: pid 1 is then
+# `/bin/sh -c COMMAND`, as in a container, and still reaps what the command
+# leaves).
+PID1 = str(Path(__file__).with_name("pid1.py"))
 
 
 @dataclass(frozen=True)
@@ -280,9 +197,6 @@ class View:
 
 def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> list[str]:
     """argv that runs the shell command as uid in fresh namespaces."""
-    script = SCRIPT.format(
-        tmpfs=TMPFS_SIZE, shared=SHARED_SIZE, nproc=NPROC_LIMIT, fsize=FSIZE_LIMIT, etc=" ".join(ETC_FILES)
-    )
     unshare = [
         "unshare",
         "--mount",
@@ -296,34 +210,39 @@ def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> li
     ]
     if not network:
         unshare.append("--net")
+    assert "/" not in view.deps_at and view.deps_at not in (".", ".."), "a layer is shown at a top-level name"
+    return [*unshare, "--", sys.executable, "-I", "-S", PID1, json.dumps(_spec(command, root, view, uid, network))]
+
+
+def _spec(command: str, root: Path, view: View, uid: int, network: bool) -> dict[str, object]:
+    """What pid1.py shows where, and the command it becomes."""
     tree, home, reports, environment, keep = view.specs()
     where = view.where
-    assert "/" not in view.deps_at and view.deps_at not in (".", ".."), "a layer is shown at a top-level name"
     cache = view.deps_cache()
-    return [
-        *unshare,
-        "--",
-        "/bin/sh",
-        "-c",
-        script,
-        str(root),
-        tree,
-        home,
-        reports,
-        str(uid),
-        "net" if network else "nonet",
-        command,
-        environment,
-        keep,
-        where.tree,
-        where.home,
-        where.reports,
-        where.hostname,
-        str(view.deps or ""),
-        where.layer if view.deps is not None else "",
-        str(cache) if cache is not None else "",
-        where.scratch_path("bytecode"),
-        "\n".join(mirror_points(cache / "root")) if cache is not None else "",
-        SUPERVISOR_BIN,
-        view.deps_at if view.deps is not None else "",
-    ]
+    return {
+        "root": str(root),
+        "tree": tree,
+        "home": home,
+        "reports": reports,
+        "uid": uid,
+        "network": network,
+        "command": command,
+        "environment": environment,
+        "keep": keep,
+        "tree_at": where.tree,
+        "home_at": where.home,
+        "reports_at": where.reports,
+        "hostname": where.hostname,
+        "deps": str(view.deps or ""),
+        "layer_at": where.layer if view.deps is not None else "",
+        "cache": str(cache) if cache is not None else "",
+        "bytecode": where.scratch_path("bytecode"),
+        "mirrored": "\n".join(mirror_points(cache / "root")) if cache is not None else "",
+        "supervisor_bin": SUPERVISOR_BIN,
+        "deps_at": view.deps_at if view.deps is not None else "",
+        "etc": list(ETC_FILES),
+        "tmpfs": TMPFS_SIZE,
+        "shared": SHARED_SIZE,
+        "nproc": NPROC_LIMIT,
+        "fsize": FSIZE_LIMIT,
+    }

@@ -31,7 +31,7 @@ from typing import TypeVar
 from gatetui.backends.confine import View, Where, wrap
 from gatetui.backends.uids import UID_COUNT, UID_FIRST
 
-TOOLS = ("unshare", "setpriv", "prlimit", "mount", "ip")
+TOOLS = ("unshare", "setpriv", "mount")
 T = TypeVar("T")
 
 
