@@ -7,7 +7,6 @@ and for the probe that tells whether this machine can do it)."""
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import sys
@@ -211,11 +210,12 @@ def wrap(command: str, root: Path, view: View, *, uid: int, network: bool) -> li
     if not network:
         unshare.append("--net")
     assert "/" not in view.deps_at and view.deps_at not in (".", ".."), "a layer is shown at a top-level name"
-    return [*unshare, "--", sys.executable, "-I", "-S", PID1, json.dumps(_spec(command, root, view, uid, network))]
+    spec = _spec(command, root, view, uid, network)
+    return [*unshare, "--", sys.executable, "-I", "-S", PID1, *(f"{key}={value}" for key, value in spec.items())]
 
 
-def _spec(command: str, root: Path, view: View, uid: int, network: bool) -> dict[str, object]:
-    """What pid1.py shows where, and the command it becomes."""
+def _spec(command: str, root: Path, view: View, uid: int, network: bool) -> dict[str, str]:
+    """What pid1.py shows where, and the command it becomes (lists one item a line)."""
     tree, home, reports, environment, keep = view.specs()
     where = view.where
     cache = view.deps_cache()
@@ -224,8 +224,8 @@ def _spec(command: str, root: Path, view: View, uid: int, network: bool) -> dict
         "tree": tree,
         "home": home,
         "reports": reports,
-        "uid": uid,
-        "network": network,
+        "uid": str(uid),
+        "network": "net" if network else "nonet",
         "command": command,
         "environment": environment,
         "keep": keep,
@@ -240,9 +240,9 @@ def _spec(command: str, root: Path, view: View, uid: int, network: bool) -> dict
         "mirrored": "\n".join(mirror_points(cache / "root")) if cache is not None else "",
         "supervisor_bin": SUPERVISOR_BIN,
         "deps_at": view.deps_at if view.deps is not None else "",
-        "etc": list(ETC_FILES),
+        "etc": " ".join(ETC_FILES),
         "tmpfs": TMPFS_SIZE,
         "shared": SHARED_SIZE,
-        "nproc": NPROC_LIMIT,
-        "fsize": FSIZE_LIMIT,
+        "nproc": str(NPROC_LIMIT),
+        "fsize": str(FSIZE_LIMIT),
     }
