@@ -152,26 +152,39 @@ def confine(s: dict[str, str]) -> None:
     os.chdir(s["tree_at"])
 
 
-def become(s: dict[str, str]) -> None:
+def given_environment() -> dict[str, str]:
+    """The environment this process was started with, as the kernel holds
+    it: the interpreter's start may add to os.environ (LC_CTYPE, where the
+    locale is C), and nothing of this process may reach the command."""
+    with open("/proc/self/environ", "rb") as environ:
+        pairs = [item.split(b"=", 1) for item in environ.read().split(b"\0") if b"=" in item]
+    return {os.fsdecode(key): os.fsdecode(value) for key, value in pairs}
+
+
+def become(s: dict[str, str], env: dict[str, str]) -> None:
     """The command's own shell, as its uid with no groups and no
-    capabilities to hand on, under the run's limits."""
+    capabilities to hand on, under the run's limits, in the environment
+    pid 1 was given."""
     for limit, value in ((resource.RLIMIT_NPROC, int(s["nproc"])), (resource.RLIMIT_FSIZE, int(s["fsize"]))):
         resource.setrlimit(limit, (value, value))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    os.environ.pop("OLDPWD", None)
+    env.pop("OLDPWD", None)
+    if "PWD" in env:
+        env["PWD"] = s["tree_at"]  # as a shell's cd into the tree says it
     uid = s["uid"]
     argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
-    os.execvp("setpriv", [*argv, "--", "/bin/sh", "-c", s["command"]])
+    os.execvpe("setpriv", [*argv, "--", "/bin/sh", "-c", s["command"]], env)
 
 
 def main() -> None:
     try:
+        env = given_environment()
         spec = dict(arg.split("=", 1) for arg in sys.argv[1:])
         confine(spec)
     except (OSError, KeyError, ValueError) as err:
         sys.stderr.write(f"the run's sandbox could not be set up: {err}\n")
         sys.exit(125)
-    become(spec)
+    become(spec, env)
 
 
 if __name__ == "__main__":
