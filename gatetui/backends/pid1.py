@@ -42,7 +42,7 @@ def mount(source: str, target: str, fstype: str | None, flags: int, data: str | 
 
 def show(spec: str, target: str) -> None:
     """A folder bound at target, or an overlay when spec is its options."""
-    os.makedirs(target, exist_ok=True)
+    _made(target)
     if spec.startswith("lowerdir="):
         mount("overlay", target, "overlay", 0, spec)
     else:

@@ -290,6 +290,7 @@ async def test_a_viewer_showing_a_run_from_the_history_gets_its_stored_logs(
     await first.start()
     await until(lambda: first.branches["agent/x"].status not in ("queued", "running"))
     await first.stop()
+    [judged] = [run.run_id for run in first.branches["agent/x"].runs]
     sup = Supervisor(repo, FakeBackend(), Store.open(tmp_path / "state"), watcher=RefWatcher(repo, step_ms=20))
     folder = Path(tempfile.mkdtemp(prefix="gatetui-view-", dir="/tmp"))
     server = SubmitServer(sup, folder / "s.sock")
@@ -298,17 +299,16 @@ async def test_a_viewer_showing_a_run_from_the_history_gets_its_stored_logs(
     remote = RemoteSupervisor(server.path)
     watching = asyncio.create_task(remote.follow())
     try:
-        await until(lambda: remote.run("agent/x") is not None)
-        shown = remote.run("agent/x")
-        assert shown is not None and not shown.logs and not shown.in_progress
+        await until(lambda: judged in remote.runs)
+        shown = remote.runs[judged]
+        assert (shown.logs, shown.in_progress) == ({}, False)
         remote.load_logs(shown)
         remote.load_logs(shown)  # the screen redraws before they come: asked once
-        await until(lambda: bool(getattr(remote.run("agent/x"), "logs", None)))
-        held = sup.run("agent/x")
-        assert held is not None
+        await until(lambda: bool(remote.runs[judged].logs))
+        [held] = [run for run in sup.branches["agent/x"].runs if run.run_id == judged]
         sup.load_logs(held)
-        fetched = remote.run("agent/x")
-        assert fetched is not None and remote.asked == {shown.run_id}
+        fetched = remote.runs[judged]
+        assert remote.asked == {judged}
         assert {c: list(b.lines) for c, b in fetched.logs.items()} == {c: list(b.lines) for c, b in held.logs.items()}
         assert "ran " in "".join(line for b in fetched.logs.values() for line in b.lines)
     finally:

@@ -163,12 +163,12 @@ def by_tier(names: Iterable[str]) -> list[Any]:
 def wanted(items: Iterable[pytest.Item]) -> list[str]:
     """The samples of each tier whose tests were selected: `make test`
     gates its own, `make test-slow` those left to CI, a run of both all."""
-    tiers = {item.get_closest_marker("slow") is not None for item in items if "gated_samples" in _fixtures(item)}
+    tiers = {
+        item.get_closest_marker("slow") is not None
+        for item in items
+        if isinstance(item, pytest.Function) and "gated_samples" in item.fixturenames
+    }
     return [name for name in SCENARIOS if (name in LEFT_TO_CI) in tiers]
-
-
-def _fixtures(item: pytest.Item) -> tuple[str, ...]:
-    return tuple(getattr(item, "fixturenames", ()))
 
 
 def gate_all(root: Path, around: Surroundings, names: list[str]) -> dict[str, list[GateEvent]]:
